@@ -1,0 +1,63 @@
+// The one interface every compiler target implements (one folder per target under
+// compiler/targets/, one line per target in registry.cpp). A target takes the neutral IR that
+// the front end produced (docs/ir.md) and returns one or more images for the fat binary.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "format/manifest.h"
+
+namespace mlir { class ModuleOp; }
+
+namespace quiver::compiler {
+
+// A kernel that cannot be built for a target: the build fails naming kernel, target and reason.
+class TargetError : public std::runtime_error {
+ public:
+  TargetError(std::string kernel, std::string target, const std::string& reason)
+      : std::runtime_error(target + ": kernel '" + kernel + "': " + reason),
+        kernel_(std::move(kernel)), target_(std::move(target)) {}
+  const std::string& kernel() const { return kernel_; }
+  const std::string& target() const { return target_; }
+
+ private:
+  std::string kernel_, target_;
+};
+
+struct TargetOptions {
+  std::vector<std::string> archs;   // from --targets (e.g. {"sm_80", "sm_90"}); empty = target default
+  std::string keep_temps_dir;       // when non-empty, write intermediate files here
+  bool verbose = false;
+};
+
+struct TargetImage {
+  format::Target target;
+  std::string arch;
+  std::vector<std::byte> data;
+  std::vector<std::string> kernels;   // kernel symbols inside this image
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+  virtual std::string_view name() const = 0;   // "ptx", "spirv", "cpu" (the --targets spelling)
+  // `module` is a private clone of the neutral IR holding only `kernels` (the target may
+  // mutate it). `kernels` are the manifest entries (symbol, params, block) of those kernels.
+  virtual std::vector<TargetImage> compile(mlir::ModuleOp module,
+                                           std::span<const format::Kernel> kernels,
+                                           const TargetOptions& options) = 0;
+};
+
+struct TargetEntry {
+  std::string_view name;
+  std::unique_ptr<Target> (*create)();
+};
+std::span<const TargetEntry> target_registry();
+
+}  // namespace quiver::compiler

@@ -1,0 +1,198 @@
+// quiver runtime: load a fat binary (.qfb), pick the best backend, launch kernels.
+// See README.md and docs/abi.md. Every failure throws quiver::Error naming the file, kernel or
+// argument at fault.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace quiver {
+
+enum class ErrorCode : int {
+  InvalidArgument = 1,   // wrong launch arguments, sizes, names
+  InvalidFatBinary,      // malformed / truncated / unsupported .qfb
+  NotFound,              // no such kernel, no image for this device, no such backend
+  BackendUnavailable,    // driver library or device missing
+  DeviceError,           // the driver reported a failure
+  OutOfMemory,
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  ErrorCode code() const noexcept { return code_; }
+
+ private:
+  ErrorCode code_;
+};
+
+// Host-side storage types for the kernel language's qv::half and qv::bf16 (bit patterns).
+struct half {
+  uint16_t bits = 0;
+};
+struct bf16 {
+  uint16_t bits = 0;
+};
+
+namespace format { enum class ScalarType : uint8_t; }
+namespace detail {
+class DeviceImpl;
+class ModuleImpl;
+class BufferImpl;
+
+// Element type tag of a host type; the argument checker compares it with the manifest.
+enum class Elem : uint8_t { Bool, I8, U8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, F64 };
+template <typename T> constexpr Elem elem_of();
+template <> constexpr Elem elem_of<bool>() { return Elem::Bool; }
+template <> constexpr Elem elem_of<int8_t>() { return Elem::I8; }
+template <> constexpr Elem elem_of<uint8_t>() { return Elem::U8; }
+template <> constexpr Elem elem_of<int16_t>() { return Elem::I16; }
+template <> constexpr Elem elem_of<uint16_t>() { return Elem::U16; }
+template <> constexpr Elem elem_of<int32_t>() { return Elem::I32; }
+template <> constexpr Elem elem_of<uint32_t>() { return Elem::U32; }
+template <> constexpr Elem elem_of<int64_t>() { return Elem::I64; }
+template <> constexpr Elem elem_of<uint64_t>() { return Elem::U64; }
+template <> constexpr Elem elem_of<half>() { return Elem::F16; }
+template <> constexpr Elem elem_of<bf16>() { return Elem::BF16; }
+template <> constexpr Elem elem_of<float>() { return Elem::F32; }
+template <> constexpr Elem elem_of<double>() { return Elem::F64; }
+
+// One launch argument, type-erased; checked against the manifest before anything launches.
+struct Arg {
+  bool is_buffer = false;
+  Elem elem = Elem::U8;
+  const BufferImpl* buffer = nullptr;  // when is_buffer
+  uint8_t scalar[8] = {};              // when !is_buffer, the value's bytes
+};
+}  // namespace detail
+
+struct Grid {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+class Device;
+
+// A typed device allocation of `size()` elements of T.
+template <typename T>
+class Buffer {
+ public:
+  Buffer() = default;
+  size_t size() const noexcept { return size_; }
+  size_t bytes() const noexcept { return size_ * sizeof(T); }
+  void upload(std::span<const T> host);     // host.size() must be <= size()
+  void download(std::span<T> host) const;   // host.size() must be <= size()
+  const std::shared_ptr<detail::BufferImpl>& impl() const noexcept { return impl_; }
+
+ private:
+  friend class Device;
+  Buffer(std::shared_ptr<detail::BufferImpl> impl, size_t n) : impl_(std::move(impl)), size_(n) {}
+  std::shared_ptr<detail::BufferImpl> impl_;
+  size_t size_ = 0;
+};
+
+class Kernel {
+ public:
+  const std::string& name() const noexcept { return name_; }
+  // Checks every argument against the manifest (count, buffer vs scalar, element type) and
+  // throws quiver::Error naming the kernel and the argument before anything is launched.
+  template <typename... Args>
+  void launch(Grid grid, const Args&... args) const {
+    detail::Arg packed[sizeof...(Args) > 0 ? sizeof...(Args) : 1];
+    size_t i = 0;
+    ((packed[i++] = pack(args)), ...);
+    launch_packed(grid, std::span<const detail::Arg>(packed, sizeof...(Args)));
+  }
+  void launch_packed(Grid grid, std::span<const detail::Arg> args) const;
+
+ private:
+  friend class Module;
+  Kernel(std::shared_ptr<detail::ModuleImpl> m, size_t index, std::string name)
+      : module_(std::move(m)), index_(index), name_(std::move(name)) {}
+  template <typename T>
+  static detail::Arg pack(const Buffer<T>& b) {
+    detail::Arg a;
+    a.is_buffer = true;
+    a.elem = detail::elem_of<T>();
+    a.buffer = b.impl().get();
+    return a;
+  }
+  template <typename T>
+    requires(std::is_arithmetic_v<T> || std::is_same_v<T, half> || std::is_same_v<T, bf16>)
+  static detail::Arg pack(const T& v) {
+    static_assert(sizeof(T) <= 8);
+    detail::Arg a;
+    a.elem = detail::elem_of<T>();
+    std::memcpy(a.scalar, &v, sizeof(T));
+    return a;
+  }
+  std::shared_ptr<detail::ModuleImpl> module_;
+  size_t index_ = 0;
+  std::string name_;
+};
+
+class Module {
+ public:
+  Kernel kernel(std::string_view name) const;        // throws NotFound naming the kernel and the file
+  std::vector<std::string> kernel_names() const;
+  std::string_view backend_image() const;           // which image was loaded, e.g. "cubin sm_90"
+
+ private:
+  friend class Device;
+  explicit Module(std::shared_ptr<detail::ModuleImpl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<detail::ModuleImpl> impl_;
+};
+
+class Device {
+ public:
+  // Best backend (CUDA > HIP > Metal > Vulkan > CPU), or the one named ("cuda", "vulkan", "cpu").
+  // QUIVER_BACKEND overrides the automatic choice.
+  static Device open(std::string_view backend = {});
+  static std::vector<std::string> available_backends();
+
+  std::string backend_name() const;                  // "cuda", "vulkan", "cpu"
+  std::string device_name() const;                   // e.g. "NVIDIA H100 80GB HBM3"
+
+  Module load(const std::string& path) const;        // a .qfb file
+  Module load(std::span<const std::byte> fatbin, std::string_view label = "<memory>") const;
+
+  template <typename T>
+  Buffer<T> alloc(size_t n) const {
+    return Buffer<T>(alloc_bytes(n * sizeof(T)), n);
+  }
+  void synchronize() const;
+
+  std::shared_ptr<detail::BufferImpl> alloc_bytes(size_t bytes) const;
+  const std::shared_ptr<detail::DeviceImpl>& impl() const noexcept { return impl_; }
+
+ private:
+  explicit Device(std::shared_ptr<detail::DeviceImpl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<detail::DeviceImpl> impl_;
+};
+
+namespace detail {
+void buffer_upload(const BufferImpl& b, const void* src, size_t bytes);
+void buffer_download(const BufferImpl& b, void* dst, size_t bytes);
+size_t buffer_bytes(const BufferImpl& b);
+[[noreturn]] void throw_size_mismatch(const char* what, size_t got, size_t have);
+}  // namespace detail
+
+template <typename T>
+void Buffer<T>::upload(std::span<const T> host) {
+  if (host.size() > size_) detail::throw_size_mismatch("upload", host.size(), size_);
+  detail::buffer_upload(*impl_, host.data(), host.size() * sizeof(T));
+}
+template <typename T>
+void Buffer<T>::download(std::span<T> host) const {
+  if (host.size() > size_) detail::throw_size_mismatch("download", host.size(), size_);
+  detail::buffer_download(*impl_, host.data(), host.size() * sizeof(T));
+}
+
+}  // namespace quiver

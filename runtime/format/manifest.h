@@ -1,0 +1,67 @@
+// The fat-binary manifest: what a .qfb says about its kernels and images. Shared by the packer
+// (compiler/pack) that writes it and the runtime reader (runtime/format) that checks it, so both
+// sides agree on one in-memory form. The byte layout is specified in docs/format.md.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace quiver::format {
+
+// Element / scalar types a kernel parameter can have (KERNEL_LANGUAGE.md "Types").
+enum class ScalarType : uint8_t {
+  Bool, I8, U8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, F64,
+};
+std::string_view to_string(ScalarType t);          // "bool", "int8_t", ..., "half", "bf16", "float", "double"
+std::optional<ScalarType> scalar_type_from_string(std::string_view s);
+uint32_t size_of(ScalarType t);                     // bytes of one element (bool = 1)
+
+enum class Access : uint8_t { Read, ReadWrite };    // buffers: const T* = Read; scalars are always Read
+
+struct Param {
+  std::string name;        // the C++ parameter name
+  ScalarType type;         // element type (for a buffer) or the scalar's type
+  uint32_t vec_width = 1;  // 1, 2, 4, 8: qv::vec<T, N> elements
+  bool is_buffer = false;  // T* / const T*
+  Access access = Access::Read;
+};
+
+// One compiled artefact kind. A .qfb holds at most one image per (target, arch).
+enum class Target : uint8_t { PTX, CUBIN, SPIRV, CPU, HSACO, MSL, METALLIB, WGSL };
+std::string_view to_string(Target t);               // "ptx", "cubin", "spirv", "cpu", "hsaco", "msl", "metallib", "wgsl"
+std::optional<Target> target_from_string(std::string_view s);
+
+struct Kernel {
+  std::string name;                    // canonical C++ spelling: "saxpy", "scale_rows<float, 4096>"
+  std::string symbol;                  // entry-point symbol inside every image: "qv_k<index>_<sanitized>"
+  std::vector<Param> params;
+  std::array<uint32_t, 3> block{256, 1, 1};
+  uint32_t shared_bytes = 0;           // static workgroup memory
+  std::vector<Target> targets;         // image kinds that contain this kernel
+  bool uses_barrier = false;           // the CPU backend runs such kernels as fibers
+};
+
+struct Image {
+  Target target;
+  std::string arch;                    // "sm_90" (ptx: minimum arch; cubin: exact), "vulkan1.2", "x86_64", ...
+  uint64_t offset = 0;                 // absolute file offset of the zstd frame
+  uint64_t size = 0;                   // compressed bytes
+  uint64_t raw_size = 0;               // decompressed bytes
+  uint64_t checksum = 0;               // FNV-1a 64 of the compressed bytes
+  std::vector<std::string> kernels;    // kernel symbols this image contains
+};
+
+struct Manifest {
+  std::string compiler_version;        // "quiverc 0.1.0 (LLVM 19.1.7)"
+  std::string source_hash;             // FNV-1a 64 hex of the concatenated kernel sources
+  std::vector<Kernel> kernels;
+  std::vector<Image> images;
+
+  const Kernel* find_kernel(std::string_view name) const;   // by canonical name
+};
+
+}  // namespace quiver::format

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs every Debian package quiver's build and tests need. Idempotent: packages already
+# present are skipped, and apt-get waits for a held dpkg lock instead of failing.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config git
+  llvm-19-dev libmlir-19-dev mlir-19-tools clang-19 libclang-19-dev libclang-cpp19-dev lld-19
+  spirv-tools spirv-cross glslang-tools
+  libcli11-dev nlohmann-json3-dev libzstd-dev zstd libgtest-dev
+  libvulkan-dev mesa-vulkan-drivers vulkan-tools
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "bootstrap: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "bootstrap: installing ${missing[*]}"
+APT=(-o DPkg::Lock::Timeout=600 -y --no-install-recommends)
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get -o DPkg::Lock::Timeout=600 update -q
+$SUDO apt-get "${APT[@]}" install -q "${missing[@]}"
