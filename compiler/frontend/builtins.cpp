@@ -1,0 +1,97 @@
+// qv:: builtins: indices, barrier and math. Each is recognised by its name in namespace qv.
+#include "frontend/emitter.h"
+#include "frontend/types.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+namespace quiver::frontend {
+
+namespace arith = mlir::arith;
+namespace math = mlir::math;
+using format::ScalarType;
+
+FunctionEmitter::RValue FunctionEmitter::emit_builtin(const clang::CallExpr* e, const clang::FunctionDecl* fn) {
+  mlir::Location l = loc(e->getBeginLoc());
+  std::string name = fn->getNameAsString();
+  std::vector<mlir::Value> a;
+  for (const clang::Expr* arg : e->arguments()) a.push_back(emit_scalar(arg));
+
+  // Indices: thread_id_x ... global_id_z, as uint32_t.
+  static const std::pair<const char*, int> index_fns[] = {
+      {"thread_id_", 0}, {"block_id_", 1}, {"block_dim_", 2}, {"grid_dim_", 3}, {"global_id_", 4}};
+  for (auto [prefix, which] : index_fns) {
+    llvm::StringRef n(name);
+    if (!n.starts_with(prefix) || n.size() != strlen(prefix) + 1) continue;
+    char axis = n.back();
+    if (axis < 'x' || axis > 'z') break;
+    auto dim = static_cast<mlir::gpu::Dimension>(axis - 'x');
+    auto idx = [&](int w) -> mlir::Value {
+      switch (w) {
+        case 0: return builder_.create<mlir::gpu::ThreadIdOp>(l, dim);
+        case 1: return builder_.create<mlir::gpu::BlockIdOp>(l, dim);
+        case 2: return builder_.create<mlir::gpu::BlockDimOp>(l, dim);
+        default: return builder_.create<mlir::gpu::GridDimOp>(l, dim);
+      }
+    };
+    mlir::Value v;
+    if (which == 4) {
+      // 32-bit arithmetic, as the spec defines global_id = block_id * block_dim + thread_id.
+      auto to32 = [&](mlir::Value x) { return builder_.create<arith::IndexCastUIOp>(l, builder_.getI32Type(), x).getResult(); };
+      v = builder_.create<arith::AddIOp>(l, builder_.create<arith::MulIOp>(l, to32(idx(1)), to32(idx(2))), to32(idx(0)));
+    } else {
+      v = builder_.create<arith::IndexCastUIOp>(l, builder_.getI32Type(), idx(which));
+    }
+    return {v};
+  }
+
+  if (name == "barrier") {
+    builder_.create<mlir::gpu::BarrierOp>(l);
+    uses_barrier_ = true;
+    return {};
+  }
+
+  auto need = [&](size_t n) {
+    if (a.size() != n) error(e->getBeginLoc(), "qv::" + name + " takes " + std::to_string(n) + " arguments");
+  };
+  bool fp = !a.empty() && llvm::isa<mlir::FloatType>(a[0].getType());
+  bool sg = !a.empty() && !fp && is_signed(kind_of(e->getArg(0)->getType(), e->getBeginLoc()));
+  if (fp) {
+    if (name == "exp") { need(1); return {builder_.create<math::ExpOp>(l, a[0])}; }
+    if (name == "exp2") { need(1); return {builder_.create<math::Exp2Op>(l, a[0])}; }
+    if (name == "log") { need(1); return {builder_.create<math::LogOp>(l, a[0])}; }
+    if (name == "log2") { need(1); return {builder_.create<math::Log2Op>(l, a[0])}; }
+    if (name == "sqrt") { need(1); return {builder_.create<math::SqrtOp>(l, a[0])}; }
+    if (name == "rsqrt") { need(1); return {builder_.create<math::RsqrtOp>(l, a[0])}; }
+    if (name == "sin") { need(1); return {builder_.create<math::SinOp>(l, a[0])}; }
+    if (name == "cos") { need(1); return {builder_.create<math::CosOp>(l, a[0])}; }
+    if (name == "tanh") { need(1); return {builder_.create<math::TanhOp>(l, a[0])}; }
+    if (name == "erf") { need(1); return {builder_.create<math::ErfOp>(l, a[0])}; }
+    if (name == "pow") { need(2); return {builder_.create<math::PowFOp>(l, a[0], a[1])}; }
+    if (name == "abs") { need(1); return {builder_.create<math::AbsFOp>(l, a[0])}; }
+    if (name == "floor") { need(1); return {builder_.create<math::FloorOp>(l, a[0])}; }
+    if (name == "ceil") { need(1); return {builder_.create<math::CeilOp>(l, a[0])}; }
+    if (name == "fma") { need(3); return {builder_.create<math::FmaOp>(l, a[0], a[1], a[2])}; }
+    if (name == "min") { need(2); return {builder_.create<arith::MinNumFOp>(l, a[0], a[1])}; }
+    if (name == "max") { need(2); return {builder_.create<arith::MaxNumFOp>(l, a[0], a[1])}; }
+    if (name == "clamp") {
+      need(3);
+      return {builder_.create<arith::MinNumFOp>(l, builder_.create<arith::MaxNumFOp>(l, a[0], a[1]), a[2])};
+    }
+  } else if (!a.empty()) {
+    if (name == "abs") { need(1); return {builder_.create<math::AbsIOp>(l, a[0])}; }
+    auto mn = [&](mlir::Value x, mlir::Value y) -> mlir::Value {
+      return sg ? builder_.create<arith::MinSIOp>(l, x, y).getResult() : builder_.create<arith::MinUIOp>(l, x, y).getResult();
+    };
+    auto mx = [&](mlir::Value x, mlir::Value y) -> mlir::Value {
+      return sg ? builder_.create<arith::MaxSIOp>(l, x, y).getResult() : builder_.create<arith::MaxUIOp>(l, x, y).getResult();
+    };
+    if (name == "min") { need(2); return {mn(a[0], a[1])}; }
+    if (name == "max") { need(2); return {mx(a[0], a[1])}; }
+    if (name == "clamp") { need(3); return {mn(mx(a[0], a[1]), a[2])}; }
+  }
+  error(e->getBeginLoc(), "qv::" + name + " is not supported with these argument types");
+}
+
+}  // namespace quiver::frontend

@@ -1,0 +1,35 @@
+// Mapping Clang types to the kernel language's types: MLIR types for codegen, manifest
+// scalar types for the fat binary, and the canonical spelling used in kernel names.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "clang/AST/Type.h"
+#include "format/manifest.h"
+#include "mlir/IR/Types.h"
+
+namespace clang { class ASTContext; class TemplateArgument; class FunctionDecl; }
+
+namespace quiver::frontend {
+
+// The element type behind a scalar C++ type (bool, ints, float, double, qv::half, qv::bf16).
+std::optional<format::ScalarType> scalar_kind(clang::QualType t);
+bool is_signed(format::ScalarType t);
+bool is_float(format::ScalarType t);
+
+// The MLIR type of a value of this kind (bool -> i1) and of its storage in memory (bool -> i8).
+mlir::Type value_type(mlir::MLIRContext& ctx, format::ScalarType t);
+mlir::Type memory_type(mlir::MLIRContext& ctx, format::ScalarType t);
+
+// qv::shared<T, N>: returns the element type and N.
+bool is_shared_array(clang::QualType t, clang::QualType* element = nullptr, uint64_t* count = nullptr);
+
+// Canonical spelling of a type in kernel names: "float", "int32_t", "bf16", "vec<float, 4>".
+std::string canonical_type_name(clang::QualType t);
+// "scale_rows<float, 4096>" for a template instantiation, "saxpy" otherwise.
+std::string canonical_kernel_name(const clang::FunctionDecl* fd);
+// A C identifier for the name: "scale_rows_float_4096".
+std::string symbol_for(const std::string& canonical_name);
+
+}  // namespace quiver::frontend

@@ -1,0 +1,96 @@
+// quiver kernel language v1 (docs: ../../shared/design/KERNEL_LANGUAGE.md, README.md).
+// Kernel sources include this header and stay ordinary C++20: stock Clang parses them (so
+// clangd, clang-format and clang-tidy work); quiverc reads them with Clang LibTooling and
+// compiles the annotated functions. The declarations below have no bodies on purpose: quiverc
+// recognises each `qv::` builtin by name and lowers it for every target.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__clang__)
+#define QV_ANNOTATE_(...) [[clang::annotate(__VA_ARGS__)]]
+#else
+#define QV_ANNOTATE_(...)
+#endif
+
+// A launchable kernel (returns void).
+#define QV_KERNEL QV_ANNOTATE_("qv.kernel")
+// The block (workgroup) shape, fixed at compile time: QV_BLOCK(x[, y[, z]]). Default 256.
+#define QV_BLOCK(...) QV_ANNOTATE_("qv.block", __VA_ARGS__)
+// A helper a kernel may call; always inlined into its callers.
+#define QV_DEVICE QV_ANNOTATE_("qv.device") inline
+// Limit a kernel to some targets: QV_TARGETS(ptx, cpu). Any of ptx hsaco spirv msl wgsl cpu.
+#define QV_TARGETS(...) QV_ANNOTATE_("qv.targets", #__VA_ARGS__)
+
+#define QV_BUILTIN_ QV_ANNOTATE_("qv.builtin")
+
+namespace qv {
+
+// ---- Indices (all uint32_t) -------------------------------------------------------------
+QV_BUILTIN_ uint32_t thread_id_x();
+QV_BUILTIN_ uint32_t thread_id_y();
+QV_BUILTIN_ uint32_t thread_id_z();
+QV_BUILTIN_ uint32_t block_id_x();
+QV_BUILTIN_ uint32_t block_id_y();
+QV_BUILTIN_ uint32_t block_id_z();
+QV_BUILTIN_ uint32_t block_dim_x();
+QV_BUILTIN_ uint32_t block_dim_y();
+QV_BUILTIN_ uint32_t block_dim_z();
+QV_BUILTIN_ uint32_t grid_dim_x();
+QV_BUILTIN_ uint32_t grid_dim_y();
+QV_BUILTIN_ uint32_t grid_dim_z();
+QV_BUILTIN_ uint32_t global_id_x();   // block_id * block_dim + thread_id
+QV_BUILTIN_ uint32_t global_id_y();
+QV_BUILTIN_ uint32_t global_id_z();
+
+// ---- Memory -------------------------------------------------------------------------------
+// Workgroup (shared) memory, one array per block: `qv::shared<float, 256> tile;`.
+// Contents are undefined at kernel entry.
+template <typename T, uint32_t N>
+struct QV_ANNOTATE_("qv.shared") shared {
+  QV_BUILTIN_ T& operator[](uint32_t i);
+  QV_BUILTIN_ const T& operator[](uint32_t i) const;
+  static constexpr uint32_t size() { return N; }
+};
+
+// Every thread of the block waits here; memory written before it by the block is visible
+// after it. Must be reached by all threads of the block.
+QV_BUILTIN_ void barrier();
+
+// ---- Math (float) -------------------------------------------------------------------------
+QV_BUILTIN_ float exp(float x);
+QV_BUILTIN_ float exp2(float x);
+QV_BUILTIN_ float log(float x);
+QV_BUILTIN_ float log2(float x);
+QV_BUILTIN_ float sqrt(float x);
+QV_BUILTIN_ float rsqrt(float x);
+QV_BUILTIN_ float sin(float x);
+QV_BUILTIN_ float cos(float x);
+QV_BUILTIN_ float tanh(float x);
+QV_BUILTIN_ float erf(float x);
+QV_BUILTIN_ float pow(float x, float y);
+QV_BUILTIN_ float abs(float x);
+QV_BUILTIN_ float min(float a, float b);
+QV_BUILTIN_ float max(float a, float b);
+QV_BUILTIN_ float fma(float a, float b, float c);
+QV_BUILTIN_ float floor(float x);
+QV_BUILTIN_ float ceil(float x);
+QV_BUILTIN_ float clamp(float x, float lo, float hi);
+// Integer forms of the comparisons.
+QV_BUILTIN_ int32_t abs(int32_t x);
+QV_BUILTIN_ int32_t min(int32_t a, int32_t b);
+QV_BUILTIN_ int32_t max(int32_t a, int32_t b);
+QV_BUILTIN_ int32_t clamp(int32_t x, int32_t lo, int32_t hi);
+QV_BUILTIN_ uint32_t min(uint32_t a, uint32_t b);
+QV_BUILTIN_ uint32_t max(uint32_t a, uint32_t b);
+QV_BUILTIN_ uint32_t clamp(uint32_t x, uint32_t lo, uint32_t hi);
+// double on the targets that have it (CPU, PTX).
+QV_BUILTIN_ double exp(double x);
+QV_BUILTIN_ double log(double x);
+QV_BUILTIN_ double sqrt(double x);
+QV_BUILTIN_ double abs(double x);
+QV_BUILTIN_ double min(double a, double b);
+QV_BUILTIN_ double max(double a, double b);
+QV_BUILTIN_ double fma(double a, double b, double c);
+
+}  // namespace qv

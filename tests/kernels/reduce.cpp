@@ -1,0 +1,17 @@
+// One partial sum per block: a tree reduction in shared memory with barriers.
+#include <quiver/kernel.h>
+
+constexpr uint32_t kBlock = 256;
+
+QV_KERNEL QV_BLOCK(kBlock) void block_sum(const float* in, float* partial, uint32_t n) {
+  qv::shared<float, kBlock> tile;
+  uint32_t t = qv::thread_id_x();
+  uint32_t i = qv::global_id_x();
+  tile[t] = i < n ? in[i] : 0.0f;
+  qv::barrier();
+  for (uint32_t stride = kBlock / 2; stride > 0; stride /= 2) {
+    if (t < stride) tile[t] += tile[t + stride];
+    qv::barrier();
+  }
+  if (t == 0) partial[qv::block_id_x()] = tile[0];
+}
