@@ -137,7 +137,10 @@ int main(int argc, char** argv) {
     compiler::TargetOptions topts;
     topts.archs = req.archs;
     topts.verbose = verbose;
-    if (!keep_temps.empty()) topts.keep_temps_dir = (fs::path(keep_temps) / req.name).string();
+    if (!keep_temps.empty()) {
+      topts.keep_temps_dir = (fs::path(keep_temps) / req.name).string();
+      fs::create_directories(topts.keep_temps_dir);
+    }
     auto ts = std::chrono::steady_clock::now();
     try {
       for (const auto& entry : compiler::target_registry()) {

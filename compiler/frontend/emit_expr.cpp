@@ -315,6 +315,8 @@ FunctionEmitter::Pointer FunctionEmitter::emit_pointer(const clang::Expr* e) {
     RValue r = emit_conditional(co);
     return r.ptr;
   }
+  if (llvm::isa<clang::CXXNewExpr>(e))
+    error(e->getBeginLoc(), "new and delete are not supported in kernel code (no dynamic allocation on the device)");
   if (llvm::isa<clang::CallExpr>(e))
     error(e->getBeginLoc(), "functions returning pointers are not supported in kernel code");
   error(e->getBeginLoc(), llvm::Twine("pointer expression '") + e->getStmtClassName() + "' is not supported");

@@ -190,10 +190,15 @@ bool compile(mlir::MLIRContext& context, const std::vector<std::string>& sources
   for (const auto& d : options.include_dirs) args.push_back("-I" + d);
   for (const auto& d : options.defines) args.push_back("-D" + d);
   clang::tooling::FixedCompilationDatabase db(".", args);
-  clang::tooling::ClangTool tool(db, sources);
   Factory factory(*result.module, result);
-  int rc = tool.run(&factory);
-  if (rc != 0) return false;
+  // One tool run per source: ClangTool prints progress lines when given several files.
+  bool ok = true;
+  for (const std::string& source : sources) {
+    clang::tooling::ClangTool tool(db, {source});
+    tool.setPrintErrorMessage(false);
+    ok &= tool.run(&factory) == 0;
+  }
+  if (!ok) return false;
   std::string error;
   if (!ir::normalize(*result.module, error)) {
     llvm::errs() << "quiverc: " << error << "\n";

@@ -186,11 +186,13 @@ size_t buffer_bytes(const BufferImpl& b);
 
 template <typename T>
 void Buffer<T>::upload(std::span<const T> host) {
+  if (!impl_) throw Error(ErrorCode::InvalidArgument, "upload to an unallocated Buffer (use Device::alloc)");
   if (host.size() > size_) detail::throw_size_mismatch("upload", host.size(), size_);
   detail::buffer_upload(*impl_, host.data(), host.size() * sizeof(T));
 }
 template <typename T>
 void Buffer<T>::download(std::span<T> host) const {
+  if (!impl_) throw Error(ErrorCode::InvalidArgument, "download from an unallocated Buffer (use Device::alloc)");
   if (host.size() > size_) detail::throw_size_mismatch("download", host.size(), size_);
   detail::buffer_download(*impl_, host.data(), host.size() * sizeof(T));
 }

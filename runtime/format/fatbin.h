@@ -13,6 +13,26 @@
 
 namespace quiver::format {
 
+// The fixed header at offset 0 (docs/format.md, "Header"); all fields little-endian.
+inline constexpr uint8_t kMagic[8] = {'Q', 'V', 'F', 'B', 0x0D, 0x0A, 0x1A, 0x0A};
+inline constexpr uint16_t kFormatMajor = 1;     // a reader refuses files with a newer major
+inline constexpr uint16_t kFormatMinor = 0;     // newer minors only add; older readers accept them
+inline constexpr uint32_t kHeaderSize = 64;     // what this version writes
+inline constexpr uint32_t kMaxHeaderSize = 4096;
+inline constexpr uint64_t kImageAlignment = 16;
+
+struct Header {
+  uint16_t major = kFormatMajor;
+  uint16_t minor = kFormatMinor;
+  uint32_t header_size = kHeaderSize;
+  uint64_t file_size = 0;
+  uint64_t manifest_offset = 0;
+  uint64_t manifest_size = 0;
+  uint64_t manifest_checksum = 0;   // FNV-1a 64 of the manifest bytes
+  uint32_t flags = 0;               // required-feature bits; none are defined in 1.x
+  uint64_t header_checksum = 0;     // FNV-1a 64 of the header with this field taken as zero
+};
+
 class FatBinary {
  public:
   // Copies `bytes`; `label` (a path or "<memory>") appears in every error message.
@@ -20,6 +40,7 @@ class FatBinary {
   static FatBinary read_file(const std::string& path);
 
   const Manifest& manifest() const { return manifest_; }
+  const Header& header() const { return header_; }
   const std::string& label() const { return label_; }
   // Verifies the checksum and decompresses image `index` (bounded by its declared raw_size).
   std::vector<std::byte> image_data(size_t index) const;
@@ -28,6 +49,7 @@ class FatBinary {
 
  private:
   std::vector<std::byte> bytes_;
+  Header header_;
   Manifest manifest_;
   std::string label_;
 };

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -63,5 +64,33 @@ struct Manifest {
 
   const Kernel* find_kernel(std::string_view name) const;   // by canonical name
 };
+
+// Reader limits (docs/format.md, "Limits"): anything beyond them is refused as hostile.
+namespace limits {
+inline constexpr uint64_t kMaxManifestBytes = 16ull << 20;
+inline constexpr uint64_t kMaxImageRawBytes = 1ull << 30;    // decompressed bytes of one image
+inline constexpr size_t kMaxKernels = 4096;
+inline constexpr size_t kMaxParams = 64;
+inline constexpr size_t kMaxImages = 256;
+inline constexpr size_t kMaxTargetsPerKernel = 8;
+inline constexpr size_t kMaxNameBytes = 4096;                // kernel/param names, version strings
+inline constexpr size_t kMaxSymbolBytes = 512;
+inline constexpr size_t kMaxArchBytes = 64;
+inline constexpr uint32_t kMaxBlockThreads = 1024;
+inline constexpr uint32_t kMaxSharedBytes = 16u << 20;
+inline constexpr size_t kMaxJsonDepth = 16;
+inline constexpr size_t kMaxJsonValues = 2'000'000;          // bounds the parsed tree's memory
+}  // namespace limits
+
+// The manifest as the JSON text stored in a .qfb (indent < 0: compact, as files store it).
+std::string manifest_to_json(const Manifest& m, int indent = -1);
+// Parses and validates manifest text; errors are quiver::Error(InvalidFatBinary) naming `label`
+// and the JSON path of the field. Checks types, limits, names, cross references; not file
+// offsets (FatBinary::parse does those). `skip_unknown_targets`: drop images and kernel targets
+// whose target name this reader does not know (files of a newer minor version) instead of failing.
+Manifest manifest_from_json(std::string_view text, std::string_view label,
+                            bool skip_unknown_targets = false);
+// A checksum as the manifest spells it: 16 lowercase hex digits.
+std::string checksum_hex(uint64_t checksum);
 
 }  // namespace quiver::format

@@ -1,0 +1,43 @@
+// Private to the CPU target: the exported entry of each kernel (docs/abi.md "CPU") built with
+// LLVM's IRBuilder around the kernel's per-thread function, and the link into a .so.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "llvm/IR/Module.h"
+#include "targets/llvm_common/llvm_common.h"
+#include "targets/target.h"
+
+namespace quiver::compiler::cpu {
+
+// The per-thread function's parameters, in order: for each kernel parameter a memref
+// descriptor (5 LLVM arguments: allocated, aligned, offset, size, stride) or the scalar; then
+// the shared-memory descriptor; the ctx pointer; thread_id xyz; block_id xyz; grid_dim xyz
+// (index = i64 or i32 by the data layout). block_dim is a constant folded into the body.
+struct ThreadFunction {
+  std::string symbol;                 // the exported entry
+  std::string thread_name;            // the per-thread function inside the module
+  std::vector<bool> param_is_buffer;  // kernel parameters in order
+  std::array<uint32_t, 3> block{};
+  uint32_t shared_bytes = 0;
+  bool uses_barrier = false;
+};
+
+constexpr unsigned kCtxIds = 9;   // thread_id, block_id, grid_dim (3 each)
+
+// Adds `symbol(void* const* args, qv_cpu_ctx* ctx)` calling the thread function once
+// (barrier kernels: thread_id from ctx) or for every thread of the block (x fastest).
+void add_entry(llvm::Module& module, const ThreadFunction& fn, const llvm_common::ErrorContext& where);
+
+// Throws TargetError listing undefined symbols of `object` other than libm's.
+void check_undefined_symbols(const std::string& object, const llvm_common::ErrorContext& where);
+
+// Links `object` into an ELF shared object with ld.lld.
+std::vector<std::byte> link_shared_object(const std::string& object, const std::string& arch,
+                                          const llvm_common::ErrorContext& where,
+                                          const TargetOptions& options);
+
+}  // namespace quiver::compiler::cpu

@@ -1,0 +1,224 @@
+#include "targets/llvm_common/llvm_common.h"
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include "ir/math.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Triple.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+namespace quiver::compiler::llvm_common {
+
+namespace {
+
+// Collects the messages of every diagnostic emitted while it lives.
+class DiagnosticCollector {
+ public:
+  explicit DiagnosticCollector(mlir::MLIRContext* context)
+      : handler_(context, [this](mlir::Diagnostic& diag) {
+          if (!text_.empty()) text_ += "; ";
+          std::string loc;
+          llvm::raw_string_ostream los(loc);
+          diag.getLocation().print(los);
+          text_ += diag.str() + " (at " + loc + ")";
+          return mlir::success();
+        }) {}
+  std::string text() const { return text_.empty() ? "unknown error" : text_; }
+
+ private:
+  std::string text_;
+  mlir::ScopedDiagnosticHandler handler_;
+};
+
+void init_once() {
+  static std::once_flag flag;
+  std::call_once(flag, [] {
+    mlir::registerAllPasses();   // the textual pipelines name upstream conversion passes
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
+  });
+}
+
+}  // namespace
+
+void prepare_context(mlir::MLIRContext& context) {
+  init_once();
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::arith::ArithDialect, mlir::cf::ControlFlowDialect,
+                  mlir::func::FuncDialect, mlir::gpu::GPUDialect, mlir::LLVM::LLVMDialect,
+                  mlir::NVVM::NVVMDialect, mlir::math::MathDialect, mlir::memref::MemRefDialect,
+                  mlir::scf::SCFDialect, mlir::ub::UBDialect, mlir::vector::VectorDialect>();
+  mlir::registerBuiltinDialectTranslation(registry);
+  mlir::registerLLVMDialectTranslation(registry);
+  mlir::registerNVVMDialectTranslation(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+}
+
+mlir::func::FuncOp find_kernel(mlir::ModuleOp module, std::string_view symbol,
+                               const ErrorContext& where) {
+  auto func = module.lookupSymbol<mlir::func::FuncOp>(llvm::StringRef(symbol.data(), symbol.size()));
+  if (!func) throw TargetError(where.kernel, where.target, "the IR has no function '" + std::string(symbol) + "'");
+  if (!func->hasAttr("qv.kernel"))
+    throw TargetError(where.kernel, where.target, "function '" + std::string(symbol) + "' lacks qv.kernel");
+  if (func.isExternal())
+    throw TargetError(where.kernel, where.target, "function '" + std::string(symbol) + "' has no body");
+  return func;
+}
+
+std::array<uint32_t, 3> kernel_block(mlir::func::FuncOp func, const ErrorContext& where) {
+  auto attr = func->getAttrOfType<mlir::DenseI32ArrayAttr>("qv.block");
+  if (!attr || attr.size() != 3)
+    throw TargetError(where.kernel, where.target, "qv.block must be array<i32: x, y, z>");
+  std::array<uint32_t, 3> block{};
+  for (int i = 0; i < 3; ++i) {
+    if (attr[i] <= 0) throw TargetError(where.kernel, where.target, "qv.block has a non-positive size");
+    block[i] = static_cast<uint32_t>(attr[i]);
+  }
+  return block;
+}
+
+void lower_math(mlir::ModuleOp module, const ErrorContext& where) {
+  DiagnosticCollector diags(module.getContext());
+  try {
+    quiver::ir::lower_math(module);
+  } catch (const std::exception& e) {
+    throw TargetError(where.kernel, where.target, std::string("math lowering: ") + e.what());
+  }
+}
+
+void run_pipeline(mlir::Operation* op, std::string_view pipeline, const ErrorContext& where) {
+  DiagnosticCollector diags(op->getContext());
+  mlir::PassManager pm(op->getContext(), op->getName().getStringRef());
+  std::string parse_errors;
+  llvm::raw_string_ostream err(parse_errors);
+  if (mlir::failed(mlir::parsePassPipeline(llvm::StringRef(pipeline.data(), pipeline.size()), pm, err)))
+    throw TargetError(where.kernel, where.target, "bad pass pipeline: " + parse_errors);
+  if (mlir::failed(pm.run(op)))
+    throw TargetError(where.kernel, where.target, "lowering failed: " + diags.text());
+}
+
+void verify(mlir::Operation* op, const ErrorContext& where) {
+  DiagnosticCollector diags(op->getContext());
+  if (mlir::failed(mlir::verify(op)))
+    throw TargetError(where.kernel, where.target, "invalid IR after rewriting: " + diags.text());
+}
+
+std::unique_ptr<llvm::Module> translate(mlir::ModuleOp module, llvm::LLVMContext& llvm_context,
+                                        const ErrorContext& where) {
+  DiagnosticCollector diags(module.getContext());
+  std::unique_ptr<llvm::Module> result = mlir::translateModuleToLLVMIR(module, llvm_context, "quiver");
+  if (!result) throw TargetError(where.kernel, where.target, "translation to LLVM IR failed: " + diags.text());
+  std::string broken;
+  llvm::raw_string_ostream os(broken);
+  if (llvm::verifyModule(*result, &os))
+    throw TargetError(where.kernel, where.target, "invalid LLVM IR: " + broken);
+  return result;
+}
+
+std::unique_ptr<llvm::TargetMachine> create_target_machine(const std::string& triple,
+                                                           const std::string& cpu,
+                                                           const std::string& features,
+                                                           const ErrorContext& where) {
+  init_once();
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) throw TargetError(where.kernel, where.target, "LLVM has no target '" + triple + "': " + error);
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, cpu, features, options, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!machine) throw TargetError(where.kernel, where.target, "cannot create a target machine for " + triple);
+  if (!machine->getMCSubtargetInfo()->isCPUStringValid(cpu))
+    throw TargetError(where.kernel, where.target, "LLVM does not know the processor '" + cpu + "' for " + triple);
+  return machine;
+}
+
+void optimize(llvm::Module& module, llvm::TargetMachine& machine, bool no_library_calls) {
+  module.setDataLayout(machine.createDataLayout());
+  module.setTargetTriple(machine.getTargetTriple().str());
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
+  llvm::PassBuilder builder(&machine, tuning);
+  llvm::TargetLibraryInfoImpl library_info(machine.getTargetTriple());
+  if (no_library_calls) library_info.disableAllFunctions();
+  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(library_info); });
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager passes = builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  passes.run(module, mam);
+}
+
+std::string emit(llvm::Module& module, llvm::TargetMachine& machine, llvm::CodeGenFileType kind,
+                 const ErrorContext& where) {
+  llvm::SmallString<0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  llvm::TargetLibraryInfoImpl library_info(machine.getTargetTriple());
+  pm.add(new llvm::TargetLibraryInfoWrapperPass(library_info));
+  if (machine.addPassesToEmitFile(pm, os, nullptr, kind))
+    throw TargetError(where.kernel, where.target, "LLVM cannot emit this file type for " +
+                                                      machine.getTargetTriple().str());
+  pm.run(module);
+  return std::string(buffer.str());
+}
+
+void keep_temp(const TargetOptions& options, const std::string& name, std::string_view data) {
+  if (options.keep_temps_dir.empty()) return;
+  std::filesystem::create_directories(options.keep_temps_dir);
+  std::ofstream out(std::filesystem::path(options.keep_temps_dir) / name, std::ios::binary);
+  out.write(data.data(), static_cast<std::streamsize>(data.size()));
+}
+
+std::string print(mlir::Operation* op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->print(os);
+  return text;
+}
+
+std::string print(const llvm::Module& module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os, nullptr);
+  return text;
+}
+
+}  // namespace quiver::compiler::llvm_common

@@ -1,0 +1,70 @@
+// Shared steps of the LLVM-based targets (ptx, cpu): MLIR pass pipelines with their
+// diagnostics turned into TargetError, translation to LLVM IR, the O3 pipeline, code emission.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CodeGen.h"
+#include "llvm/Target/TargetMachine.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "targets/target.h"
+
+namespace quiver::compiler::llvm_common {
+
+// Errors of one step: `kernel` names the kernel (or a list of them) being built.
+struct ErrorContext {
+  std::string kernel;
+  std::string target;
+};
+
+// Registers every dialect the lowering creates, and the LLVM IR translations, in the context.
+void prepare_context(mlir::MLIRContext& context);
+
+// The kernel func.func with qv.kernel named `symbol`; TargetError when missing.
+mlir::func::FuncOp find_kernel(mlir::ModuleOp module, std::string_view symbol,
+                               const ErrorContext& where);
+
+// qv.block of a kernel as (x, y, z); TargetError when missing or malformed.
+std::array<uint32_t, 3> kernel_block(mlir::func::FuncOp func, const ErrorContext& where);
+
+// Runs the MLIR lowering (`lower_math`), turning its errors into TargetError.
+void lower_math(mlir::ModuleOp module, const ErrorContext& where);
+
+// Runs a textual pass list (e.g. "convert-scf-to-cf,convert-func-to-llvm") on `op` itself;
+// the diagnostics become the TargetError's reason.
+void run_pipeline(mlir::Operation* op, std::string_view pipeline, const ErrorContext& where);
+
+// Verifies `op`; a failure becomes a TargetError quoting the verifier.
+void verify(mlir::Operation* op, const ErrorContext& where);
+
+// Translates a builtin.module holding only LLVM-dialect (and NVVM) ops.
+std::unique_ptr<llvm::Module> translate(mlir::ModuleOp module, llvm::LLVMContext& llvm_context,
+                                        const ErrorContext& where);
+
+std::unique_ptr<llvm::TargetMachine> create_target_machine(const std::string& triple,
+                                                           const std::string& cpu,
+                                                           const std::string& features,
+                                                           const ErrorContext& where);
+
+// Sets the data layout / triple from `machine` and runs LLVM's O3 pipeline. With
+// `no_library_calls`, LLVM may not turn loops into calls of libc functions (memset, ...).
+void optimize(llvm::Module& module, llvm::TargetMachine& machine, bool no_library_calls);
+
+// Machine code (object file) or assembly text (PTX) for `module`.
+std::string emit(llvm::Module& module, llvm::TargetMachine& machine, llvm::CodeGenFileType kind,
+                 const ErrorContext& where);
+
+// With --keep-temps, writes `data` as `name` into the directory.
+void keep_temp(const TargetOptions& options, const std::string& name, std::string_view data);
+
+std::string print(mlir::Operation* op);
+std::string print(const llvm::Module& module);
+
+}  // namespace quiver::compiler::llvm_common

@@ -1,0 +1,235 @@
+// PTX target: neutral IR -> gpu.module/gpu.func -> NVVM -> LLVM NVPTX -> PTX per arch, plus a
+// cubin per arch when ptxas is available (docs/abi.md "PTX / cubin").
+//
+// Buffers: the entry takes one .u64 pointer per buffer. MLIR's bare-pointer calling
+// convention needs static shapes, so each `memref<?xT>` parameter is retyped to
+// `memref<2^40 x T>` (indices are never checked against it; only the pointer is passed).
+#include <cstdio>
+#include <regex>
+
+#include "ir/layout.h"
+#include "ir/math.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "targets/llvm_common/llvm_common.h"
+#include "targets/llvm_common/process.h"
+#include "targets/target.h"
+
+namespace quiver::compiler {
+
+namespace {
+
+using llvm_common::ErrorContext;
+
+constexpr int64_t kBufferExtent = int64_t{1} << 40;
+constexpr const char* kTargetName = "ptx";
+
+std::string type_suffix(mlir::Type type) {
+  if (auto vec = mlir::dyn_cast<mlir::VectorType>(type))
+    return "v" + std::to_string(vec.getNumElements()) + type_suffix(vec.getElementType());
+  if (type.isBF16()) return "bf16";
+  return "f" + std::to_string(type.getIntOrFloatBitWidth());
+}
+
+// The math ops lower_math leaves become LLVM intrinsics (exact NVPTX instructions). Done here
+// because convert-gpu-to-nvvm would otherwise call libdevice (__nv_sqrtf, ...), which a PTX
+// image cannot link.
+void math_to_intrinsics(mlir::Operation* root) {
+  std::vector<mlir::Operation*> ops;
+  root->walk([&](mlir::Operation* op) {
+    if (quiver::ir::is_exact_math_op(op)) ops.push_back(op);
+  });
+  for (mlir::Operation* op : ops) {
+    const char* name = llvm::TypeSwitch<mlir::Operation*, const char*>(op)
+                           .Case([](mlir::math::SqrtOp) { return "llvm.sqrt."; })
+                           .Case([](mlir::math::FmaOp) { return "llvm.fma."; })
+                           .Case([](mlir::math::AbsFOp) { return "llvm.fabs."; })
+                           .Case([](mlir::math::FloorOp) { return "llvm.floor."; })
+                           .Case([](mlir::math::CeilOp) { return "llvm.ceil."; })
+                           .Case([](mlir::math::RoundEvenOp) { return "llvm.roundeven."; })
+                           .Case([](mlir::math::TruncOp) { return "llvm.trunc."; })
+                           .Case([](mlir::math::CopySignOp) { return "llvm.copysign."; })
+                           .Default([](mlir::Operation*) { return nullptr; });
+    if (!name) continue;
+    mlir::OpBuilder b(op);
+    mlir::Type type = op->getResult(0).getType();
+    auto call = b.create<mlir::LLVM::CallIntrinsicOp>(op->getLoc(), type, name + type_suffix(type),
+                                                      op->getOperands());
+    op->getResult(0).replaceAllUsesWith(call.getResult(0));
+    op->erase();
+  }
+}
+
+// Moves kernel `func` into a new gpu.module as a gpu.func kernel: buffers retyped for the
+// bare-pointer convention, workgroup allocas turned into workgroup attributions.
+mlir::gpu::GPUModuleOp make_gpu_kernel(mlir::ModuleOp module, mlir::func::FuncOp func,
+                                       const format::Kernel& kernel, const ErrorContext& where) {
+  mlir::MLIRContext* ctx = module.getContext();
+  std::array<uint32_t, 3> block = llvm_common::kernel_block(func, where);
+  if (block != kernel.block)
+    throw TargetError(where.kernel, where.target, "qv.block differs from the manifest block");
+  mlir::FunctionType old_type = func.getFunctionType();
+  if (old_type.getNumInputs() != kernel.params.size())
+    throw TargetError(where.kernel, where.target, "the IR has " + std::to_string(old_type.getNumInputs()) +
+                                                      " parameters, the manifest " + std::to_string(kernel.params.size()));
+  llvm::SmallVector<mlir::Type> inputs;
+  for (unsigned i = 0; i < old_type.getNumInputs(); ++i) {
+    mlir::Type t = old_type.getInput(i);
+    if (auto memref = mlir::dyn_cast<mlir::MemRefType>(t)) {
+      if (memref.getRank() != 1 || !memref.getLayout().isIdentity() || memref.getMemorySpace())
+        throw TargetError(where.kernel, where.target, "parameter '" + kernel.params[i].name +
+                                                          "' must be memref<?xT>");
+      t = mlir::MemRefType::get({kBufferExtent}, memref.getElementType());
+    }
+    inputs.push_back(t);
+  }
+  quiver::ir::WorkgroupLayout layout;
+  try {
+    layout = quiver::ir::workgroup_layout(func);
+  } catch (const std::exception& e) {
+    throw TargetError(where.kernel, where.target, e.what());
+  }
+  llvm::SmallVector<mlir::Type> workgroup;
+  for (auto& slot : layout.slots) workgroup.push_back(slot.alloca.getType());
+
+  mlir::OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  auto gpu_module = b.create<mlir::gpu::GPUModuleOp>(func.getLoc(), "qv_ptx_" + func.getSymName().str());
+  b.setInsertionPointToStart(gpu_module.getBody());
+  auto gfunc = b.create<mlir::gpu::GPUFuncOp>(func.getLoc(), func.getSymName(),
+                                              mlir::FunctionType::get(ctx, inputs, {}), workgroup);
+  gfunc->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+      {static_cast<int32_t>(block[0]), static_cast<int32_t>(block[1]), static_cast<int32_t>(block[2])}));
+
+  mlir::Block* entry = &gfunc.getBody().front();
+  mlir::Block* old_entry = &func.getBody().front();
+  for (unsigned i = 0; i < old_entry->getNumArguments(); ++i)
+    old_entry->getArgument(i).replaceAllUsesWith(entry->getArgument(i));
+  for (size_t j = 0; j < layout.slots.size(); ++j) {
+    layout.slots[j].alloca.getResult().replaceAllUsesWith(gfunc.getWorkgroupAttributions()[j]);
+    layout.slots[j].alloca.erase();
+  }
+  entry->getOperations().splice(entry->end(), old_entry->getOperations());
+  gfunc.getBody().getBlocks().splice(gfunc.getBody().end(), func.getBody().getBlocks(),
+                                     std::next(func.getBody().begin()), func.getBody().end());
+  gfunc.walk([&](mlir::func::ReturnOp ret) {
+    mlir::OpBuilder rb(ret);
+    rb.create<mlir::gpu::ReturnOp>(ret.getLoc());
+    ret.erase();
+  });
+  func.erase();
+  return gpu_module;
+}
+
+std::string ptx_features(const std::string& arch) {
+  // PTX ISA 7.8 covers sm_80..sm_90 and is accepted by CUDA 12+/13 drivers and ptxas;
+  // sm_90a needs 8.0.
+  return arch.back() == 'a' ? "+ptx80" : "+ptx78";
+}
+
+class PtxTarget final : public Target {
+ public:
+  std::string_view name() const override { return kTargetName; }
+
+  std::vector<TargetImage> compile(mlir::ModuleOp module, std::span<const format::Kernel> kernels,
+                                   const TargetOptions& options) override {
+    std::vector<std::string> archs = options.archs;
+    if (archs.empty()) archs = {"sm_80", "sm_90"};
+    std::string all_names;
+    std::vector<std::string> symbols;
+    for (const format::Kernel& k : kernels) {
+      all_names += (all_names.empty() ? "" : ", ") + k.name;
+      symbols.push_back(k.symbol);
+    }
+    ErrorContext all{all_names, kTargetName};
+    static const std::regex arch_pattern("sm_[0-9]+a?");
+    for (const std::string& arch : archs)
+      if (!std::regex_match(arch, arch_pattern))
+        throw TargetError(all_names, kTargetName, "'" + arch + "' is not an NVIDIA arch (sm_80, sm_90a, ...)");
+
+    llvm_common::prepare_context(*module.getContext());
+    std::vector<mlir::func::FuncOp> funcs;
+    for (const format::Kernel& k : kernels)
+      funcs.push_back(llvm_common::find_kernel(module, k.symbol, {k.name, kTargetName}));
+    llvm_common::lower_math(module, all);
+
+    // Lower each kernel in its own gpu.module so that an error names its kernel.
+    mlir::OwningOpRef<mlir::ModuleOp> llvm_module = mlir::ModuleOp::create(module.getLoc());
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      ErrorContext where{kernels[i].name, kTargetName};
+      mlir::gpu::GPUModuleOp gpu_module = make_gpu_kernel(module, funcs[i], kernels[i], where);
+      math_to_intrinsics(gpu_module);
+      llvm_common::verify(gpu_module, where);
+      llvm_common::run_pipeline(
+          gpu_module,
+          "convert-scf-to-cf,convert-vector-to-llvm,convert-ub-to-llvm,"
+          "convert-gpu-to-nvvm{index-bitwidth=64 use-bare-ptr-memref-call-conv=1},"
+          "reconcile-unrealized-casts",
+          where);
+      llvm_module->getBody()->getOperations().splice(llvm_module->getBody()->end(),
+                                                     gpu_module.getBody()->getOperations());
+      gpu_module.erase();
+    }
+    llvm_common::keep_temp(options, "ptx.llvm.mlir", llvm_common::print(*llvm_module));
+
+    llvm::LLVMContext llvm_context;
+    std::unique_ptr<llvm::Module> base = llvm_common::translate(*llvm_module, llvm_context, all);
+
+    std::vector<std::string> cuda_dirs{"/usr/local/cuda/bin"};
+    std::optional<std::filesystem::path> ptxas = llvm_common::find_executable("ptxas", {});
+    if (!ptxas) ptxas = llvm_common::find_executable("ptxas", cuda_dirs);
+
+    std::vector<TargetImage> images;
+    for (const std::string& arch : archs) {
+      std::unique_ptr<llvm::Module> m = llvm::CloneModule(*base);
+      auto machine = llvm_common::create_target_machine("nvptx64-nvidia-cuda", arch, ptx_features(arch), all);
+      llvm_common::optimize(*m, *machine, /*no_library_calls=*/true);
+      llvm_common::keep_temp(options, "ptx." + arch + ".ll", llvm_common::print(*m));
+      std::string ptx = llvm_common::emit(*m, *machine, llvm::CodeGenFileType::AssemblyFile, all);
+      llvm_common::keep_temp(options, "kernels." + arch + ".ptx", ptx);
+      TargetImage image{format::Target::PTX, arch, {}, symbols};
+      // NUL-terminated: cuModuleLoadData takes PTX as a C string.
+      const auto* bytes = reinterpret_cast<const std::byte*>(ptx.c_str());
+      image.data.assign(bytes, bytes + ptx.size() + 1);
+      images.push_back(std::move(image));
+      if (ptxas) images.push_back(assemble(*ptxas, arch, ptx, kernels, symbols, options));
+    }
+    return images;
+  }
+
+ private:
+  static TargetImage assemble(const std::filesystem::path& ptxas, const std::string& arch,
+                              const std::string& ptx, std::span<const format::Kernel> kernels,
+                              const std::vector<std::string>& symbols, const TargetOptions& options) {
+    llvm_common::ScratchDir dir;
+    auto in = dir.path() / "kernels.ptx";
+    auto out = dir.path() / "kernels.cubin";
+    llvm_common::write_file(in, ptx);
+    llvm_common::ProcessResult r = llvm_common::run_process(
+        {ptxas.string(), "-arch=" + arch, "-O3", "-o", out.string(), in.string()});
+    if (options.verbose && !r.output.empty()) fprintf(stderr, "%s", r.output.c_str());
+    if (r.exit_code != 0) {
+      // Name the kernel ptxas complains about when its message mentions one.
+      std::string culprit;
+      for (const format::Kernel& k : kernels)
+        if (r.output.find(k.symbol) != std::string::npos) culprit = k.name;
+      if (culprit.empty())
+        for (const format::Kernel& k : kernels) culprit += (culprit.empty() ? "" : ", ") + k.name;
+      throw TargetError(culprit, kTargetName, "ptxas -arch=" + arch + " failed: " + r.output);
+    }
+    TargetImage image{format::Target::CUBIN, arch, llvm_common::read_file(out), symbols};
+    llvm_common::keep_temp(options, "kernels." + arch + ".cubin",
+                           std::string_view(reinterpret_cast<const char*>(image.data.data()), image.data.size()));
+    return image;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Target> create_ptx_target() { return std::make_unique<PtxTarget>(); }
+
+}  // namespace quiver::compiler

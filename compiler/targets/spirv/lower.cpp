@@ -1,0 +1,222 @@
+#include "targets/spirv/lower.h"
+
+#include "targets/spirv/subgroup.h"
+
+#include "mlir/Conversion/ArithToSPIRV/ArithToSPIRV.h"
+#include "mlir/Conversion/ControlFlowToSPIRV/ControlFlowToSPIRV.h"
+#include "mlir/Conversion/FuncToSPIRV/FuncToSPIRV.h"
+#include "mlir/Conversion/GPUToSPIRV/GPUToSPIRV.h"
+#include "mlir/Conversion/IndexToSPIRV/IndexToSPIRV.h"
+#include "mlir/Conversion/MathToSPIRV/MathToSPIRV.h"
+#include "mlir/Conversion/MemRefToSPIRV/MemRefToSPIRV.h"
+#include "mlir/Conversion/SCFToSPIRV/SCFToSPIRV.h"
+#include "mlir/Conversion/UBToSPIRV/UBToSPIRV.h"
+#include "mlir/Conversion/VectorToSPIRV/VectorToSPIRV.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
+#include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
+#include "mlir/Dialect/SPIRV/Linking/ModuleCombiner.h"
+#include "mlir/Dialect/SPIRV/Transforms/Passes.h"
+#include "mlir/Dialect/SPIRV/Transforms/SPIRVConversion.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/SPIRV/Serialization.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace quiver::compiler::spirv_target {
+namespace {
+
+// Collects the context's diagnostics (with their notes and locations) while alive, so a failed
+// conversion can be reported as text inside a TargetError instead of being printed to stderr.
+class DiagnosticCollector {
+ public:
+  explicit DiagnosticCollector(mlir::MLIRContext* ctx)
+      : handler_(ctx, [this](mlir::Diagnostic& diag) {
+          append(diag);
+          for (mlir::Diagnostic& note : diag.getNotes()) append(note);
+          return mlir::success();
+        }) {}
+  std::string take(const std::string& fallback) {
+    return text_.empty() ? fallback : std::move(text_);
+  }
+
+ private:
+  void append(mlir::Diagnostic& diag) {
+    if (!text_.empty()) text_ += "\n";
+    std::string loc;
+    llvm::raw_string_ostream os(loc);
+    diag.getLocation().print(os);
+    text_ += loc + ": " + diag.str();
+  }
+  std::string text_;
+  mlir::ScopedDiagnosticHandler handler_;
+};
+
+// gpu address spaces → storage classes; everything else (the default memory space of buffer
+// parameters) follows MLIR's Vulkan mapping, which sends it to StorageBuffer.
+std::optional<mlir::spirv::StorageClass> map_memory_space(mlir::Attribute space) {
+  if (auto gpu_space = llvm::dyn_cast_or_null<mlir::gpu::AddressSpaceAttr>(space)) {
+    switch (gpu_space.getValue()) {
+      case mlir::gpu::AddressSpace::Workgroup: return mlir::spirv::StorageClass::Workgroup;
+      case mlir::gpu::AddressSpace::Private: return mlir::spirv::StorageClass::Function;
+      case mlir::gpu::AddressSpace::Global: return mlir::spirv::StorageClass::StorageBuffer;
+    }
+    return std::nullopt;
+  }
+  return mlir::spirv::mapMemorySpaceToVulkanStorageClass(space);
+}
+
+bool run_pass(mlir::spirv::ModuleOp module, std::unique_ptr<mlir::Pass> pass, std::string& error,
+              const char* what) {
+  mlir::MLIRContext* ctx = module.getContext();
+  DiagnosticCollector diags(ctx);
+  mlir::PassManager pm(ctx, mlir::spirv::ModuleOp::getOperationName());
+  pm.addPass(std::move(pass));
+  if (mlir::failed(pm.run(module))) {
+    error = diags.take(std::string(what) + " failed");
+    return false;
+  }
+  return true;
+}
+
+// Erases dead unrealized casts; any other non-SPIR-V op left is an op this target cannot lower.
+bool only_spirv_remains(mlir::spirv::ModuleOp module, std::string& error) {
+  bool erased = true;
+  while (erased) {
+    erased = false;
+    llvm::SmallVector<mlir::Operation*> dead;
+    module.walk([&](mlir::UnrealizedConversionCastOp cast) {
+      if (cast->use_empty()) dead.push_back(cast);
+    });
+    for (mlir::Operation* op : dead) op->erase();
+    erased = !dead.empty();
+  }
+  module.walk([&](mlir::Operation* op) {
+    if (op == module.getOperation() || !error.empty()) return;
+    if (op->getDialect() && op->getDialect()->getNamespace() == "spirv") return;
+    std::string loc;
+    llvm::raw_string_ostream os(loc);
+    op->getLoc().print(os);
+    error = loc + ": '" + op->getName().getStringRef().str() +
+            "' cannot be lowered to SPIR-V (no conversion for it" +
+            (op->getNumOperands() || op->getNumResults() ? " with these types" : "") + ")";
+  });
+  return error.empty();
+}
+
+}  // namespace
+
+mlir::spirv::TargetEnvAttr vulkan12_target_env(mlir::MLIRContext* ctx) {
+  using C = mlir::spirv::Capability;
+  using E = mlir::spirv::Extension;
+  const C caps[] = {
+      C::Shader, C::Int8, C::Int16, C::Int64, C::Float16,
+      C::StorageBuffer8BitAccess, C::StorageBuffer16BitAccess,
+      C::UniformAndStorageBuffer8BitAccess, C::StorageUniform16,
+      C::GroupNonUniform, C::GroupNonUniformArithmetic, C::GroupNonUniformShuffle,
+      C::GroupNonUniformShuffleRelative,
+      C::GroupNonUniformBallot, C::GroupNonUniformVote,
+  };
+  const E exts[] = {E::SPV_KHR_storage_buffer_storage_class, E::SPV_KHR_8bit_storage,
+                    E::SPV_KHR_16bit_storage};
+  auto triple = mlir::spirv::VerCapExtAttr::get(mlir::spirv::Version::V_1_5, caps, exts, ctx);
+  return mlir::spirv::TargetEnvAttr::get(triple, mlir::spirv::getDefaultResourceLimits(ctx),
+                                         mlir::spirv::ClientAPI::Vulkan);
+}
+
+mlir::spirv::ModuleOp convert_kernel_module(mlir::gpu::GPUModuleOp gpu_module, std::string& error) {
+  mlir::MLIRContext* ctx = gpu_module.getContext();
+  DiagnosticCollector diags(ctx);
+  mlir::spirv::TargetEnvAttr env = vulkan12_target_env(ctx);
+  gpu_module->setAttr(mlir::spirv::getTargetEnvAttrName(), env);
+  std::string spv_name = "__spv__" + gpu_module.getName().str();
+  mlir::Operation* parent = gpu_module->getParentOp();
+
+  mlir::spirv::MemorySpaceToStorageClassConverter storage_converter(map_memory_space);
+  mlir::spirv::convertMemRefTypesAndAttrs(gpu_module, storage_converter);
+
+  mlir::SPIRVConversionOptions options;
+  options.use64bitIndex = false;   // indices are 32-bit: buffers are addressed by uint32 offsets
+  mlir::SPIRVTypeConverter type_converter(env, options);
+  mlir::ScfToSPIRVContext scf_context;
+  mlir::RewritePatternSet patterns(ctx);
+  mlir::populateGPUToSPIRVPatterns(type_converter, patterns);
+  mlir::arith::populateArithToSPIRVPatterns(type_converter, patterns);
+  mlir::populateMathToSPIRVPatterns(type_converter, patterns);
+  mlir::populateMemRefToSPIRVPatterns(type_converter, patterns);
+  mlir::populateFuncToSPIRVPatterns(type_converter, patterns);
+  mlir::populateSCFToSPIRVPatterns(type_converter, scf_context, patterns);
+  mlir::index::populateIndexToSPIRVPatterns(type_converter, patterns);
+  mlir::ub::populateUBToSPIRVConversionPatterns(type_converter, patterns);
+  mlir::cf::populateControlFlowToSPIRVPatterns(type_converter, patterns);
+  mlir::populateVectorToSPIRVPatterns(type_converter, patterns);
+  populate_subgroup_patterns(type_converter, patterns);
+  std::unique_ptr<mlir::ConversionTarget> target = mlir::SPIRVConversionTarget::get(env);
+  // Partial conversion, then a check that only SPIR-V remains: MLIR 19's scf.while lowering
+  // leaves dead unrealized casts behind, which a full conversion would reject.
+  if (mlir::failed(mlir::applyPartialConversion(gpu_module.getOperation(), *target,
+                                                std::move(patterns)))) {
+    error = diags.take("conversion to the SPIR-V dialect failed");
+    return {};
+  }
+
+  mlir::spirv::ModuleOp spv_module;
+  for (mlir::Region& region : parent->getRegions())
+    region.walk([&](mlir::spirv::ModuleOp m) {
+      if (m.getName() && *m.getName() == spv_name) spv_module = m;
+    });
+  if (!spv_module) {
+    error = "conversion produced no spirv.module named " + spv_name;
+    return {};
+  }
+  spv_module->setAttr(mlir::spirv::getTargetEnvAttrName(), env);
+  if (!only_spirv_remains(spv_module, error)) return {};
+  if (!run_pass(spv_module, mlir::spirv::createSPIRVLowerABIAttributesPass(), error,
+                "spirv-lower-abi-attrs"))
+    return {};
+  return spv_module;
+}
+
+mlir::OwningOpRef<mlir::spirv::ModuleOp> combine_modules(
+    llvm::ArrayRef<mlir::spirv::ModuleOp> modules, std::string& error) {
+  if (modules.empty()) {
+    error = "no kernels to combine";
+    return {};
+  }
+  mlir::spirv::ModuleOp first = modules.front();
+  mlir::MLIRContext* ctx = first.getContext();
+  DiagnosticCollector diags(ctx);
+  mlir::OpBuilder builder(ctx);   // no insertion point: the combined module stands alone
+  mlir::OwningOpRef<mlir::spirv::ModuleOp> combined =
+      mlir::spirv::combine(modules, builder, nullptr);
+  if (!combined) {
+    error = diags.take("combining the kernels' SPIR-V modules failed");
+    return {};
+  }
+  (*combined)->setAttr(mlir::spirv::getTargetEnvAttrName(), vulkan12_target_env(ctx));
+  if (!update_vce(*combined, error)) return {};
+  return combined;
+}
+
+bool update_vce(mlir::spirv::ModuleOp module, std::string& error) {
+  if (!module->hasAttr(mlir::spirv::getTargetEnvAttrName()))
+    module->setAttr(mlir::spirv::getTargetEnvAttrName(), vulkan12_target_env(module.getContext()));
+  return run_pass(module, mlir::spirv::createSPIRVUpdateVCEPass(), error, "spirv-update-vce");
+}
+
+bool serialize_module(mlir::spirv::ModuleOp module, std::vector<uint32_t>& words,
+                      std::string& error) {
+  DiagnosticCollector diags(module.getContext());
+  llvm::SmallVector<uint32_t, 0> binary;
+  mlir::spirv::SerializationOptions options;
+  options.emitSymbolName = true;   // OpName helps spirv-val messages and debugging tools
+  if (mlir::failed(mlir::spirv::serialize(module, binary, options))) {
+    error = diags.take("SPIR-V serialization failed");
+    return false;
+  }
+  words.assign(binary.begin(), binary.end());
+  return true;
+}
+
+}  // namespace quiver::compiler::spirv_target

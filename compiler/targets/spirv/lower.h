@@ -1,0 +1,39 @@
+// From gpu.module kernels (prepare.h) to one serialized SPIR-V module for Vulkan 1.2.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace mlir {
+class MLIRContext;
+namespace gpu { class GPUModuleOp; }
+}  // namespace mlir
+
+namespace quiver::compiler::spirv_target {
+
+// Vulkan 1.2 (SPIR-V ≤ 1.5) with the capabilities quiver may use; spirv-update-vce later keeps
+// only those a module really needs, so a kernel without i64 does not require shaderInt64.
+mlir::spirv::TargetEnvAttr vulkan12_target_env(mlir::MLIRContext* ctx);
+
+// Converts `gpu_module` (one kernel) in place into a spirv.module with its ABI lowered
+// (descriptor-bound globals, OpEntryPoint, LocalSize). On failure returns null and sets `error`
+// to the conversion's diagnostics.
+mlir::spirv::ModuleOp convert_kernel_module(mlir::gpu::GPUModuleOp gpu_module, std::string& error);
+
+// Merges per-kernel modules into one (identical globals are shared), then deduces the minimal
+// version/capabilities/extensions. Null and `error` set on failure.
+mlir::OwningOpRef<mlir::spirv::ModuleOp> combine_modules(
+    llvm::ArrayRef<mlir::spirv::ModuleOp> modules, std::string& error);
+
+// Runs spirv-update-vce on `module` (attached or not). False and `error` set on failure.
+bool update_vce(mlir::spirv::ModuleOp module, std::string& error);
+
+// Serializes `module` to SPIR-V words. False and `error` set on failure.
+bool serialize_module(mlir::spirv::ModuleOp module, std::vector<uint32_t>& words,
+                      std::string& error);
+
+}  // namespace quiver::compiler::spirv_target

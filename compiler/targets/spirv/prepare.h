@@ -1,0 +1,42 @@
+// Turns the neutral IR's kernels (func.func + qv.kernel, docs/ir.md) into what MLIR's SPIR-V
+// conversions expect: one gpu.module per kernel holding a gpu.func with the Vulkan ABI
+// attributes of docs/abi.md, structured control flow the SCF→SPIR-V patterns understand, and
+// workgroup allocas as workgroup allocations. Every problem is a TargetError naming the kernel.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "format/manifest.h"
+
+namespace mlir {
+class ModuleOp;
+namespace func { class FuncOp; }
+namespace gpu { class GPUModuleOp; }
+}  // namespace mlir
+
+namespace quiver::compiler::spirv_target {
+
+inline constexpr const char* kTargetName = "spirv";
+
+// The kernel functions of `module` in the order of `kernels`; each must exist, carry qv.kernel,
+// and agree with its manifest entry (parameter count, buffer vs scalar, block shape).
+std::vector<mlir::func::FuncOp> find_kernel_functions(mlir::ModuleOp module,
+                                                      std::span<const format::Kernel> kernels);
+
+// Rejects types portable Vulkan 1.2 cannot run (f64, bf16, vectors wider than 4).
+void check_kernel_types(mlir::func::FuncOp func, const format::Kernel& kernel);
+
+// Rewrites scf.index_switch into scf.if chains and inlines single-block scf.execute_region,
+// since MLIR 19's SCF→SPIR-V patterns handle neither.
+void structure_control_flow(mlir::func::FuncOp func, const format::Kernel& kernel);
+
+// Moves `func` into a new gpu.module (inserted at the end of its parent module) as a gpu.func
+// kernel with spirv.entry_point_abi (LocalSize = kernel.block) and spirv.interface_var_abi
+// (set 0, binding i) on every parameter. Workgroup allocas become memref.alloc (lowered to
+// Workgroup variables), other allocas get the private address space (Function variables).
+// `func` is erased.
+mlir::gpu::GPUModuleOp wrap_as_gpu_kernel(mlir::func::FuncOp func, const format::Kernel& kernel);
+
+}  // namespace quiver::compiler::spirv_target

@@ -1,0 +1,149 @@
+// The SPIR-V target: neutral IR → one Vulkan 1.2 compute module holding every kernel as an
+// OpEntryPoint named by its manifest symbol (docs/abi.md "SPIR-V"). Each kernel is lowered in a
+// module of its own, so a failure names the kernel; the modules are then merged, and the result
+// must pass spirv-val before it becomes an image.
+#include <cstring>
+#include <fstream>
+
+#include "ir/math.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+#include "targets/spirv/lower.h"
+#include "targets/spirv/prepare.h"
+#include "targets/spirv/validate.h"
+#include "targets/target.h"
+
+namespace quiver::compiler {
+namespace {
+
+using spirv_target::kTargetName;
+constexpr const char* kArch = "vulkan1.2";
+
+std::string all_kernels(std::span<const format::Kernel> kernels) {
+  std::string names;
+  for (const format::Kernel& k : kernels) names += (names.empty() ? "" : ", ") + k.symbol;
+  return names;
+}
+
+void write_file(const std::string& path, const void* data, size_t size) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(static_cast<const char*>(data), std::streamsize(size));
+  if (!out) throw TargetError("*", kTargetName, "cannot write temporary file " + path);
+}
+
+template <typename Op>
+void write_mlir(const std::string& path, Op op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->print(os);
+  write_file(path, text.data(), text.size());
+}
+
+class SpirvTarget final : public Target {
+ public:
+  std::string_view name() const override { return kTargetName; }
+
+  std::vector<TargetImage> compile(mlir::ModuleOp module, std::span<const format::Kernel> kernels,
+                                   const TargetOptions& options) override {
+    for (const std::string& arch : options.archs)
+      if (arch != kArch)
+        throw TargetError(all_kernels(kernels), kTargetName,
+                          "unknown arch '" + arch + "' (the spirv target builds vulkan1.2)");
+    if (kernels.empty()) return {};
+    mlir::MLIRContext* ctx = module.getContext();
+    ctx->loadDialect<mlir::arith::ArithDialect, mlir::cf::ControlFlowDialect,
+                     mlir::func::FuncDialect, mlir::gpu::GPUDialect, mlir::index::IndexDialect,
+                     mlir::math::MathDialect, mlir::memref::MemRefDialect,
+                     mlir::scf::SCFDialect, mlir::spirv::SPIRVDialect, mlir::ub::UBDialect,
+                     mlir::vector::VectorDialect>();
+    auto log = [&](const std::string& what) {
+      if (options.verbose) llvm::errs() << "spirv: " << what << "\n";
+    };
+
+    std::vector<mlir::func::FuncOp> funcs = spirv_target::find_kernel_functions(module, kernels);
+    for (size_t i = 0; i < funcs.size(); ++i) spirv_target::check_kernel_types(funcs[i], kernels[i]);
+    log("lowering math");
+    try {
+      ir::lower_math(module);
+    } catch (const ir::MathLoweringError& e) {
+      throw TargetError(all_kernels(kernels), kTargetName, e.what());
+    }
+
+    std::vector<mlir::spirv::ModuleOp> per_kernel;
+    for (size_t i = 0; i < funcs.size(); ++i) {
+      const format::Kernel& kernel = kernels[i];
+      log("lowering " + kernel.symbol);
+      spirv_target::structure_control_flow(funcs[i], kernel);
+      mlir::gpu::GPUModuleOp gpu_module = spirv_target::wrap_as_gpu_kernel(funcs[i], kernel);
+      std::string error;
+      mlir::spirv::ModuleOp spv = spirv_target::convert_kernel_module(gpu_module, error);
+      if (!spv) throw TargetError(kernel.symbol, kTargetName, "lowering to SPIR-V failed:\n" + error);
+      per_kernel.push_back(spv);
+    }
+
+    std::string error;
+    mlir::OwningOpRef<mlir::spirv::ModuleOp> combined =
+        spirv_target::combine_modules(per_kernel, error);
+    if (!combined) throw TargetError(all_kernels(kernels), kTargetName, error);
+    if (!options.keep_temps_dir.empty())
+      write_mlir(options.keep_temps_dir + "/spirv.mlir", *combined);
+
+    std::vector<uint32_t> words;
+    if (!spirv_target::serialize_module(*combined, words, error))
+      throw TargetError(all_kernels(kernels), kTargetName, error);
+    if (!options.keep_temps_dir.empty())
+      write_file(options.keep_temps_dir + "/spirv.spv", words.data(), words.size() * 4);
+
+    log("validating");
+    std::string invalid = spirv_target::validate_vulkan12(words);
+    if (!invalid.empty()) throw_validation_error(per_kernel, kernels, invalid);
+
+    TargetImage image;
+    image.target = format::Target::SPIRV;
+    image.arch = kArch;
+    image.data.resize(words.size() * sizeof(uint32_t));
+    std::memcpy(image.data.data(), words.data(), image.data.size());
+    for (const format::Kernel& k : kernels) image.kernels.push_back(k.symbol);
+    std::vector<TargetImage> images;
+    images.push_back(std::move(image));
+    return images;
+  }
+
+ private:
+  // The merged module is invalid: validate each kernel's own module to name the culprit.
+  [[noreturn]] static void throw_validation_error(
+      std::span<mlir::spirv::ModuleOp> per_kernel, std::span<const format::Kernel> kernels,
+      const std::string& combined_message) {
+    for (size_t i = 0; i < per_kernel.size(); ++i) {
+      mlir::OwningOpRef<mlir::spirv::ModuleOp> single = per_kernel[i].clone();
+      std::string error;
+      std::vector<uint32_t> words;
+      if (!spirv_target::update_vce(*single, error) ||
+          !spirv_target::serialize_module(*single, words, error))
+        continue;
+      std::string invalid = spirv_target::validate_vulkan12(words);
+      if (!invalid.empty())
+        throw TargetError(kernels[i].symbol, kTargetName,
+                          "spirv-val rejected the generated module:\n" + invalid);
+    }
+    throw TargetError(all_kernels(kernels), kTargetName,
+                      "spirv-val rejected the merged module:\n" + combined_message);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Target> create_spirv_target() { return std::make_unique<SpirvTarget>(); }
+
+}  // namespace quiver::compiler

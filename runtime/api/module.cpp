@@ -1,0 +1,40 @@
+// quiver::Module: looking kernels up by their canonical name.
+#include <string>
+
+#include "api/impl.h"
+
+namespace quiver {
+namespace {
+const detail::ModuleImpl& checked(const std::shared_ptr<detail::ModuleImpl>& impl) {
+  if (!impl) throw Error(ErrorCode::InvalidArgument, "quiver::Module is empty (moved-from)");
+  return *impl;
+}
+}  // namespace
+
+Kernel Module::kernel(std::string_view name) const {
+  const detail::ModuleImpl& m = checked(impl_);
+  const std::vector<format::Kernel>& kernels = m.manifest().kernels;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (kernels[i].name == name) return Kernel(impl_, i, kernels[i].name);
+  }
+  std::string list;
+  for (const format::Kernel& k : kernels) {
+    if (!list.empty()) list += ", ";
+    list += k.name;
+  }
+  throw Error(ErrorCode::NotFound, "kernel '" + std::string(name) + "' not found in '" +
+                                       m.label() + "'; its kernels are: " +
+                                       (list.empty() ? std::string("(none)") : list));
+}
+
+std::vector<std::string> Module::kernel_names() const {
+  const detail::ModuleImpl& m = checked(impl_);
+  std::vector<std::string> names;
+  names.reserve(m.manifest().kernels.size());
+  for (const format::Kernel& k : m.manifest().kernels) names.push_back(k.name);
+  return names;
+}
+
+std::string_view Module::backend_image() const { return checked(impl_).image(); }
+
+}  // namespace quiver

@@ -1,0 +1,28 @@
+// The CPU kernel ABI (docs/abi.md, "CPU"): what a kernel entry in a CPU image looks like.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+extern "C" {
+
+struct qv_cpu_ctx {                    // 8-byte aligned, exactly this layout
+  uint32_t thread_id[3];               // read only when the kernel uses barriers
+  uint32_t block_id[3];
+  uint32_t block_dim[3];               // = manifest block
+  uint32_t grid_dim[3];
+  void* shared;                        // this block's workgroup memory, 64-byte aligned
+  void (*barrier)(struct qv_cpu_ctx*); // all threads of the block meet here
+  void* runtime;                       // opaque to the kernel; for barrier()
+};
+
+// void <symbol>(void* const* args, struct qv_cpu_ctx* ctx);
+using qv_cpu_kernel_fn = void (*)(void* const* args, qv_cpu_ctx* ctx);
+}
+
+static_assert(offsetof(qv_cpu_ctx, block_id) == 12);
+static_assert(offsetof(qv_cpu_ctx, grid_dim) == 36);
+static_assert(offsetof(qv_cpu_ctx, shared) == 48);
+static_assert(offsetof(qv_cpu_ctx, barrier) == 56);
+static_assert(offsetof(qv_cpu_ctx, runtime) == 64);
+static_assert(sizeof(qv_cpu_ctx) == 72 && alignof(qv_cpu_ctx) == 8);

@@ -1,0 +1,96 @@
+// The CPU backend: runs the "cpu" image of a fat binary (an ELF shared object, docs/abi.md
+// "CPU") on the host. Blocks run in parallel on a per-device thread pool; the threads of a
+// block that uses qv::barrier() run as fibers on one worker.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "backends/cpu/cpu_abi.h"
+#include "backends/cpu/fiber.h"
+#include "backends/cpu/thread_pool.h"
+
+namespace quiver::backend::cpu {
+
+// "x86_64" or "aarch64": the arch string of the CPU image this host runs.
+std::string_view host_arch();
+
+class CpuBuffer final : public Buffer {
+ public:
+  explicit CpuBuffer(size_t size);   // 64-byte aligned, at least 64 bytes
+  ~CpuBuffer() override;
+  void* data() const { return data_; }
+
+ private:
+  void* data_ = nullptr;
+};
+
+// 64-byte aligned storage that only grows (shared memory of one worker's block).
+class AlignedScratch {
+ public:
+  AlignedScratch() = default;
+  AlignedScratch(const AlignedScratch&) = delete;
+  AlignedScratch& operator=(const AlignedScratch&) = delete;
+  ~AlignedScratch();
+  void* reserve(size_t bytes);
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+struct WorkerScratch;
+
+// One thread of a barrier kernel's block, run as a fiber. ctx.runtime points back here so
+// barrier() can find the fiber that called it.
+struct FiberSlot {
+  qv_cpu_ctx ctx;
+  void* sp = nullptr;             // saved stack pointer while switched out
+  bool done = false;              // the kernel call returned
+  WorkerScratch* worker = nullptr;
+};
+
+// What one worker reuses from launch to launch: its block's shared memory and, for barrier
+// kernels, one fiber (context + stack) per thread of the block.
+struct WorkerScratch {
+  AlignedScratch shared;
+  FiberStacks stacks;
+  std::vector<FiberSlot> fibers;
+  void* scheduler_sp = nullptr;   // the worker's own context while a fiber runs
+  qv_cpu_kernel_fn fn = nullptr;  // the kernel the fibers are running
+  void* const* args = nullptr;
+  bool stray_barrier = false;     // a barrier-free kernel called barrier()
+};
+
+class CpuDevice final : public Device {
+ public:
+  CpuDevice();
+  ~CpuDevice() override;
+  std::string backend_name() const override { return "cpu"; }
+  std::string device_name() const override { return name_; }
+  std::unique_ptr<Buffer> alloc(size_t bytes) override;
+  void upload(Buffer& dst, const void* src, size_t bytes) override;
+  void download(const Buffer& src, void* dst, size_t bytes) override;
+  std::unique_ptr<Module> load(const format::FatBinary& fatbin) override;
+  // Launches run to completion before launch() returns, so there is nothing left to wait for.
+  void synchronize() override {}
+
+  // Runs `job(worker, scratch)` on every worker; the pool starts on first use so that merely
+  // probing backends (Device::available_backends) creates no threads.
+  void run_on_workers(const std::function<void(unsigned, WorkerScratch&)>& job);
+  unsigned worker_count() const { return workers_; }
+
+ private:
+  std::string name_;
+  unsigned workers_;
+  std::mutex launch_mutex_;
+  std::vector<std::unique_ptr<WorkerScratch>> scratch_;
+  std::unique_ptr<ThreadPool> pool_;   // declared last: its threads stop before scratch_ goes
+};
+
+std::unique_ptr<Module> load_cpu_module(CpuDevice& device, const format::FatBinary& fatbin);
+
+}  // namespace quiver::backend::cpu

@@ -1,0 +1,353 @@
+// The CUDA backend: driver API only (dlopen'd, see cuda_driver.h), the device's primary
+// context, one non-blocking stream per Device. Launches are asynchronous; upload, download and
+// synchronize wait on the stream. Kernel arguments follow docs/abi.md: a buffer is passed as its
+// CUdeviceptr, a scalar as a pointer to its value.
+#include <array>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "cuda_driver.h"
+#include "cuda_image_select.h"
+
+namespace quiver::backend {
+namespace cuda {
+namespace {
+
+// Everything a Device, its Buffers and its Modules share; whichever is destroyed last releases it.
+struct Context {
+  std::shared_ptr<const Driver> driver;
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  int cc_major = 0;
+  int cc_minor = 0;
+  std::string name;
+  std::string last_kernel;   // named in errors that surface at the next synchronization
+
+  Context() = default;
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  ~Context() {
+    if (stream) {
+      driver->cuCtxSetCurrent(context);
+      driver->cuStreamSynchronize(stream);
+      driver->cuStreamDestroy(stream);
+    }
+    if (context) driver->cuDevicePrimaryCtxRelease(device);
+  }
+
+  std::string arch() const { return "sm_" + std::to_string(cc_major) + std::to_string(cc_minor); }
+
+  void check(CUresult result, const std::string& what) const {
+    if (result == CUDA_SUCCESS) return;
+    throw Error(result == CUDA_ERROR_OUT_OF_MEMORY ? ErrorCode::OutOfMemory : ErrorCode::DeviceError,
+                "cuda: " + what + " failed on " + name + ": " + driver->error_text(result));
+  }
+  // The calling thread may have another context current (or none): make ours current first.
+  void make_current() const { check(driver->cuCtxSetCurrent(context), "cuCtxSetCurrent"); }
+
+  // Waits for every launch so far. Asynchronous kernel faults surface here, so the message names
+  // the last kernel launched.
+  void synchronize(const std::string& what) const {
+    make_current();
+    CUresult result = driver->cuStreamSynchronize(stream);
+    if (result == CUDA_SUCCESS) return;
+    std::string after = last_kernel.empty() ? "" : " (last kernel launched: '" + last_kernel + "')";
+    throw Error(ErrorCode::DeviceError, "cuda: " + what + ": waiting for the stream failed on " +
+                                            name + after + ": " + driver->error_text(result));
+  }
+};
+
+class CudaBuffer final : public Buffer {
+ public:
+  CudaBuffer(std::shared_ptr<Context> context, size_t size) : context_(std::move(context)) {
+    bytes = size;
+    if (size == 0) return;   // cuMemAlloc rejects 0 bytes; an empty buffer has no storage
+    context_->make_current();
+    context_->check(context_->driver->cuMemAlloc(&pointer, size),
+                    "cuMemAlloc of " + std::to_string(size) + " bytes");
+  }
+  ~CudaBuffer() override {
+    if (!pointer) return;
+    // A launch still in flight may use this allocation: wait before freeing. Errors are
+    // ignored here (destructors must not throw); they resurface at the next synchronize.
+    const Driver& d = *context_->driver;
+    d.cuCtxSetCurrent(context_->context);
+    d.cuStreamSynchronize(context_->stream);
+    d.cuMemFree(pointer);
+  }
+  const std::shared_ptr<Context>& context() const { return context_; }
+  CUdeviceptr pointer = 0;   // kernel parameters point at this member (it must not move)
+
+ private:
+  std::shared_ptr<Context> context_;
+};
+
+// Owns a CUmodule, so that a constructor that throws half-way still unloads it.
+struct LoadedModule {
+  std::shared_ptr<Context> context;
+  CUmodule module = nullptr;
+  ~LoadedModule() {
+    if (!module) return;
+    context->driver->cuCtxSetCurrent(context->context);
+    context->driver->cuStreamSynchronize(context->stream);
+    context->driver->cuModuleUnload(module);
+  }
+};
+
+class CudaModule final : public Module {
+ public:
+  CudaModule(std::shared_ptr<Context> context, const format::FatBinary& fatbin,
+             const ImageChoice& choice)
+      : loaded_{std::move(context)}, description_(choice.description), label_(fatbin.label()) {
+    Context& ctx = *loaded_.context;
+    const format::Image& image = fatbin.manifest().images[choice.index];
+    std::vector<std::byte> data = fatbin.image_data(choice.index);
+    // PTX is handed to the driver as a NUL-terminated string; a cubin is read through its own
+    // ELF headers (the driver takes no size), so they must stay inside the image.
+    if (choice.jit && (data.empty() || data.back() != std::byte{0})) data.push_back(std::byte{0});
+    if (!choice.jit) {
+      if (std::string why = check_cubin(data); !why.empty())
+        throw Error(ErrorCode::InvalidFatBinary,
+                    "cuda: " + label_ + ": image '" + description_ + "' is not a usable cubin: " + why);
+    }
+
+    // The driver writes JIT diagnostics here; without it a PTX failure says only "invalid PTX".
+    std::vector<char> error_log(32 * 1024, '\0');
+    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void* values[] = {error_log.data(), reinterpret_cast<void*>(uintptr_t{error_log.size() - 1})};
+    ctx.make_current();
+    CUresult result = ctx.driver->cuModuleLoadDataEx(&loaded_.module, data.data(), 2, options, values);
+    if (result != CUDA_SUCCESS) {
+      loaded_.module = nullptr;
+      std::string log(error_log.data());
+      throw Error(result == CUDA_ERROR_OUT_OF_MEMORY ? ErrorCode::OutOfMemory : ErrorCode::DeviceError,
+                  "cuda: loading image '" + description_ + "' of " + label_ + " on " + ctx.name +
+                      " failed: " + ctx.driver->error_text(result) +
+                      (log.empty() ? "" : "\nJIT log:\n" + log));
+    }
+
+    for (const format::Kernel& k : fatbin.manifest().kernels) {
+      Entry entry{k.name, k.symbol, k.block, nullptr};
+      bool in_image = false;
+      for (const std::string& s : image.kernels) in_image = in_image || s == k.symbol;
+      if (in_image) {
+        result = ctx.driver->cuModuleGetFunction(&entry.function, loaded_.module, k.symbol.c_str());
+        if (result != CUDA_SUCCESS)
+          throw Error(ErrorCode::InvalidFatBinary,
+                      "cuda: image '" + description_ + "' of " + label_ + " lists kernel '" +
+                          k.name + "' but has no entry point '" + k.symbol +
+                          "': " + ctx.driver->error_text(result));
+      }
+      entries_.push_back(std::move(entry));
+    }
+  }
+
+  void launch(size_t kernel, Grid grid, std::span<const LaunchArg> args) override {
+    if (kernel >= entries_.size())
+      throw Error(ErrorCode::InvalidArgument, "cuda: kernel index " + std::to_string(kernel) +
+                                                  " out of range (" + label_ + " has " +
+                                                  std::to_string(entries_.size()) + " kernels)");
+    const Entry& entry = entries_[kernel];
+    Context& ctx = *loaded_.context;
+    if (!entry.function)
+      throw Error(ErrorCode::NotFound, "cuda: kernel '" + entry.name + "' is not in the loaded image '" +
+                                           description_ + "' of " + label_);
+
+    std::vector<void*> params(args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i].buffer) {
+        auto* buffer = dynamic_cast<CudaBuffer*>(args[i].buffer);
+        if (!buffer || buffer->context() != loaded_.context)
+          throw Error(ErrorCode::InvalidArgument,
+                      "cuda: kernel '" + entry.name + "' argument " + std::to_string(i) +
+                          ": the buffer was allocated on another device or backend");
+        params[i] = &buffer->pointer;
+      } else if (args[i].scalar) {
+        // cuLaunchKernel copies the values before it returns, so the caller's storage suffices.
+        params[i] = const_cast<void*>(args[i].scalar);
+      } else {
+        throw Error(ErrorCode::InvalidArgument, "cuda: kernel '" + entry.name + "' argument " +
+                                                    std::to_string(i) + " has neither a buffer nor a value");
+      }
+    }
+    ctx.make_current();
+    CUresult result = ctx.driver->cuLaunchKernel(
+        entry.function, grid.x, grid.y, grid.z, entry.block[0], entry.block[1], entry.block[2],
+        0, ctx.stream, params.empty() ? nullptr : params.data(), nullptr);
+    if (result != CUDA_SUCCESS)
+      throw Error(result == CUDA_ERROR_OUT_OF_MEMORY ? ErrorCode::OutOfMemory : ErrorCode::DeviceError,
+                  "cuda: launching kernel '" + entry.name + "' (grid " + std::to_string(grid.x) + "x" +
+                      std::to_string(grid.y) + "x" + std::to_string(grid.z) + ", block " +
+                      std::to_string(entry.block[0]) + "x" + std::to_string(entry.block[1]) + "x" +
+                      std::to_string(entry.block[2]) + ") failed on " + ctx.name + ": " +
+                      ctx.driver->error_text(result));
+    ctx.last_kernel = entry.name;
+  }
+
+  std::string image_description() const override { return description_; }
+
+ private:
+  struct Entry {
+    std::string name;
+    std::string symbol;
+    std::array<uint32_t, 3> block;
+    CUfunction function;   // null when the loaded image lacks this kernel
+  };
+  LoadedModule loaded_;
+  std::string description_;
+  std::string label_;
+  std::vector<Entry> entries_;
+};
+
+class CudaDevice final : public Device {
+ public:
+  explicit CudaDevice(std::shared_ptr<Context> context) : context_(std::move(context)) {}
+
+  std::string backend_name() const override { return "cuda"; }
+  std::string device_name() const override { return context_->name; }
+
+  std::unique_ptr<Buffer> alloc(size_t bytes) override {
+    return std::make_unique<CudaBuffer>(context_, bytes);
+  }
+
+  void upload(Buffer& dst, const void* src, size_t bytes) override {
+    CudaBuffer& buffer = own(dst, "upload");
+    check_size("upload", bytes, buffer.bytes);
+    if (bytes == 0) return;
+    context_->make_current();
+    // Queued on our stream, so it lands after every launch already queued that may read the
+    // old contents; the wait makes upload synchronous as the interface promises.
+    context_->check(context_->driver->cuMemcpyHtoDAsync(buffer.pointer, src, bytes, context_->stream),
+                    "upload of " + std::to_string(bytes) + " bytes");
+    context_->synchronize("upload");
+  }
+
+  void download(const Buffer& src, void* dst, size_t bytes) override {
+    const CudaBuffer& buffer = own(const_cast<Buffer&>(src), "download");
+    check_size("download", bytes, buffer.bytes);
+    if (bytes == 0) return;
+    context_->make_current();
+    context_->check(context_->driver->cuMemcpyDtoHAsync(dst, buffer.pointer, bytes, context_->stream),
+                    "download of " + std::to_string(bytes) + " bytes");
+    context_->synchronize("download");
+  }
+
+  std::unique_ptr<Module> load(const format::FatBinary& fatbin) override {
+    const format::Manifest& manifest = fatbin.manifest();
+    std::vector<ImageChoice> choices = rank_cuda_images(manifest, context_->cc_major, context_->cc_minor);
+    if (choices.empty())
+      throw Error(ErrorCode::NotFound,
+                  "cuda: " + fatbin.label() + " has no image for " + context_->name + " (" +
+                      context_->arch() + "): it needs a cubin " + context_->arch() +
+                      " or PTX for " + context_->arch() + " or older; the file has: " +
+                      describe_images(manifest));
+    // Try the best image first; a cubin the driver refuses falls back to PTX. All failures are
+    // reported together when nothing loads.
+    std::string failures;
+    for (const ImageChoice& choice : choices) {
+      try {
+        return std::make_unique<CudaModule>(context_, fatbin, choice);
+      } catch (const Error& e) {
+        if (choices.size() == 1 || e.code() == ErrorCode::InvalidFatBinary) throw;
+        failures += std::string("\n  ") + e.what();
+      }
+    }
+    throw Error(ErrorCode::DeviceError, "cuda: no image of " + fatbin.label() + " could be loaded on " +
+                                            context_->name + ":" + failures);
+  }
+
+  void synchronize() override { context_->synchronize("synchronize"); }
+
+ private:
+  CudaBuffer& own(Buffer& b, const char* what) const {
+    auto* buffer = dynamic_cast<CudaBuffer*>(&b);
+    if (!buffer || buffer->context() != context_)
+      throw Error(ErrorCode::InvalidArgument,
+                  std::string("cuda: ") + what + ": the buffer was allocated on another device or backend");
+    return *buffer;
+  }
+  static void check_size(const char* what, size_t bytes, size_t have) {
+    if (bytes > have)
+      throw Error(ErrorCode::InvalidArgument, std::string("cuda: ") + what + " of " +
+                                                  std::to_string(bytes) + " bytes into a buffer of " +
+                                                  std::to_string(have) + " bytes");
+  }
+  std::shared_ptr<Context> context_;
+};
+
+// Which device to use: QUIVER_CUDA_DEVICE=<ordinal>, else 0.
+bool pick_ordinal(int count, int& ordinal, std::string& why_not) {
+  ordinal = 0;
+  const char* env = std::getenv("QUIVER_CUDA_DEVICE");
+  if (!env || !*env) return true;
+  char* end = nullptr;
+  long value = std::strtol(env, &end, 10);
+  if (*end != '\0' || value < 0 || value >= count) {
+    why_not = std::string("QUIVER_CUDA_DEVICE=") + env + " is not a device ordinal (the driver reports " +
+              std::to_string(count) + " device(s))";
+    return false;
+  }
+  ordinal = static_cast<int>(value);
+  return true;
+}
+
+std::unique_ptr<Device> open_device(std::string& why_not) {
+  std::shared_ptr<const Driver> driver = Driver::load(why_not);
+  if (!driver) return nullptr;
+  CUresult result = driver->cuInit(0);
+  if (result != CUDA_SUCCESS) {
+    why_not = "cuInit failed: " + driver->error_text(result);
+    return nullptr;
+  }
+  int count = 0;
+  result = driver->cuDeviceGetCount(&count);
+  if (result != CUDA_SUCCESS) {
+    why_not = "cuDeviceGetCount failed: " + driver->error_text(result);
+    return nullptr;
+  }
+  if (count == 0) {
+    why_not = "the CUDA driver reports no devices";
+    return nullptr;
+  }
+  int ordinal = 0;
+  if (!pick_ordinal(count, ordinal, why_not)) return nullptr;
+
+  auto context = std::make_shared<Context>();
+  context->driver = driver;
+  try {
+    context->check(driver->cuDeviceGet(&context->device, ordinal), "cuDeviceGet");
+    char name[256] = {};
+    context->check(driver->cuDeviceGetName(name, sizeof name - 1, context->device), "cuDeviceGetName");
+    context->name = name;
+    context->check(driver->cuDeviceGetAttribute(&context->cc_major,
+                                                CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                                context->device),
+                   "cuDeviceGetAttribute(compute capability major)");
+    context->check(driver->cuDeviceGetAttribute(&context->cc_minor,
+                                                CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                                                context->device),
+                   "cuDeviceGetAttribute(compute capability minor)");
+    CUcontext primary = nullptr;
+    context->check(driver->cuDevicePrimaryCtxRetain(&primary, context->device), "cuDevicePrimaryCtxRetain");
+    context->context = primary;
+    context->make_current();
+    context->check(driver->cuStreamCreate(&context->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  } catch (const Error& e) {
+    why_not = e.what();
+    return nullptr;
+  }
+  return std::make_unique<CudaDevice>(std::move(context));
+}
+
+}  // namespace
+}  // namespace cuda
+
+extern const Factory cuda_factory;
+const Factory cuda_factory{"cuda", &cuda::open_device};
+
+}  // namespace quiver::backend

@@ -1,0 +1,57 @@
+// The CUDA driver API, loaded at run time with dlopen("libcuda.so.1"): no CUDA toolkit header
+// or library is needed to build quiver. The few types and enum values used here are declared
+// from NVIDIA's public driver API reference (they are part of the driver's stable ABI).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace quiver::backend::cuda {
+
+// ---- Driver API types (cuda.h spelling) ----
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;   // 64-bit device address (the _v2 ABI)
+using CUcontext = struct CUctx_st*;
+using CUmodule = struct CUmod_st*;
+using CUfunction = struct CUfunc_st*;
+using CUstream = struct CUstream_st*;
+
+enum CUdevice_attribute : int {
+  CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+};
+
+enum CUjit_option : int {
+  CU_JIT_INFO_LOG_BUFFER = 3,
+  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+  CU_JIT_ERROR_LOG_BUFFER = 5,
+  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+};
+
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
+constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
+constexpr unsigned int CU_STREAM_NON_BLOCKING = 0x1;
+
+// ---- The loaded library ----
+struct Driver {
+#define QV_CUDA_SYMBOL(member, symbol, params) CUresult (*member) params = nullptr;
+#include "cuda_symbols.h"
+#undef QV_CUDA_SYMBOL
+
+  std::string library;   // the name dlopen was given
+
+  // Loads `library` (default "libcuda.so.1"; QUIVER_CUDA_LIBRARY overrides it, which is how the
+  // tests simulate a machine without the driver) and resolves every symbol of the table.
+  // Returns nullptr with `why_not` set when the library or one of its symbols is missing.
+  static std::shared_ptr<const Driver> load(std::string& why_not);
+
+  // "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)"
+  std::string error_text(CUresult result) const;
+};
+
+}  // namespace quiver::backend::cuda

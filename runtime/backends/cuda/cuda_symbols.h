@@ -1,0 +1,45 @@
+// Every CUDA driver API entry point the backend uses, in one X-macro table:
+//   QV_CUDA_SYMBOL(member name, exported symbol, parameter list)
+// All of them return CUresult. Where the driver's ABI changed, the exported name carries the
+// version suffix that cuda.h maps the plain name to (`cuMemAlloc` -> `cuMemAlloc_v2`, ...): the
+// unsuffixed exports keep the old 32-bit-pointer ABI and must not be called.
+// Included by cuda_driver.h after the driver types are declared; no include guard on purpose.
+
+QV_CUDA_SYMBOL(cuInit, "cuInit", (unsigned int flags))
+QV_CUDA_SYMBOL(cuDriverGetVersion, "cuDriverGetVersion", (int* version))
+QV_CUDA_SYMBOL(cuGetErrorName, "cuGetErrorName", (CUresult error, const char** name))
+QV_CUDA_SYMBOL(cuGetErrorString, "cuGetErrorString", (CUresult error, const char** text))
+
+QV_CUDA_SYMBOL(cuDeviceGetCount, "cuDeviceGetCount", (int* count))
+QV_CUDA_SYMBOL(cuDeviceGet, "cuDeviceGet", (CUdevice* device, int ordinal))
+QV_CUDA_SYMBOL(cuDeviceGetName, "cuDeviceGetName", (char* name, int length, CUdevice device))
+QV_CUDA_SYMBOL(cuDeviceGetAttribute, "cuDeviceGetAttribute",
+               (int* value, CUdevice_attribute attribute, CUdevice device))
+
+QV_CUDA_SYMBOL(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain",
+               (CUcontext* context, CUdevice device))
+QV_CUDA_SYMBOL(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice device))
+QV_CUDA_SYMBOL(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext context))
+
+QV_CUDA_SYMBOL(cuStreamCreate, "cuStreamCreate", (CUstream* stream, unsigned int flags))
+QV_CUDA_SYMBOL(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream stream))
+QV_CUDA_SYMBOL(cuStreamSynchronize, "cuStreamSynchronize", (CUstream stream))
+
+QV_CUDA_SYMBOL(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr* pointer, size_t bytes))
+QV_CUDA_SYMBOL(cuMemFree, "cuMemFree_v2", (CUdeviceptr pointer))
+QV_CUDA_SYMBOL(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2",
+               (CUdeviceptr dst, const void* src, size_t bytes, CUstream stream))
+QV_CUDA_SYMBOL(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2",
+               (void* dst, CUdeviceptr src, size_t bytes, CUstream stream))
+
+QV_CUDA_SYMBOL(cuModuleLoadDataEx, "cuModuleLoadDataEx",
+               (CUmodule* module, const void* image, unsigned int option_count,
+                CUjit_option* options, void** option_values))
+QV_CUDA_SYMBOL(cuModuleUnload, "cuModuleUnload", (CUmodule module))
+QV_CUDA_SYMBOL(cuModuleGetFunction, "cuModuleGetFunction",
+               (CUfunction* function, CUmodule module, const char* name))
+QV_CUDA_SYMBOL(cuLaunchKernel, "cuLaunchKernel",
+               (CUfunction function, unsigned int grid_x, unsigned int grid_y,
+                unsigned int grid_z, unsigned int block_x, unsigned int block_y,
+                unsigned int block_z, unsigned int shared_bytes, CUstream stream,
+                void** kernel_params, void** extra))

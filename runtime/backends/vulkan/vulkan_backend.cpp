@@ -1,0 +1,410 @@
+// The Vulkan backend: loader dlopen'd at run time (vulkan_api.h), one compute queue, storage
+// buffers, one compute pipeline per kernel of the image. Argument binding follows docs/abi.md:
+// parameter i is the storage buffer at set 0, binding i; a scalar is written into a small
+// host-visible buffer and bound at an offset aligned to minStorageBufferOffsetAlignment.
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "spirv_inspect.h"
+#include "vulkan_context.h"
+
+namespace quiver::backend {
+namespace vulkan {
+namespace {
+
+constexpr VkBufferUsageFlags kStorageUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                             VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                             VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+
+std::string dims(const std::array<uint32_t, 3>& d) {
+  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+}
+
+std::string describe_images(const format::Manifest& manifest) {
+  if (manifest.images.empty()) return "no images";
+  std::string out;
+  for (const format::Image& image : manifest.images) {
+    if (!out.empty()) out += ", ";
+    out += std::string(format::to_string(image.target)) + " " + image.arch;
+  }
+  return out;
+}
+
+// "vulkan1.2" -> VK_API_VERSION_1_2; 0 when the arch is not of that form.
+uint32_t parse_vulkan_arch(const std::string& arch) {
+  unsigned major = 0, minor = 0;
+  char tail = 0;
+  if (std::sscanf(arch.c_str(), "vulkan%u.%u%c", &major, &minor, &tail) != 2) return 0;
+  if (major == 0 || major > 9 || minor > 9) return 0;
+  return VK_MAKE_API_VERSION(0, major, minor, 0);
+}
+
+class VulkanBuffer final : public Buffer {
+ public:
+  VulkanBuffer(std::shared_ptr<Context> context, size_t size) : context_(std::move(context)) {
+    bytes = size;
+    allocation = context_->allocate(size, kStorageUsage,
+                                    context_->unified_memory ? Context::Memory::Unified
+                                                             : Context::Memory::Device,
+                                    "a buffer of " + std::to_string(size) + " bytes");
+  }
+  ~VulkanBuffer() override {
+    // A submitted launch may still read or write this buffer.
+    if (context_->has_pending()) context_->drain_noexcept();
+    context_->release(allocation);
+  }
+  const std::shared_ptr<Context>& context() const { return context_; }
+  Allocation allocation;
+
+ private:
+  std::shared_ptr<Context> context_;
+};
+
+// One kernel's pipeline and layouts; destroyed with the module (after it has drained).
+struct KernelPipeline {
+  Context* context = nullptr;
+  std::string name;
+  std::string symbol;
+  uint32_t param_count = 0;
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  std::string unusable;   // why this kernel cannot launch here (not in the image, over a limit)
+
+  KernelPipeline() = default;
+  KernelPipeline(const KernelPipeline&) = delete;
+  KernelPipeline& operator=(const KernelPipeline&) = delete;
+  ~KernelPipeline() {
+    const Api& vk = context->vk;
+    if (pipeline) vk.vkDestroyPipeline(context->device, pipeline, nullptr);
+    if (layout) vk.vkDestroyPipelineLayout(context->device, layout, nullptr);
+    if (set_layout) vk.vkDestroyDescriptorSetLayout(context->device, set_layout, nullptr);
+  }
+};
+
+struct ShaderModule {
+  Context* context = nullptr;
+  VkShaderModule handle = VK_NULL_HANDLE;
+  ~ShaderModule() {
+    if (handle) context->vk.vkDestroyShaderModule(context->device, handle, nullptr);
+  }
+};
+
+// Why a kernel of this shape cannot run on this device ("" when it can).
+std::string check_limits(const VkPhysicalDeviceLimits& limits, const format::Kernel& k) {
+  for (int d = 0; d < 3; ++d)
+    if (k.block[d] > limits.maxComputeWorkGroupSize[d])
+      return "block " + dims(k.block) + " exceeds the device's maxComputeWorkGroupSize " +
+             dims({limits.maxComputeWorkGroupSize[0], limits.maxComputeWorkGroupSize[1],
+                   limits.maxComputeWorkGroupSize[2]});
+  const uint64_t invocations = uint64_t{k.block[0]} * k.block[1] * k.block[2];
+  if (invocations > limits.maxComputeWorkGroupInvocations)
+    return "block " + dims(k.block) + " has " + std::to_string(invocations) +
+           " threads, more than the device's maxComputeWorkGroupInvocations " +
+           std::to_string(limits.maxComputeWorkGroupInvocations);
+  if (k.shared_bytes > limits.maxComputeSharedMemorySize)
+    return std::to_string(k.shared_bytes) + " bytes of shared memory exceed the device's maxComputeSharedMemorySize " +
+           std::to_string(limits.maxComputeSharedMemorySize);
+  if (k.params.size() > limits.maxPerStageDescriptorStorageBuffers)
+    return std::to_string(k.params.size()) + " parameters exceed the device's maxPerStageDescriptorStorageBuffers " +
+           std::to_string(limits.maxPerStageDescriptorStorageBuffers);
+  return "";
+}
+
+class VulkanModule final : public Module {
+ public:
+  VulkanModule(std::shared_ptr<Context> context, const format::FatBinary& fatbin, size_t image_index)
+      : context_(std::move(context)), label_(fatbin.label()) {
+    Context& ctx = *context_;
+    const format::Image& image = fatbin.manifest().images[image_index];
+    description_ = "spirv " + image.arch;
+    const std::string where = "vulkan: " + label_ + ", image '" + description_ + "'";
+
+    std::vector<std::byte> data = fatbin.image_data(image_index);
+    if (data.size() % 4 != 0)
+      throw Error(ErrorCode::InvalidFatBinary, where + ": " + std::to_string(data.size()) +
+                                                   " bytes is not a whole number of SPIR-V words");
+    std::vector<uint32_t> words(data.size() / 4);
+    if (!data.empty()) std::memcpy(words.data(), data.data(), data.size());
+    SpirvInfo info;
+    try {
+      info = inspect_spirv(words);
+    } catch (const std::invalid_argument& e) {
+      throw Error(ErrorCode::InvalidFatBinary, where + ": " + e.what());
+    }
+
+    shader_.context = &ctx;
+    VkShaderModuleCreateInfo shader_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    shader_info.codeSize = data.size();
+    shader_info.pCode = words.data();
+    ctx.check(ctx.vk.vkCreateShaderModule(ctx.device, &shader_info, nullptr, &shader_.handle),
+              "vkCreateShaderModule for " + label_);
+
+    for (const format::Kernel& k : fatbin.manifest().kernels) {
+      auto p = std::make_unique<KernelPipeline>();
+      p->context = &ctx;
+      p->name = k.name;
+      p->symbol = k.symbol;
+      p->param_count = static_cast<uint32_t>(k.params.size());
+      bool in_image = false;
+      for (const std::string& s : image.kernels) in_image = in_image || s == k.symbol;
+      if (!in_image) {
+        p->unusable = "it is not in the loaded image '" + description_ + "' of " + label_;
+      } else {
+        const SpirvEntryPoint* entry = info.find(k.symbol);
+        if (!entry || entry->execution_model != kExecutionModelGLCompute)
+          throw Error(ErrorCode::InvalidFatBinary, where + " lists kernel '" + k.name +
+                                                       "' but has no GLCompute entry point '" +
+                                                       k.symbol + "'");
+        if (entry->local_size && *entry->local_size != k.block)
+          throw Error(ErrorCode::InvalidFatBinary,
+                      where + ": entry point '" + k.symbol + "' of kernel '" + k.name +
+                          "' has LocalSize " + dims(*entry->local_size) + " but the manifest says block " +
+                          dims(k.block));
+        p->unusable = check_limits(ctx.properties.limits, k);
+        if (p->unusable.empty()) create_pipeline(*p, k);
+      }
+      pipelines_.push_back(std::move(p));
+    }
+  }
+
+  ~VulkanModule() override {
+    // Submitted launches may still use these pipelines.
+    if (context_->has_pending()) context_->drain_noexcept();
+  }
+
+  void launch(size_t kernel, Grid grid, std::span<const LaunchArg> args) override {
+    if (kernel >= pipelines_.size())
+      throw Error(ErrorCode::InvalidArgument, "vulkan: kernel index " + std::to_string(kernel) +
+                                                  " out of range (" + label_ + " has " +
+                                                  std::to_string(pipelines_.size()) + " kernels)");
+    Context& ctx = *context_;
+    const KernelPipeline& p = *pipelines_[kernel];
+    const std::string who = "vulkan: kernel '" + p.name + "'";
+    if (!p.pipeline)
+      throw Error(p.unusable.starts_with("it is not in") ? ErrorCode::NotFound : ErrorCode::DeviceError,
+                  who + " cannot run on " + ctx.name + ": " + p.unusable);
+    if (args.size() != p.param_count)
+      throw Error(ErrorCode::InvalidArgument, who + " takes " + std::to_string(p.param_count) +
+                                                  " arguments, got " + std::to_string(args.size()));
+    const VkPhysicalDeviceLimits& limits = ctx.properties.limits;
+    const uint32_t g[3] = {grid.x, grid.y, grid.z};
+    for (int d = 0; d < 3; ++d)
+      if (g[d] == 0 || g[d] > limits.maxComputeWorkGroupCount[d])
+        throw Error(ErrorCode::InvalidArgument,
+                    who + ": grid " + dims({grid.x, grid.y, grid.z}) + " is outside this device's range 1.." +
+                        dims({limits.maxComputeWorkGroupCount[0], limits.maxComputeWorkGroupCount[1],
+                              limits.maxComputeWorkGroupCount[2]}));
+
+    // Check every argument before taking a slot.
+    std::vector<const VulkanBuffer*> buffers(args.size(), nullptr);
+    for (size_t i = 0; i < args.size(); ++i) {
+      const std::string arg = who + " argument " + std::to_string(i);
+      if (args[i].buffer) {
+        const auto* b = dynamic_cast<const VulkanBuffer*>(args[i].buffer);
+        if (!b || b->context() != context_)
+          throw Error(ErrorCode::InvalidArgument, arg + ": the buffer was allocated on another device or backend");
+        if (b->allocation.size > limits.maxStorageBufferRange)
+          throw Error(ErrorCode::InvalidArgument,
+                      arg + ": a buffer of " + std::to_string(b->bytes) + " bytes exceeds this device's maxStorageBufferRange (" +
+                          std::to_string(limits.maxStorageBufferRange) + " bytes)");
+        buffers[i] = b;
+      } else if (!args[i].scalar || args[i].scalar_size == 0 || args[i].scalar_size > 8) {
+        throw Error(ErrorCode::InvalidArgument, arg + " has neither a buffer nor a scalar of 1..8 bytes");
+      }
+    }
+
+    const VkDeviceSize stride = ctx.scalar_stride();
+    LaunchSlot& slot = ctx.acquire_slot(p.param_count, stride * std::max<size_t>(args.size(), 1));
+    bool submitted = false;
+    struct Abandon {
+      Context& ctx;
+      LaunchSlot& slot;
+      bool& submitted;
+      ~Abandon() {
+        if (!submitted) ctx.abandon(slot);
+      }
+    } abandon{ctx, slot, submitted};
+    slot.kernel = p.name;
+
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    if (!args.empty()) {
+      VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+      alloc.descriptorPool = slot.pool;
+      alloc.descriptorSetCount = 1;
+      alloc.pSetLayouts = &p.set_layout;
+      ctx.check(ctx.vk.vkAllocateDescriptorSets(ctx.device, &alloc, &set), who + ": vkAllocateDescriptorSets");
+      std::vector<VkDescriptorBufferInfo> infos(args.size());
+      std::vector<VkWriteDescriptorSet> writes(args.size());
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (buffers[i]) {
+          infos[i] = {buffers[i]->allocation.buffer, 0, VK_WHOLE_SIZE};
+        } else {
+          // The args buffer is untouched by the GPU until this slot's fence signals: safe to write.
+          std::memcpy(static_cast<std::byte*>(slot.args.mapped) + i * stride, args[i].scalar, args[i].scalar_size);
+          infos[i] = {slot.args.buffer, i * stride, (args[i].scalar_size + 3u) & ~3u};
+        }
+        writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        writes[i].dstSet = set;
+        writes[i].dstBinding = static_cast<uint32_t>(i);
+        writes[i].descriptorCount = 1;
+        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[i].pBufferInfo = &infos[i];
+      }
+      ctx.vk.vkUpdateDescriptorSets(ctx.device, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+    }
+
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    ctx.check(ctx.vk.vkBeginCommandBuffer(slot.commands, &begin), who + ": vkBeginCommandBuffer");
+    record_full_barrier(ctx.vk, slot.commands);
+    ctx.vk.vkCmdBindPipeline(slot.commands, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+    if (set)
+      ctx.vk.vkCmdBindDescriptorSets(slot.commands, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
+    ctx.vk.vkCmdDispatch(slot.commands, grid.x, grid.y, grid.z);
+    record_full_barrier(ctx.vk, slot.commands);
+    ctx.check(ctx.vk.vkEndCommandBuffer(slot.commands), who + ": vkEndCommandBuffer");
+    submitted = true;   // submit() recycles the slot itself when it fails
+    ctx.submit(slot);
+  }
+
+  std::string image_description() const override { return description_; }
+
+ private:
+  void create_pipeline(KernelPipeline& p, const format::Kernel& k) {
+    Context& ctx = *context_;
+    const std::string who = "kernel '" + k.name + "' of " + label_;
+    std::vector<VkDescriptorSetLayoutBinding> bindings(k.params.size());
+    for (uint32_t i = 0; i < bindings.size(); ++i) {
+      bindings[i].binding = i;
+      bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      bindings[i].descriptorCount = 1;
+      bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    }
+    VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    if (!bindings.empty()) {
+      VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+      set_info.bindingCount = static_cast<uint32_t>(bindings.size());
+      set_info.pBindings = bindings.data();
+      ctx.check(ctx.vk.vkCreateDescriptorSetLayout(ctx.device, &set_info, nullptr, &p.set_layout),
+                "vkCreateDescriptorSetLayout for " + who);
+      layout_info.setLayoutCount = 1;
+      layout_info.pSetLayouts = &p.set_layout;
+    }
+    ctx.check(ctx.vk.vkCreatePipelineLayout(ctx.device, &layout_info, nullptr, &p.layout),
+              "vkCreatePipelineLayout for " + who);
+    VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    info.stage.module = shader_.handle;
+    info.stage.pName = k.symbol.c_str();
+    info.layout = p.layout;
+    ctx.check(ctx.vk.vkCreateComputePipelines(ctx.device, VK_NULL_HANDLE, 1, &info, nullptr, &p.pipeline),
+              "vkCreateComputePipelines for " + who);
+  }
+
+  std::shared_ptr<Context> context_;
+  std::string label_;
+  std::string description_;
+  ShaderModule shader_;
+  std::vector<std::unique_ptr<KernelPipeline>> pipelines_;   // manifest order
+};
+
+class VulkanDevice final : public Device {
+ public:
+  explicit VulkanDevice(std::shared_ptr<Context> context) : context_(std::move(context)) {}
+
+  std::string backend_name() const override { return "vulkan"; }
+  std::string device_name() const override { return context_->name; }
+
+  std::unique_ptr<Buffer> alloc(size_t bytes) override {
+    return std::make_unique<VulkanBuffer>(context_, bytes);
+  }
+
+  void upload(Buffer& dst, const void* src, size_t bytes) override {
+    VulkanBuffer& buffer = own(dst, "upload");
+    check_size("upload", bytes, buffer.bytes);
+    // Earlier launches may still read the old contents.
+    context_->drain("upload");
+    if (bytes == 0) return;
+    if (buffer.allocation.mapped)
+      std::memcpy(buffer.allocation.mapped, src, bytes);   // coherent: visible to later submissions
+    else
+      context_->copy_to_device(buffer.allocation, src, bytes);
+  }
+
+  void download(const Buffer& src, void* dst, size_t bytes) override {
+    const VulkanBuffer& buffer = own(const_cast<Buffer&>(src), "download");
+    check_size("download", bytes, buffer.bytes);
+    context_->drain("download");
+    if (bytes == 0) return;
+    if (buffer.allocation.mapped)
+      std::memcpy(dst, buffer.allocation.mapped, bytes);
+    else
+      context_->copy_from_device(buffer.allocation, dst, bytes);
+  }
+
+  std::unique_ptr<Module> load(const format::FatBinary& fatbin) override {
+    // The newest SPIR-V image whose Vulkan version this device supports.
+    const format::Manifest& manifest = fatbin.manifest();
+    const uint32_t device_version = context_->properties.apiVersion;
+    int best = -1;
+    uint32_t best_version = 0;
+    for (size_t i = 0; i < manifest.images.size(); ++i) {
+      if (manifest.images[i].target != format::Target::SPIRV) continue;
+      const uint32_t v = parse_vulkan_arch(manifest.images[i].arch);
+      if (v == 0 || VK_API_VERSION_MAJOR(v) != VK_API_VERSION_MAJOR(device_version) ||
+          VK_API_VERSION_MINOR(v) > VK_API_VERSION_MINOR(device_version))
+        continue;
+      if (best < 0 || v > best_version) {
+        best = static_cast<int>(i);
+        best_version = v;
+      }
+    }
+    if (best < 0)
+      throw Error(ErrorCode::NotFound,
+                  "vulkan: " + fatbin.label() + " has no SPIR-V image for " + context_->name + " (Vulkan " +
+                      std::to_string(VK_API_VERSION_MAJOR(device_version)) + "." +
+                      std::to_string(VK_API_VERSION_MINOR(device_version)) +
+                      "): it needs a 'spirv' image of arch vulkan1.2 or another version up to the device's; the file has: " +
+                      describe_images(manifest));
+    return std::make_unique<VulkanModule>(context_, fatbin, static_cast<size_t>(best));
+  }
+
+  void synchronize() override { context_->drain("synchronize"); }
+
+ private:
+  VulkanBuffer& own(Buffer& b, const char* what) const {
+    auto* buffer = dynamic_cast<VulkanBuffer*>(&b);
+    if (!buffer || buffer->context() != context_)
+      throw Error(ErrorCode::InvalidArgument,
+                  std::string("vulkan: ") + what + ": the buffer was allocated on another device or backend");
+    return *buffer;
+  }
+  static void check_size(const char* what, size_t bytes, size_t have) {
+    if (bytes > have)
+      throw Error(ErrorCode::InvalidArgument, std::string("vulkan: ") + what + " of " + std::to_string(bytes) +
+                                                  " bytes into a buffer of " + std::to_string(have) + " bytes");
+  }
+  std::shared_ptr<Context> context_;
+};
+
+std::unique_ptr<Device> open_device(std::string& why_not) {
+  std::shared_ptr<Context> context = Context::open(why_not);
+  if (!context) return nullptr;
+  return std::make_unique<VulkanDevice>(std::move(context));
+}
+
+}  // namespace
+}  // namespace vulkan
+
+extern const Factory vulkan_factory;
+const Factory vulkan_factory{"vulkan", &vulkan::open_device};
+
+}  // namespace quiver::backend

@@ -1,0 +1,501 @@
+#include "vulkan_context.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "quiver/runtime.h"
+
+namespace quiver::backend::vulkan {
+
+namespace {
+
+constexpr size_t kMaxInFlight = 32;               // launches queued before the host waits
+constexpr VkDeviceSize kStagingBytes = 64 << 20;  // uploads/downloads go through in chunks of this
+constexpr uint32_t kMinPoolDescriptors = 32;      // more than the language's 16 parameters
+
+std::string version_string(uint32_t v) {
+  return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v));
+}
+
+// Discrete > integrated > virtual > CPU (lavapipe) > other.
+int type_rank(VkPhysicalDeviceType type) {
+  switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
+    default: return 4;
+  }
+}
+
+// A global memory barrier from everything earlier on the queue (kernels, copies, host writes)
+// to everything later: kernels run in submission order as far as memory is concerned.
+void full_barrier(const Api& vk, VkCommandBuffer cb) {
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                          VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
+                          VK_ACCESS_HOST_READ_BIT;
+  const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+                                      VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT;
+  vk.vkCmdPipelineBarrier(cb, stages, stages, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+}
+
+}  // namespace
+
+void record_full_barrier(const Api& vk, VkCommandBuffer cb) { full_barrier(vk, cb); }
+
+// ---------------------------------------------------------------------------------------------
+// Opening
+
+std::shared_ptr<Context> Context::open(std::string& why_not) {
+  auto ctx = std::make_shared<Context>();
+  Api& vk = ctx->vk;
+  if (!vk.load_global(why_not)) return nullptr;
+
+  uint32_t loader_version = 0;
+  if (vk.vkEnumerateInstanceVersion(&loader_version) != VK_SUCCESS ||
+      loader_version < VK_API_VERSION_1_2) {
+    why_not = "the Vulkan loader supports only Vulkan " + version_string(loader_version) +
+              "; quiver needs 1.2";
+    return nullptr;
+  }
+  const uint32_t api_version = std::min(loader_version, VK_API_VERSION_1_3);
+
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "quiver";
+  app.pEngineName = "quiver";
+  app.apiVersion = api_version;
+  VkInstanceCreateInfo instance_info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  instance_info.pApplicationInfo = &app;
+  VkResult result = vk.vkCreateInstance(&instance_info, nullptr, &ctx->instance);
+  if (result != VK_SUCCESS) {
+    ctx->instance = VK_NULL_HANDLE;
+    why_not = "vkCreateInstance failed: " + result_name(result);
+    return nullptr;
+  }
+  if (!vk.load_instance(ctx->instance, why_not)) return nullptr;
+
+  uint32_t count = 0;
+  vk.vkEnumeratePhysicalDevices(ctx->instance, &count, nullptr);
+  std::vector<VkPhysicalDevice> devices(count);
+  if (count) vk.vkEnumeratePhysicalDevices(ctx->instance, &count, devices.data());
+  devices.resize(count);
+  if (devices.empty()) {
+    why_not = "no Vulkan physical device (is an ICD installed? VK_DRIVER_FILES may point at it)";
+    return nullptr;
+  }
+
+  // Candidates: Vulkan 1.2+ devices with a compute queue, best type first (stable: the loader's
+  // order breaks ties). QUIVER_VULKAN_DEVICE=<index> picks from the loader's list instead.
+  struct Candidate {
+    VkPhysicalDevice device;
+    VkPhysicalDeviceProperties props;
+    uint32_t family;
+    size_t index;
+  };
+  std::vector<Candidate> usable;
+  std::string rejected;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    VkPhysicalDeviceProperties props;
+    vk.vkGetPhysicalDeviceProperties(devices[i], &props);
+    uint32_t family_count = 0;
+    vk.vkGetPhysicalDeviceQueueFamilyProperties(devices[i], &family_count, nullptr);
+    std::vector<VkQueueFamilyProperties> families(family_count);
+    vk.vkGetPhysicalDeviceQueueFamilyProperties(devices[i], &family_count, families.data());
+    uint32_t family = UINT32_MAX;
+    for (uint32_t f = 0; f < family_count && family == UINT32_MAX; ++f)
+      if (families[f].queueFlags & VK_QUEUE_COMPUTE_BIT) family = f;
+    std::string reason;
+    if (props.apiVersion < VK_API_VERSION_1_2)
+      reason = "supports only Vulkan " + version_string(props.apiVersion);
+    else if (family == UINT32_MAX)
+      reason = "has no compute queue";
+    if (!reason.empty()) {
+      rejected += std::string("; device ") + std::to_string(i) + " (" + props.deviceName + ") " + reason;
+      continue;
+    }
+    usable.push_back({devices[i], props, family, i});
+  }
+  std::stable_sort(usable.begin(), usable.end(), [](const Candidate& a, const Candidate& b) {
+    return type_rank(a.props.deviceType) < type_rank(b.props.deviceType);
+  });
+  const Candidate* chosen = usable.empty() ? nullptr : &usable.front();
+  if (const char* env = std::getenv("QUIVER_VULKAN_DEVICE"); env && *env) {
+    char* end = nullptr;
+    long index = std::strtol(env, &end, 10);
+    chosen = nullptr;
+    for (const Candidate& c : usable)
+      if (*end == '\0' && index >= 0 && c.index == static_cast<size_t>(index)) chosen = &c;
+    if (!chosen) {
+      why_not = std::string("QUIVER_VULKAN_DEVICE=") + env + " is not a usable device index (the loader lists " +
+                std::to_string(devices.size()) + " device(s)" + rejected + ")";
+      return nullptr;
+    }
+  }
+  if (!chosen) {
+    why_not = "no usable Vulkan device" + rejected;
+    return nullptr;
+  }
+  ctx->physical = chosen->device;
+  ctx->properties = chosen->props;
+  ctx->queue_family = chosen->family;
+  ctx->name = chosen->props.deviceName;
+  vk.vkGetPhysicalDeviceMemoryProperties(ctx->physical, &ctx->memory_properties);
+
+  // Enable the optional features that compiled kernels may rely on (8/16-bit storage, half,
+  // int64, float64, scalar block layout, the memory model, integer dot product), where supported.
+  const bool has13 = chosen->props.apiVersion >= VK_API_VERSION_1_3 && api_version >= VK_API_VERSION_1_3;
+  VkPhysicalDeviceVulkan13Features s13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  VkPhysicalDeviceVulkan12Features s12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features s11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceFeatures2 supported{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  supported.pNext = &s11;
+  s11.pNext = &s12;
+  s12.pNext = has13 ? &s13 : nullptr;
+  vk.vkGetPhysicalDeviceFeatures2(ctx->physical, &supported);
+
+  VkPhysicalDeviceVulkan13Features e13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  VkPhysicalDeviceVulkan12Features e12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features e11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceFeatures2 enabled{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  enabled.pNext = &e11;
+  e11.pNext = &e12;
+  e12.pNext = has13 ? &e13 : nullptr;
+  enabled.features.shaderInt64 = supported.features.shaderInt64;
+  enabled.features.shaderInt16 = supported.features.shaderInt16;
+  enabled.features.shaderFloat64 = supported.features.shaderFloat64;
+  e11.storageBuffer16BitAccess = s11.storageBuffer16BitAccess;
+  e11.uniformAndStorageBuffer16BitAccess = s11.uniformAndStorageBuffer16BitAccess;
+  e11.variablePointersStorageBuffer = s11.variablePointersStorageBuffer;
+  e11.variablePointers = s11.variablePointers;
+  e12.storageBuffer8BitAccess = s12.storageBuffer8BitAccess;
+  e12.uniformAndStorageBuffer8BitAccess = s12.uniformAndStorageBuffer8BitAccess;
+  e12.shaderFloat16 = s12.shaderFloat16;
+  e12.shaderInt8 = s12.shaderInt8;
+  e12.shaderBufferInt64Atomics = s12.shaderBufferInt64Atomics;
+  e12.shaderSharedInt64Atomics = s12.shaderSharedInt64Atomics;
+  e12.scalarBlockLayout = s12.scalarBlockLayout;
+  e12.vulkanMemoryModel = s12.vulkanMemoryModel;
+  e12.vulkanMemoryModelDeviceScope = s12.vulkanMemoryModelDeviceScope;
+  e12.shaderSubgroupExtendedTypes = s12.shaderSubgroupExtendedTypes;
+  e13.shaderIntegerDotProduct = s13.shaderIntegerDotProduct;
+  e13.subgroupSizeControl = s13.subgroupSizeControl;
+  e13.computeFullSubgroups = s13.computeFullSubgroups;
+  e13.maintenance4 = s13.maintenance4;
+
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  queue_info.queueFamilyIndex = ctx->queue_family;
+  queue_info.queueCount = 1;
+  queue_info.pQueuePriorities = &priority;
+  VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  device_info.pNext = &enabled;
+  device_info.queueCreateInfoCount = 1;
+  device_info.pQueueCreateInfos = &queue_info;
+  result = vk.vkCreateDevice(ctx->physical, &device_info, nullptr, &ctx->device);
+  if (result != VK_SUCCESS) {
+    ctx->device = VK_NULL_HANDLE;
+    why_not = "vkCreateDevice failed on " + ctx->name + ": " + result_name(result);
+    return nullptr;
+  }
+  if (!vk.load_device(ctx->device, why_not)) return nullptr;
+  vk.vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
+
+  // Unified memory: CPU and integrated devices whose device-local memory is host-visible.
+  // QUIVER_VULKAN_STAGING=1 forces the staged path (tests use it to cover the discrete-GPU path).
+  const char* force_staging = std::getenv("QUIVER_VULKAN_STAGING");
+  const bool small_device = chosen->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ||
+                            chosen->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
+  const VkMemoryPropertyFlags unified = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
+                                        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                        VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  bool has_unified_type = false;
+  for (uint32_t i = 0; i < ctx->memory_properties.memoryTypeCount; ++i)
+    has_unified_type |= (ctx->memory_properties.memoryTypes[i].propertyFlags & unified) == unified;
+  ctx->unified_memory = small_device && has_unified_type &&
+                        !(force_staging && std::strcmp(force_staging, "1") == 0);
+
+  try {
+    VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pool_info.queueFamilyIndex = ctx->queue_family;
+    ctx->check(vk.vkCreateCommandPool(ctx->device, &pool_info, nullptr, &ctx->command_pool_),
+               "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo cb_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cb_info.commandPool = ctx->command_pool_;
+    cb_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cb_info.commandBufferCount = 1;
+    ctx->check(vk.vkAllocateCommandBuffers(ctx->device, &cb_info, &ctx->transfer_commands_),
+               "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    ctx->check(vk.vkCreateFence(ctx->device, &fence_info, nullptr, &ctx->transfer_fence_), "vkCreateFence");
+  } catch (const Error& e) {
+    why_not = e.what();
+    return nullptr;
+  }
+  return ctx;
+}
+
+Context::~Context() {
+  // vkGetFenceStatus is the last device command in the table: when it is loaded, all are.
+  if (device && vk.vkGetFenceStatus) {
+    drain_noexcept();
+    vk.vkDeviceWaitIdle(device);
+    for (auto& slot : slots_) destroy_slot(*slot);
+    release(staging_);
+    if (transfer_fence_) vk.vkDestroyFence(device, transfer_fence_, nullptr);
+    if (command_pool_) vk.vkDestroyCommandPool(device, command_pool_, nullptr);
+    vk.vkDestroyDevice(device, nullptr);
+  }
+  if (instance && vk.vkDestroyInstance) vk.vkDestroyInstance(instance, nullptr);
+}
+
+void Context::check(VkResult result, const std::string& what) const {
+  if (result == VK_SUCCESS) return;
+  const bool oom = result == VK_ERROR_OUT_OF_DEVICE_MEMORY || result == VK_ERROR_OUT_OF_HOST_MEMORY;
+  throw Error(oom ? ErrorCode::OutOfMemory : ErrorCode::DeviceError,
+              "vulkan: " + what + " failed on " + name + ": " + result_name(result));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory
+
+uint32_t Context::find_memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
+                                   VkMemoryPropertyFlags preferred) const {
+  for (VkMemoryPropertyFlags want : {required | preferred, required})
+    for (uint32_t i = 0; i < memory_properties.memoryTypeCount; ++i)
+      if ((type_bits & (1u << i)) && (memory_properties.memoryTypes[i].propertyFlags & want) == want)
+        return i;
+  return UINT32_MAX;
+}
+
+Allocation Context::allocate(VkDeviceSize size, VkBufferUsageFlags usage, Memory memory,
+                             const std::string& what) {
+  const bool host_visible = memory != Memory::Device;
+  Allocation a;
+  // Vulkan has no empty buffers; a zero-byte request gets a small one that nothing reads.
+  a.size = std::max<VkDeviceSize>(size, 16);
+  VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  info.size = a.size;
+  info.usage = usage;
+  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  check(vk.vkCreateBuffer(device, &info, nullptr, &a.buffer), "vkCreateBuffer for " + what);
+  try {
+    VkMemoryRequirements req;
+    vk.vkGetBufferMemoryRequirements(device, a.buffer, &req);
+    VkMemoryPropertyFlags required =
+        host_visible ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+                     : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    if (memory == Memory::Unified) required |= VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    // Host reads of downloads are much faster from cached memory.
+    const VkMemoryPropertyFlags preferred = host_visible ? VK_MEMORY_PROPERTY_HOST_CACHED_BIT : 0;
+    uint32_t type = find_memory_type(req.memoryTypeBits, required, preferred);
+    if (type == UINT32_MAX)
+      throw Error(ErrorCode::DeviceError, "vulkan: " + name + " has no memory type suitable for " + what);
+    VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    alloc.allocationSize = req.size;
+    alloc.memoryTypeIndex = type;
+    check(vk.vkAllocateMemory(device, &alloc, nullptr, &a.memory),
+          "vkAllocateMemory of " + std::to_string(req.size) + " bytes for " + what);
+    check(vk.vkBindBufferMemory(device, a.buffer, a.memory, 0), "vkBindBufferMemory for " + what);
+    if (host_visible)
+      check(vk.vkMapMemory(device, a.memory, 0, VK_WHOLE_SIZE, 0, &a.mapped), "vkMapMemory for " + what);
+  } catch (...) {
+    release(a);
+    throw;
+  }
+  return a;
+}
+
+void Context::release(Allocation& a) noexcept {
+  if (a.buffer) vk.vkDestroyBuffer(device, a.buffer, nullptr);
+  if (a.memory) vk.vkFreeMemory(device, a.memory, nullptr);   // unmaps implicitly
+  a = Allocation{};
+}
+
+VkDeviceSize Context::scalar_stride() const {
+  return std::max<VkDeviceSize>(16, properties.limits.minStorageBufferOffsetAlignment);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launch slots
+
+LaunchSlot& Context::acquire_slot(uint32_t descriptors, VkDeviceSize args_bytes) {
+  retire_completed();
+  if (free_.empty() && !pending_.empty() && slots_.size() >= kMaxInFlight) wait_and_retire_front("launch");
+  if (free_.empty()) {
+    auto slot = std::make_unique<LaunchSlot>();
+    VkCommandBufferAllocateInfo cb_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cb_info.commandPool = command_pool_;
+    cb_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cb_info.commandBufferCount = 1;
+    check(vk.vkAllocateCommandBuffers(device, &cb_info, &slot->commands), "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkResult r = vk.vkCreateFence(device, &fence_info, nullptr, &slot->fence);
+    if (r != VK_SUCCESS) {
+      destroy_slot(*slot);
+      check(r, "vkCreateFence");
+    }
+    free_.push_back(slot.get());
+    slots_.push_back(std::move(slot));
+  }
+  LaunchSlot& slot = *free_.back();
+  free_.pop_back();
+  try {
+    if (slot.pool_capacity < descriptors || !slot.pool) {
+      if (slot.pool) vk.vkDestroyDescriptorPool(device, slot.pool, nullptr);
+      slot.pool = VK_NULL_HANDLE;
+      slot.pool_capacity = 0;
+      const uint32_t capacity = std::max(descriptors, kMinPoolDescriptors);
+      VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, capacity};
+      VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+      info.maxSets = 1;
+      info.poolSizeCount = 1;
+      info.pPoolSizes = &size;
+      check(vk.vkCreateDescriptorPool(device, &info, nullptr, &slot.pool), "vkCreateDescriptorPool");
+      slot.pool_capacity = capacity;
+    } else {
+      check(vk.vkResetDescriptorPool(device, slot.pool, 0), "vkResetDescriptorPool");
+    }
+    if (slot.args.size < args_bytes) {
+      release(slot.args);
+      slot.args = allocate(std::max<VkDeviceSize>(args_bytes, 256), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                           Memory::Host, "kernel scalar arguments");
+    }
+  } catch (...) {
+    free_.push_back(&slot);
+    throw;
+  }
+  return slot;
+}
+
+void Context::submit(LaunchSlot& slot) {
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &slot.commands;
+  VkResult r = vk.vkQueueSubmit(queue, 1, &submit, slot.fence);
+  if (r != VK_SUCCESS) {
+    free_.push_back(&slot);
+    check(r, "vkQueueSubmit of kernel '" + slot.kernel + "'");
+  }
+  pending_.push_back(&slot);
+}
+
+void Context::abandon(LaunchSlot& slot) noexcept { free_.push_back(&slot); }
+
+void Context::retire_completed() {
+  while (!pending_.empty()) {
+    LaunchSlot* slot = pending_.front();
+    VkResult r = vk.vkGetFenceStatus(device, slot->fence);
+    if (r == VK_NOT_READY) return;
+    if (r != VK_SUCCESS) wait_and_retire_front("launch");   // reports the failure
+    else {
+      vk.vkResetFences(device, 1, &slot->fence);
+      pending_.pop_front();
+      free_.push_back(slot);
+    }
+  }
+}
+
+void Context::wait_and_retire_front(const std::string& what) {
+  LaunchSlot* slot = pending_.front();
+  VkResult r = vk.vkWaitForFences(device, 1, &slot->fence, VK_TRUE, UINT64_MAX);
+  if (r != VK_SUCCESS) {
+    // The device is lost or out of memory; the slot cannot be reused safely, so it stays pending.
+    const bool oom = r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY;
+    throw Error(oom ? ErrorCode::OutOfMemory : ErrorCode::DeviceError,
+                "vulkan: " + what + ": waiting for kernel '" + slot->kernel + "' failed on " + name +
+                    ": " + result_name(r));
+  }
+  vk.vkResetFences(device, 1, &slot->fence);
+  pending_.pop_front();
+  free_.push_back(slot);
+}
+
+void Context::drain(const std::string& what) {
+  while (!pending_.empty()) wait_and_retire_front(what);
+}
+
+void Context::drain_noexcept() noexcept {
+  try {
+    drain("cleanup");
+  } catch (...) {
+    // The device is lost: the driver has abandoned the work, so nothing is still using our
+    // resources; forget the submissions so they can be destroyed.
+    pending_.clear();
+  }
+}
+
+void Context::destroy_slot(LaunchSlot& slot) noexcept {
+  if (slot.pool) vk.vkDestroyDescriptorPool(device, slot.pool, nullptr);
+  if (slot.fence) vk.vkDestroyFence(device, slot.fence, nullptr);
+  if (slot.commands) vk.vkFreeCommandBuffers(device, command_pool_, 1, &slot.commands);
+  release(slot.args);
+  slot = LaunchSlot{};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Staged transfers
+
+void Context::run_transfer(const Allocation& buffer, VkDeviceSize offset, VkDeviceSize bytes,
+                           bool to_device) {
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(vk.vkBeginCommandBuffer(transfer_commands_, &begin), "vkBeginCommandBuffer");
+  full_barrier(vk, transfer_commands_);
+  VkBufferCopy region{};
+  region.size = bytes;
+  if (to_device) {
+    region.dstOffset = offset;
+    vk.vkCmdCopyBuffer(transfer_commands_, staging_.buffer, buffer.buffer, 1, &region);
+  } else {
+    region.srcOffset = offset;
+    vk.vkCmdCopyBuffer(transfer_commands_, buffer.buffer, staging_.buffer, 1, &region);
+  }
+  full_barrier(vk, transfer_commands_);
+  check(vk.vkEndCommandBuffer(transfer_commands_), "vkEndCommandBuffer");
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &transfer_commands_;
+  const std::string what = to_device ? "upload" : "download";
+  check(vk.vkQueueSubmit(queue, 1, &submit, transfer_fence_), "vkQueueSubmit of " + what);
+  VkResult r = vk.vkWaitForFences(device, 1, &transfer_fence_, VK_TRUE, UINT64_MAX);
+  vk.vkResetFences(device, 1, &transfer_fence_);
+  check(r, "waiting for " + what);
+}
+
+void Context::ensure_staging(size_t bytes) {
+  // Sized to the transfer (at least 1 MiB, at most kStagingBytes); larger ones go in chunks.
+  const VkDeviceSize want = std::clamp<VkDeviceSize>(bytes, 1 << 20, kStagingBytes);
+  if (staging_.buffer && staging_.size >= want) return;
+  release(staging_);
+  staging_ = allocate(want, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, Memory::Host,
+                      "the staging buffer");
+}
+
+void Context::copy_to_device(const Allocation& dst, const void* src, size_t bytes) {
+  ensure_staging(bytes);
+  const auto* from = static_cast<const std::byte*>(src);
+  for (size_t done = 0; done < bytes;) {
+    const size_t chunk = std::min<size_t>(bytes - done, staging_.size);
+    std::memcpy(staging_.mapped, from + done, chunk);
+    run_transfer(dst, done, chunk, true);
+    done += chunk;
+  }
+}
+
+void Context::copy_from_device(const Allocation& src, void* dst, size_t bytes) {
+  ensure_staging(bytes);
+  auto* to = static_cast<std::byte*>(dst);
+  for (size_t done = 0; done < bytes;) {
+    const size_t chunk = std::min<size_t>(bytes - done, staging_.size);
+    run_transfer(src, done, chunk, false);
+    std::memcpy(to + done, staging_.mapped, chunk);
+    done += chunk;
+  }
+}
+
+}  // namespace quiver::backend::vulkan

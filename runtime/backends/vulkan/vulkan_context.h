@@ -1,0 +1,112 @@
+// One opened Vulkan device: instance, physical device, logical device, compute queue, memory
+// helpers, the staging path for uploads/downloads and the pool of per-launch resources.
+// Buffers and modules hold a shared_ptr to it, so it outlives all of them.
+//
+// Launch model: each launch records its own command buffer and is submitted at once with its
+// own fence (asynchronous). The command buffer, descriptor pool, args buffer and fence form a
+// LaunchSlot that stays untouched until its fence signals, then is recycled. Every launch starts
+// with a memory barrier against all earlier work on the queue, so kernels see each other's
+// writes in submission order. upload, download, synchronize and resource destruction drain.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vulkan_api.h"
+
+namespace quiver::backend::vulkan {
+
+// A VkBuffer with its own memory (persistently mapped when host-visible).
+struct Allocation {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  void* mapped = nullptr;
+  VkDeviceSize size = 0;
+};
+
+struct LaunchSlot {
+  VkFence fence = VK_NULL_HANDLE;
+  VkCommandBuffer commands = VK_NULL_HANDLE;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  uint32_t pool_capacity = 0;   // storage-buffer descriptors the pool holds
+  Allocation args;              // scalar arguments, host-visible
+  std::string kernel;           // named when the submission fails asynchronously
+};
+
+class Context {
+ public:
+  // nullptr with `why_not` set when the loader, an instance or a usable device is missing.
+  static std::shared_ptr<Context> open(std::string& why_not);
+  Context() = default;
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  ~Context();
+
+  Api vk;
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t queue_family = 0;
+  VkPhysicalDeviceProperties properties{};
+  VkPhysicalDeviceMemoryProperties memory_properties{};
+  // Storage buffers live in host-visible device memory (lavapipe, integrated GPUs): upload and
+  // download are memcpy after draining, no staging copies.
+  bool unified_memory = false;
+  std::string name;
+
+  // Throws quiver::Error (DeviceError, or OutOfMemory for the two out-of-memory codes).
+  void check(VkResult result, const std::string& what) const;
+
+  // Device: device-local. Host: host-visible + coherent (cached preferred), mapped.
+  // Unified: device-local + host-visible + coherent, mapped.
+  enum class Memory { Device, Host, Unified };
+  Allocation allocate(VkDeviceSize size, VkBufferUsageFlags usage, Memory memory,
+                      const std::string& what);
+  void release(Allocation& allocation) noexcept;
+
+  // A recycled (or new) slot whose pool holds >= `descriptors` and whose args buffer holds
+  // >= `args_bytes`; its command buffer is ready to begin. Hand it back with submit() or abandon().
+  LaunchSlot& acquire_slot(uint32_t descriptors, VkDeviceSize args_bytes);
+  void submit(LaunchSlot& slot);
+  void abandon(LaunchSlot& slot) noexcept;
+
+  // Waits for every submission. `what` names the operation in the error; the error also names
+  // the kernel whose submission failed.
+  void drain(const std::string& what);
+  void drain_noexcept() noexcept;
+  bool has_pending() const { return !pending_.empty(); }
+
+  // Staged copies for device-local buffers (drain first; synchronous).
+  void copy_to_device(const Allocation& dst, const void* src, size_t bytes);
+  void copy_from_device(const Allocation& src, void* dst, size_t bytes);
+
+  // Aligned stride of one scalar argument inside a slot's args buffer.
+  VkDeviceSize scalar_stride() const;
+
+ private:
+  void retire_completed();
+  void wait_and_retire_front(const std::string& what);
+  void destroy_slot(LaunchSlot& slot) noexcept;
+  uint32_t find_memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
+                            VkMemoryPropertyFlags preferred) const;
+  void ensure_staging(size_t bytes);
+  void run_transfer(const Allocation& buffer, VkDeviceSize offset, VkDeviceSize bytes, bool to_device);
+
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;
+  std::vector<std::unique_ptr<LaunchSlot>> slots_;
+  std::vector<LaunchSlot*> free_;
+  std::deque<LaunchSlot*> pending_;   // submitted, oldest first
+  Allocation staging_;
+  VkCommandBuffer transfer_commands_ = VK_NULL_HANDLE;
+  VkFence transfer_fence_ = VK_NULL_HANDLE;
+};
+
+// Records a global memory barrier: everything earlier on the queue (kernels, copies, host
+// writes) happens-before everything later.
+void record_full_barrier(const Api& vk, VkCommandBuffer cb);
+
+}  // namespace quiver::backend::vulkan

@@ -1,0 +1,353 @@
+// Reading and writing the .qfb container (docs/format.md). The reader treats the file as
+// hostile: every offset, size and count is checked against the bytes actually present before
+// anything is read through it.
+#include "format/fatbin.h"
+
+#include <zstd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "quiver/runtime.h"
+
+namespace quiver::format {
+namespace {
+
+// Byte positions of the header fields (docs/format.md, "Header").
+namespace off {
+constexpr size_t kMagic = 0, kMajor = 8, kMinor = 10, kHeaderSize = 12, kFileSize = 16,
+                 kManifestOffset = 24, kManifestSize = 32, kManifestChecksum = 40, kFlags = 48,
+                 kReserved = 52, kHeaderChecksum = 56;
+}  // namespace off
+
+// Files larger than this are refused by read_file before they are read into memory.
+constexpr uint64_t kMaxFileBytes = 4ull << 30;
+
+constexpr uint64_t kFnvOffsetBasis = 0xcbf29ce484222325ull;
+constexpr uint64_t kFnvPrime = 0x100000001b3ull;
+
+uint64_t fnv1a64_update(uint64_t h, std::span<const std::byte> data) {
+  for (std::byte b : data) {
+    h ^= static_cast<uint8_t>(b);
+    h *= kFnvPrime;
+  }
+  return h;
+}
+
+template <typename T>
+T load_le(std::span<const std::byte> bytes, size_t at) {
+  T v = 0;
+  for (size_t i = 0; i < sizeof(T); ++i) v |= static_cast<T>(static_cast<uint8_t>(bytes[at + i])) << (8 * i);
+  return v;
+}
+
+template <typename T>
+void store_le(std::vector<std::byte>& bytes, size_t at, T v) {
+  for (size_t i = 0; i < sizeof(T); ++i) bytes[at + i] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
+}
+
+// The header checksum covers the whole header (extensions of newer minors included) with the
+// checksum field itself taken as zero.
+uint64_t header_checksum(std::span<const std::byte> bytes, size_t header_size) {
+  static constexpr std::byte kZero[8] = {};
+  uint64_t h = fnv1a64_update(kFnvOffsetBasis, bytes.subspan(0, off::kHeaderChecksum));
+  h = fnv1a64_update(h, kZero);
+  return fnv1a64_update(h, bytes.subspan(off::kHeaderChecksum + 8, header_size - off::kHeaderChecksum - 8));
+}
+
+std::string hex(uint64_t v) { return "0x" + checksum_hex(v); }
+
+[[noreturn]] void fail(const std::string& label, const std::string& field, const std::string& what) {
+  throw Error(ErrorCode::InvalidFatBinary, label + ": invalid fat binary: " + field + ": " + what);
+}
+
+std::string image_field(size_t i, const char* name) {
+  return "images[" + std::to_string(i) + "]" + (name[0] ? "." : "") + name;
+}
+
+Header read_header(std::span<const std::byte> bytes, const std::string& label) {
+  const size_t n = bytes.size();
+  if (n >= sizeof(kMagic) && std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
+    fail(label, "header.magic", "not a quiver fat binary (the file does not start with \"QVFB\\r\\n\\x1a\\n\")");
+  if (n < off::kFileSize)
+    fail(label, "header", "truncated: the file has " + std::to_string(n) + " bytes, the header needs " +
+                              std::to_string(kHeaderSize));
+  Header h;
+  h.major = load_le<uint16_t>(bytes, off::kMajor);
+  h.minor = load_le<uint16_t>(bytes, off::kMinor);
+  const std::string version = std::to_string(h.major) + "." + std::to_string(h.minor);
+  const std::string supported = "format version " + std::to_string(kFormatMajor) + " (" +
+                                std::to_string(kFormatMajor) + "." + std::to_string(kFormatMinor) + " and later " +
+                                std::to_string(kFormatMajor) + ".x minors)";
+  if (h.major > kFormatMajor)
+    fail(label, "header.major", "the file has format version " + version + "; this reader supports " + supported +
+                                    "; use a newer quiver runtime");
+  if (h.major < kFormatMajor)
+    fail(label, "header.major", "the file has format version " + version + ", which is not valid; this reader supports " +
+                                    supported);
+  h.header_size = load_le<uint32_t>(bytes, off::kHeaderSize);
+  if (h.header_size < kHeaderSize || h.header_size > kMaxHeaderSize)
+    fail(label, "header.header_size", std::to_string(h.header_size) + " is outside " +
+                                          std::to_string(kHeaderSize) + ".." + std::to_string(kMaxHeaderSize));
+  if (n < h.header_size)
+    fail(label, "header", "truncated: the file has " + std::to_string(n) + " bytes, the header needs " +
+                              std::to_string(h.header_size));
+  h.header_checksum = load_le<uint64_t>(bytes, off::kHeaderChecksum);
+  uint64_t actual = header_checksum(bytes, h.header_size);
+  if (actual != h.header_checksum)
+    fail(label, "header.header_checksum", "mismatch: stored " + hex(h.header_checksum) + ", computed " +
+                                              hex(actual) + " (the header is corrupt)");
+  h.flags = load_le<uint32_t>(bytes, off::kFlags);
+  if (h.flags != 0)
+    fail(label, "header.flags", "requires features this reader does not have (bits " + hex(h.flags) + ")");
+  h.file_size = load_le<uint64_t>(bytes, off::kFileSize);
+  if (h.file_size != n)
+    fail(label, "header.file_size", "the header says " + std::to_string(h.file_size) + " bytes but the file has " +
+                                        std::to_string(n) + (h.file_size > n ? " (truncated)" : ""));
+  h.manifest_offset = load_le<uint64_t>(bytes, off::kManifestOffset);
+  h.manifest_size = load_le<uint64_t>(bytes, off::kManifestSize);
+  h.manifest_checksum = load_le<uint64_t>(bytes, off::kManifestChecksum);
+  if (h.manifest_offset < h.header_size)
+    fail(label, "header.manifest_offset", std::to_string(h.manifest_offset) + " overlaps the " +
+                                              std::to_string(h.header_size) + "-byte header");
+  if (h.manifest_offset > n)
+    fail(label, "header.manifest_offset", std::to_string(h.manifest_offset) + " is past the end of the " +
+                                              std::to_string(n) + "-byte file");
+  if (h.manifest_size == 0 || h.manifest_size > limits::kMaxManifestBytes)
+    fail(label, "header.manifest_size", std::to_string(h.manifest_size) + " is outside 1.." +
+                                            std::to_string(limits::kMaxManifestBytes));
+  if (h.manifest_size > n - h.manifest_offset)
+    fail(label, "header.manifest_size", "the manifest (" + std::to_string(h.manifest_size) + " bytes at " +
+                                            std::to_string(h.manifest_offset) + ") runs past the end of the " +
+                                            std::to_string(n) + "-byte file");
+  uint64_t manifest_hash = fnv1a64(bytes.subspan(h.manifest_offset, h.manifest_size));
+  if (manifest_hash != h.manifest_checksum)
+    fail(label, "header.manifest_checksum", "mismatch: stored " + hex(h.manifest_checksum) + ", computed " +
+                                                hex(manifest_hash) + " (the manifest is corrupt)");
+  return h;
+}
+
+// Images must lie inside the file, 16-byte aligned, and overlap neither the header, the
+// manifest nor each other.
+void check_image_layout(const Header& h, const Manifest& m, const std::string& label) {
+  struct Range {
+    uint64_t begin, end;
+    std::string what;
+  };
+  std::vector<Range> ranges;
+  ranges.push_back({0, h.header_size, "the header"});
+  ranges.push_back({h.manifest_offset, h.manifest_offset + h.manifest_size, "the manifest"});
+  for (size_t i = 0; i < m.images.size(); ++i) {
+    const Image& im = m.images[i];
+    if (im.offset % kImageAlignment != 0)
+      fail(label, image_field(i, "offset"), std::to_string(im.offset) + " is not a multiple of " +
+                                                std::to_string(kImageAlignment));
+    if (im.offset >= h.file_size)
+      fail(label, image_field(i, "offset"), std::to_string(im.offset) + " is past the end of the " +
+                                                std::to_string(h.file_size) + "-byte file");
+    if (im.size == 0) fail(label, image_field(i, "size"), "an image cannot be empty");
+    if (im.size > h.file_size - im.offset)
+      fail(label, image_field(i, "size"), "the image (" + std::to_string(im.size) + " bytes at " +
+                                              std::to_string(im.offset) + ") runs past the end of the " +
+                                              std::to_string(h.file_size) + "-byte file");
+    ranges.push_back({im.offset, im.offset + im.size, image_field(i, "")});
+  }
+  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  for (size_t i = 1; i < ranges.size(); ++i) {
+    if (ranges[i].begin < ranges[i - 1].end) {
+      // Report against the image (the header and manifest were checked already).
+      const Range& a = ranges[i - 1].what.starts_with("images[") ? ranges[i - 1] : ranges[i];
+      const Range& b = &a == &ranges[i] ? ranges[i - 1] : ranges[i];
+      fail(label, a.what + ".offset", "bytes " + std::to_string(a.begin) + ".." + std::to_string(a.end) +
+                                          " overlap " + b.what + " (bytes " + std::to_string(b.begin) + ".." +
+                                          std::to_string(b.end) + ")");
+    }
+  }
+}
+
+struct DctxDeleter {
+  void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+};
+struct CctxDeleter {
+  void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+};
+
+}  // namespace
+
+uint64_t fnv1a64(std::span<const std::byte> data) { return fnv1a64_update(kFnvOffsetBasis, data); }
+
+FatBinary FatBinary::parse(std::span<const std::byte> bytes, std::string label) {
+  FatBinary fb;
+  fb.label_ = std::move(label);
+  fb.bytes_.assign(bytes.begin(), bytes.end());
+  std::span<const std::byte> data(fb.bytes_);
+  fb.header_ = read_header(data, fb.label_);
+  const Header& h = fb.header_;
+  auto text = data.subspan(h.manifest_offset, h.manifest_size);
+  fb.manifest_ = manifest_from_json(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()),
+                                    fb.label_, /*skip_unknown_targets=*/h.minor > kFormatMinor);
+  check_image_layout(h, fb.manifest_, fb.label_);
+  return fb;
+}
+
+FatBinary FatBinary::read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(ErrorCode::NotFound, path + ": cannot open fat binary: " + std::strerror(errno));
+  in.seekg(0, std::ios::end);
+  std::streamoff end = in.tellg();
+  if (end < 0) throw Error(ErrorCode::InvalidFatBinary, path + ": cannot read fat binary (not a regular file?)");
+  if (static_cast<uint64_t>(end) > kMaxFileBytes)
+    fail(path, "header.file_size", std::to_string(end) + " bytes exceeds the " +
+                                       std::to_string(kMaxFileBytes) + "-byte limit");
+  in.seekg(0, std::ios::beg);
+  std::vector<std::byte> bytes(static_cast<size_t>(end));
+  if (!in.read(reinterpret_cast<char*>(bytes.data()), end))
+    throw Error(ErrorCode::InvalidFatBinary, path + ": cannot read fat binary: read failed");
+  return parse(bytes, path);
+}
+
+std::vector<std::byte> FatBinary::image_data(size_t index) const {
+  if (index >= manifest_.images.size())
+    throw Error(ErrorCode::InvalidArgument, label_ + ": image index " + std::to_string(index) +
+                                                " out of range (the file has " +
+                                                std::to_string(manifest_.images.size()) + " images)");
+  const Image& im = manifest_.images[index];
+  // parse() proved offset + size lies inside bytes_.
+  std::span<const std::byte> frame = std::span<const std::byte>(bytes_).subspan(im.offset, im.size);
+  uint64_t sum = fnv1a64(frame);
+  if (sum != im.checksum)
+    fail(label_, image_field(index, "checksum"), "mismatch: the manifest says " + checksum_hex(im.checksum) +
+                                                     ", the image bytes hash to " + checksum_hex(sum) +
+                                                     " (the image is corrupt)");
+  size_t frame_size = ZSTD_findFrameCompressedSize(frame.data(), frame.size());
+  if (ZSTD_isError(frame_size))
+    fail(label_, image_field(index, ""), std::string("not a zstd frame: ") + ZSTD_getErrorName(frame_size));
+  if (frame_size != frame.size())
+    fail(label_, image_field(index, "size"), "the zstd frame is " + std::to_string(frame_size) +
+                                                 " bytes but the image is " + std::to_string(frame.size()));
+  unsigned long long declared = ZSTD_getFrameContentSize(frame.data(), frame.size());
+  if (declared == ZSTD_CONTENTSIZE_ERROR) fail(label_, image_field(index, ""), "not a zstd frame");
+  if (declared == ZSTD_CONTENTSIZE_UNKNOWN)
+    fail(label_, image_field(index, "raw_size"), "the zstd frame does not record its content size");
+  if (declared > limits::kMaxImageRawBytes)
+    fail(label_, image_field(index, "raw_size"), "the zstd frame declares " + std::to_string(declared) +
+                                                     " bytes, over the " +
+                                                     std::to_string(limits::kMaxImageRawBytes) + "-byte limit");
+  if (declared != im.raw_size)
+    fail(label_, image_field(index, "raw_size"), "the manifest says " + std::to_string(im.raw_size) +
+                                                     " bytes, the zstd frame declares " + std::to_string(declared));
+  std::unique_ptr<ZSTD_DCtx, DctxDeleter> dctx(ZSTD_createDCtx());
+  if (!dctx) throw Error(ErrorCode::OutOfMemory, label_ + ": cannot create a zstd decompression context");
+  std::vector<std::byte> out(static_cast<size_t>(im.raw_size));
+  // Decompression is bounded by the output capacity: a frame that lies about its size fails
+  // with dstSize_tooSmall instead of writing past raw_size bytes.
+  size_t produced = ZSTD_decompressDCtx(dctx.get(), out.data(), out.size(), frame.data(), frame.size());
+  if (ZSTD_isError(produced))
+    fail(label_, image_field(index, ""), std::string("corrupt zstd data: ") + ZSTD_getErrorName(produced));
+  if (produced != im.raw_size)
+    fail(label_, image_field(index, "raw_size"), "decompressed to " + std::to_string(produced) +
+                                                     " bytes, the manifest says " + std::to_string(im.raw_size));
+  return out;
+}
+
+int FatBinary::find_image(Target target, std::string_view arch) const {
+  for (size_t i = 0; i < manifest_.images.size(); ++i) {
+    const Image& im = manifest_.images[i];
+    if (im.target == target && (arch.empty() || im.arch == arch)) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::vector<std::byte> write_fatbin(Manifest manifest, std::span<const ImageInput> images, int zstd_level) {
+  if (zstd_level < 1 || zstd_level > ZSTD_maxCLevel())
+    throw Error(ErrorCode::InvalidArgument, "write_fatbin: zstd level " + std::to_string(zstd_level) +
+                                                " is outside 1.." + std::to_string(ZSTD_maxCLevel()));
+  std::unique_ptr<ZSTD_CCtx, CctxDeleter> cctx(ZSTD_createCCtx());
+  if (!cctx) throw Error(ErrorCode::OutOfMemory, "write_fatbin: cannot create a zstd compression context");
+  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, zstd_level);
+  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_contentSizeFlag, 1);  // readers require it
+  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);     // zstd's own content check
+
+  std::vector<std::vector<std::byte>> frames;
+  manifest.images.clear();
+  for (size_t i = 0; i < images.size(); ++i) {
+    const ImageInput& in = images[i];
+    if (in.data.empty() || in.data.size() > limits::kMaxImageRawBytes)
+      throw Error(ErrorCode::InvalidArgument, "write_fatbin: image " + std::to_string(i) + " (" +
+                                                  std::string(to_string(in.target)) + " " + in.arch + ") has " +
+                                                  std::to_string(in.data.size()) + " bytes; allowed: 1.." +
+                                                  std::to_string(limits::kMaxImageRawBytes));
+    std::vector<std::byte> frame(ZSTD_compressBound(in.data.size()));
+    size_t n = ZSTD_compress2(cctx.get(), frame.data(), frame.size(), in.data.data(), in.data.size());
+    if (ZSTD_isError(n))
+      throw Error(ErrorCode::InvalidArgument,
+                  "write_fatbin: zstd compression of image " + std::to_string(i) + " failed: " + ZSTD_getErrorName(n));
+    frame.resize(n);
+    Image im;
+    im.target = in.target;
+    im.arch = in.arch;
+    im.size = n;
+    im.raw_size = in.data.size();
+    im.checksum = fnv1a64(frame);
+    im.kernels = in.kernels;
+    manifest.images.push_back(std::move(im));
+    frames.push_back(std::move(frame));
+  }
+
+  // Image offsets appear in the manifest, which precedes the images: grow the space reserved
+  // for the manifest until its text (whose length depends on the offsets) fits.
+  auto align = [](uint64_t x) { return (x + kImageAlignment - 1) / kImageAlignment * kImageAlignment; };
+  std::string text;
+  uint64_t reserved = 0;
+  for (;;) {
+    uint64_t at = align(kHeaderSize + reserved);
+    for (size_t i = 0; i < frames.size(); ++i) {
+      manifest.images[i].offset = at;
+      at = align(at + frames[i].size());
+    }
+    try {
+      text = manifest_to_json(manifest);
+    } catch (const std::exception& e) {  // nlohmann refuses strings that are not UTF-8
+      throw Error(ErrorCode::InvalidArgument, std::string("write_fatbin: cannot encode the manifest: ") + e.what());
+    }
+    if (text.size() <= reserved) break;
+    reserved = text.size();
+  }
+  uint64_t file_size = kHeaderSize + text.size();
+  if (!frames.empty()) file_size = manifest.images.back().offset + frames.back().size();
+
+  std::vector<std::byte> out(file_size, std::byte{0});
+  std::memcpy(out.data() + off::kMagic, kMagic, sizeof(kMagic));
+  store_le<uint16_t>(out, off::kMajor, kFormatMajor);
+  store_le<uint16_t>(out, off::kMinor, kFormatMinor);
+  store_le<uint32_t>(out, off::kHeaderSize, kHeaderSize);
+  store_le<uint64_t>(out, off::kFileSize, file_size);
+  store_le<uint64_t>(out, off::kManifestOffset, kHeaderSize);
+  store_le<uint64_t>(out, off::kManifestSize, text.size());
+  std::memcpy(out.data() + kHeaderSize, text.data(), text.size());
+  store_le<uint64_t>(out, off::kManifestChecksum,
+                     fnv1a64(std::span<const std::byte>(out).subspan(kHeaderSize, text.size())));
+  store_le<uint32_t>(out, off::kFlags, 0);
+  store_le<uint32_t>(out, off::kReserved, 0);
+  for (size_t i = 0; i < frames.size(); ++i)
+    std::memcpy(out.data() + manifest.images[i].offset, frames[i].data(), frames[i].size());
+  store_le<uint64_t>(out, off::kHeaderChecksum, header_checksum(out, kHeaderSize));
+
+  // The reader's checks are the definition of a valid file: run them so that a packer bug
+  // (a kernel listing a target with no image, a duplicate symbol, ...) surfaces here.
+  try {
+    (void)FatBinary::parse(out, "write_fatbin");
+  } catch (const Error& e) {
+    throw Error(ErrorCode::InvalidArgument, std::string("write_fatbin: refusing to write an invalid file: ") +
+                                                e.what());
+  }
+  return out;
+}
+
+}  // namespace quiver::format

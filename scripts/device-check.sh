@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# The one script run on the lent GPU machine (Ubuntu 24.04 with the NVIDIA driver; no compiler,
+# no LLVM). It takes a build tree made on the build machine and carried over, runs every GPU
+# test binary in it once with automatic backend detection (QUIVER_BACKEND unset: CUDA wins on
+# that machine) and once with QUIVER_BACKEND=vulkan, and writes
+#   $OUT/device-check.json   machine facts + per-binary, per-test pass/fail/skip with messages
+#   $OUT/device-check.log    the full output of every run
+# (two files: the device tool returns at most eight). Exit status 0 only when nothing failed.
+#
+# Usage: scripts/device-check.sh [BUILD_DIR]       (default: $QUIVER_BUILD_DIR, else build-h3)
+#   QUIVER_DEVICE_TESTS="path/a_tests path/b_tests"  overrides which binaries run
+#   QUIVER_DEVICE_CONFIGS="auto vulkan cuda"          overrides the backend configurations
+#   QUIVER_DEVICE_TIMEOUT=300                         seconds allowed per binary and configuration
+# Run from the repository root. Carry the build tree and .gl (the Vulkan loader .debs, see
+# /work/.library/device/README.md) with the call.
+set -uo pipefail
+
+BUILD_DIR=${1:-${QUIVER_BUILD_DIR:-build-h3}}
+OUT=${OUT:-$PWD/device-check-out}
+TIMEOUT=${QUIVER_DEVICE_TIMEOUT:-300}
+CONFIGS=${QUIVER_DEVICE_CONFIGS:-auto vulkan}
+mkdir -p "$OUT"
+LOG="$OUT/device-check.log"
+: >"$LOG"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+log() { printf '%s\n' "$*" | tee -a "$LOG"; }
+
+if [ ! -d "$BUILD_DIR" ]; then
+  log "device-check: build tree '$BUILD_DIR' not found (carry it with the call)"
+  printf '{"ok": false, "error": "build tree %s not found"}\n' "$BUILD_DIR" >"$OUT/device-check.json"
+  exit 2
+fi
+
+# ---- Vulkan loader: unpacked from the carried .debs; the NVIDIA ICD lives under /usr/local/nvidia.
+if compgen -G ".gl/*.deb" >/dev/null; then
+  for f in .gl/*.deb; do dpkg -x "$f" / 2>>"$LOG" || log "device-check: could not unpack $f"; done
+  ldconfig
+fi
+NVIDIA_ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$NVIDIA_ICD" ]; then export VK_DRIVER_FILES=$NVIDIA_ICD; fi
+
+# ---- libquiver from the carried tree: its RPATHs name the build machine's directories.
+BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
+LIBDIRS=$(find "$BUILD_DIR" -name 'libquiver*.so*' -printf '%h\n' 2>/dev/null | sort -u | paste -sd:)
+export LD_LIBRARY_PATH="${LIBDIRS}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# ---- Machine facts.
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "host: $(uname -a)"
+  if command -v nvidia-smi >/dev/null; then
+    echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
+  else
+    echo "gpu: nvidia-smi not found"
+  fi
+  echo "libcuda: $(ldconfig -p | grep -c 'libcuda.so.1') entries in ldconfig"
+  echo "libvulkan: $(ldconfig -p | grep -c 'libvulkan.so.1') entries in ldconfig"
+  echo "VK_DRIVER_FILES: ${VK_DRIVER_FILES:-<unset>}"
+  echo "LD_LIBRARY_PATH: $LD_LIBRARY_PATH"
+} >"$WORK/facts.txt"
+cat "$WORK/facts.txt" | tee -a "$LOG"
+
+# ---- Which binaries: the runtime and op-library test programs (those need no compiler).
+if [ -n "${QUIVER_DEVICE_TESTS:-}" ]; then
+  BINARIES=$QUIVER_DEVICE_TESTS
+else
+  BINARIES=$(find "$BUILD_DIR/tests/runtime" "$BUILD_DIR/tests/kernels" -maxdepth 1 -type f -executable \
+               -name 'quiver_*tests' 2>/dev/null | sort)
+fi
+if [ -z "$BINARIES" ]; then log "device-check: no test binaries under $BUILD_DIR/tests"; fi
+
+# ---- Run each binary under each configuration; gtest writes one JSON report per run.
+: >"$WORK/runs.tsv"
+for bin in $BINARIES; do
+  name=$(basename "$bin")
+  for config in $CONFIGS; do
+    report="$WORK/$name.$config.json"
+    runlog="$WORK/$name.$config.log"
+    log ""
+    log "=== $name [QUIVER_BACKEND=${config/auto/<unset>}]"
+    start=$(date +%s.%N)
+    if [ "$config" = auto ]; then
+      (unset QUIVER_BACKEND; timeout "$TIMEOUT" "$bin" --gtest_output="json:$report") >"$runlog" 2>&1
+    else
+      QUIVER_BACKEND=$config timeout "$TIMEOUT" "$bin" --gtest_output="json:$report" >"$runlog" 2>&1
+    fi
+    rc=$?
+    end=$(date +%s.%N)
+    cat "$runlog" >>"$LOG"
+    log "=== $name [$config] exit status $rc"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$config" "$rc" "$report" "$runlog" \
+      "$(echo "$end - $start" | awk '{print $1 - $3}')" >>"$WORK/runs.tsv"
+  done
+done
+
+# ---- Summary JSON.
+if ! command -v python3 >/dev/null; then
+  log "device-check: python3 not found; writing exit statuses only"
+  {
+    echo '{"runs": ['
+    awk -F'\t' 'BEGIN{sep=""} {printf "%s{\"binary\": \"%s\", \"config\": \"%s\", \"exit_status\": %s}", sep, $1, $2, $3; sep=",\n"}' "$WORK/runs.tsv"
+    echo '], "ok": '"$(awk -F'\t' '$3 != 0 {bad=1} END{print bad ? "false" : "true"}' "$WORK/runs.tsv")"'}'
+  } >"$OUT/device-check.json"
+else
+  python3 - "$WORK/runs.tsv" "$WORK/facts.txt" "$OUT/device-check.json" <<'PY'
+import json, os, sys
+
+runs_tsv, facts_txt, out_path = sys.argv[1:4]
+facts = {}
+for line in open(facts_txt):
+    key, _, value = line.rstrip("\n").partition(": ")
+    facts[key] = value
+
+def skip_messages(runlog):
+    # gtest's JSON report leaves the GTEST_SKIP() message out; the console output has it
+    # between "[ RUN      ] name" and "[  SKIPPED ] name".
+    messages, current, lines = {}, None, []
+    for line in open(runlog, errors="replace"):
+        if line.startswith("[ RUN      ] "):
+            current, lines = line[13:].strip(), []
+        elif line.startswith("[  SKIPPED ] ") and current and line[13:].startswith(current):
+            messages[current] = "".join(l for l in lines if not l.rstrip().endswith(": Skipped")).strip()
+            current = None
+        elif current:
+            lines.append(line)
+    return messages
+
+runs, totals = [], {"passed": 0, "failed": 0, "skipped": 0, "runs_without_report": 0}
+for line in open(runs_tsv):
+    binary, config, rc, report, runlog, seconds = line.rstrip("\n").split("\t")
+    run = {"binary": binary, "config": config, "exit_status": int(rc),
+           "seconds": round(float(seconds), 2), "tests": []}
+    if os.path.exists(report):
+        doc = json.load(open(report))
+        skipped = skip_messages(runlog)
+        for suite in doc.get("testsuites", []):
+            for t in suite.get("testsuite", []):
+                if t.get("status") == "NOTRUN":
+                    continue
+                failures = [f.get("failure", "") for f in t.get("failures", [])]
+                if failures:
+                    status = "fail"
+                elif t.get("result") == "SKIPPED":
+                    status = "skip"
+                else:
+                    status = "pass"
+                totals[{"pass": "passed", "fail": "failed", "skip": "skipped"}[status]] += 1
+                entry = {"name": suite["name"] + "." + t["name"], "status": status, "time": t.get("time")}
+                if failures:
+                    entry["failures"] = failures
+                if status == "skip":
+                    entry["message"] = skipped.get(entry["name"], "")
+                run["tests"].append(entry)
+    else:
+        # The binary crashed, timed out (124) or could not start (127: missing library).
+        totals["runs_without_report"] += 1
+        tail = open(runlog, errors="replace").read()[-4000:]
+        run["error"] = "no gtest report (crash, timeout or missing library)"
+        run["log_tail"] = tail
+    runs.append(run)
+
+ok = totals["failed"] == 0 and totals["runs_without_report"] == 0 and \
+     all(r["exit_status"] == 0 for r in runs) and len(runs) > 0
+json.dump({"ok": ok, "machine": facts, "summary": totals, "runs": runs},
+          open(out_path, "w"), indent=2)
+print("device-check: %s — %d passed, %d failed, %d skipped, %d runs without a report"
+      % ("OK" if ok else "FAILED", totals["passed"], totals["failed"], totals["skipped"],
+         totals["runs_without_report"]))
+sys.exit(0 if ok else 1)
+PY
+  status=$?
+  exit $status
+fi
+awk -F'\t' '$3 != 0 {bad=1} END{exit bad ? 1 : 0}' "$WORK/runs.tsv"

@@ -1,0 +1,242 @@
+// The spirv target's output, checked structurally: spirv-val (the CLI, independent of the
+// target's in-process validation), entry point names, LocalSize and descriptor bindings per
+// docs/abi.md, read from the SPIR-V words; and its errors for kernels it cannot build.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "targets_spirv_support.h"
+
+namespace quiver::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_dir() {
+  std::random_device rd;
+  fs::path dir = fs::temp_directory_path() / ("qv_spirv_test_" + std::to_string(rd()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+// Runs the spirv-val CLI on `words`; returns its exit status and output.
+std::pair<int, std::string> run_spirv_val(const std::vector<uint32_t>& words) {
+  fs::path dir = temp_dir();
+  fs::path spv = dir / "module.spv", log = dir / "val.txt";
+  {
+    std::ofstream out(spv, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(words.data()), std::streamsize(words.size() * 4));
+  }
+  std::string cmd = std::string(QUIVER_SPIRV_VAL) + " --target-env vulkan1.2 " + spv.string() +
+                    " > " + log.string() + " 2>&1";
+  int status = std::system(cmd.c_str());
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  fs::remove_all(dir);
+  return {status, text};
+}
+
+uint32_t element_bytes(const format::Param& p) {
+  using T = format::ScalarType;
+  uint32_t scalar = 4;
+  switch (p.type) {
+    case T::Bool: case T::I8: case T::U8: scalar = 1; break;
+    case T::I16: case T::U16: case T::F16: case T::BF16: scalar = 2; break;
+    case T::I32: case T::U32: case T::F32: scalar = 4; break;
+    case T::I64: case T::U64: case T::F64: scalar = 8; break;
+  }
+  return scalar * p.vec_width;
+}
+
+void expect_entry_matches(const SpirvModuleInfo& info, const format::Kernel& kernel) {
+  SCOPED_TRACE(kernel.symbol);
+  const SpirvEntryPoint* entry = info.find(kernel.symbol);
+  ASSERT_NE(entry, nullptr) << "no OpEntryPoint named " << kernel.symbol;
+  EXPECT_EQ(entry->execution_model, 5u) << "not GLCompute";
+  ASSERT_TRUE(entry->local_size.has_value()) << "no LocalSize execution mode";
+  EXPECT_EQ(*entry->local_size, kernel.block);
+  ASSERT_EQ(entry->bindings.size(), kernel.params.size());
+  for (size_t i = 0; i < kernel.params.size(); ++i) {
+    const format::Param& p = kernel.params[i];
+    const SpirvBinding& b = entry->bindings[i];
+    SCOPED_TRACE("parameter " + std::to_string(i) + " " + p.name);
+    EXPECT_EQ(b.set, 0u);
+    EXPECT_EQ(b.binding, i);
+    EXPECT_EQ(b.storage_class, 12u) << "not StorageBuffer";
+    EXPECT_TRUE(b.block_decorated);
+    EXPECT_EQ(b.runtime_array, p.is_buffer);
+    EXPECT_EQ(b.element, expected_element(p));
+    if (p.is_buffer) {
+      // docs/abi.md: buffers are tightly packed arrays of the element type (vec4 = 16 bytes).
+      EXPECT_EQ(b.array_stride, element_bytes(p));
+    }
+  }
+}
+
+TEST(SpirvTarget, EachKernelAloneIsValidWithManifestEntryPointAndBindings) {
+  for (const TestKernel& kernel : all_test_kernels()) {
+    SCOPED_TRACE(kernel.manifest.symbol);
+    CompiledSpirv out = compile_spirv({kernel});
+    EXPECT_EQ(out.image.target, format::Target::SPIRV);
+    EXPECT_EQ(out.image.arch, "vulkan1.2");
+    EXPECT_EQ(out.image.kernels, std::vector<std::string>{kernel.manifest.symbol});
+    auto [status, text] = run_spirv_val(out.words);
+    EXPECT_EQ(status, 0) << text;
+    SpirvModuleInfo info = reflect_spirv(out.words);
+    EXPECT_LE(info.version, 0x00010500u) << "Vulkan 1.2 accepts SPIR-V up to 1.5";
+    EXPECT_EQ(info.entry_points.size(), 1u);
+    expect_entry_matches(info, kernel.manifest);
+  }
+}
+
+TEST(SpirvTarget, SeveralKernelsShareOneModule) {
+  std::vector<TestKernel> kernels = all_test_kernels();
+  CompiledSpirv out = compile_spirv(kernels);
+  auto [status, text] = run_spirv_val(out.words);
+  EXPECT_EQ(status, 0) << text;
+  SpirvModuleInfo info = reflect_spirv(out.words);
+  ASSERT_EQ(info.entry_points.size(), kernels.size());
+  std::vector<std::string> symbols;
+  for (const TestKernel& k : kernels) {
+    symbols.push_back(k.manifest.symbol);
+    expect_entry_matches(info, k.manifest);
+  }
+  EXPECT_EQ(out.image.kernels, symbols);
+}
+
+// Capabilities follow use: a float-only kernel must not demand shaderInt64 or 8-bit storage.
+TEST(SpirvTarget, CapabilitiesAreOnlyThoseTheKernelsUse) {
+  constexpr uint32_t kInt64 = 11, kInt8 = 39, kStorageBuffer8BitAccess = 4448, kShader = 1;
+  SpirvModuleInfo saxpy = reflect_spirv(compile_spirv({saxpy_kernel()}).words);
+  auto has = [](const SpirvModuleInfo& m, uint32_t cap) {
+    return std::find(m.capabilities.begin(), m.capabilities.end(), cap) != m.capabilities.end();
+  };
+  EXPECT_TRUE(has(saxpy, kShader));
+  EXPECT_FALSE(has(saxpy, kInt64));
+  EXPECT_FALSE(has(saxpy, kInt8));
+  SpirvModuleInfo ints = reflect_spirv(compile_spirv({ints_kernel()}).words);
+  EXPECT_TRUE(has(ints, kInt64));
+  EXPECT_TRUE(has(ints, kInt8));
+  EXPECT_TRUE(has(ints, kStorageBuffer8BitAccess));
+}
+
+TEST(SpirvTarget, KeepTempsWritesTheModule) {
+  fs::path dir = temp_dir();
+  TestKernel k = saxpy_kernel();
+  compiler::TargetOptions options;
+  options.keep_temps_dir = dir.string();
+  CompiledSpirv out = compile_spirv_ir("module {" + k.ir + "}", {k.manifest}, options);
+  std::ifstream in(dir / "spirv.spv", std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(bytes.size(), out.image.data.size());
+  EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(),
+                         reinterpret_cast<const char*>(out.image.data.data())));
+  EXPECT_TRUE(fs::exists(dir / "spirv.mlir"));
+  fs::remove_all(dir);
+}
+
+// Expects compiling `module_text` to throw a TargetError naming `kernel` whose message holds
+// `needle`.
+void expect_target_error(const std::string& module_text, const std::vector<format::Kernel>& kernels,
+                         const std::string& kernel, const std::string& needle,
+                         const compiler::TargetOptions& options = {}) {
+  try {
+    compile_spirv_ir(module_text, kernels, options);
+    ADD_FAILURE() << "expected a TargetError containing '" << needle << "'";
+  } catch (const compiler::TargetError& e) {
+    EXPECT_EQ(e.target(), "spirv");
+    EXPECT_NE(e.kernel().find(kernel), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+const char* kDoubleKernel = R"(module {
+  func.func @qv_k0_twice(%x: memref<?xf64>, %n: i32) attributes {qv.kernel, qv.block = array<i32: 64, 1, 1>} {
+    %tid = gpu.thread_id x
+    %v = memref.load %x[%tid] : memref<?xf64>
+    %w = arith.addf %v, %v : f64
+    memref.store %w, %x[%tid] : memref<?xf64>
+    return
+  }
+})";
+
+format::Kernel double_manifest() {
+  return manifest_entry("qv_k0_twice",
+                        {buffer_param("x", format::ScalarType::F64),
+                         scalar_param("n", format::ScalarType::I32)},
+                        {64, 1, 1});
+}
+
+TEST(SpirvTargetErrors, DoubleIsRejectedNamingTheKernel) {
+  expect_target_error(kDoubleKernel, {double_manifest()}, "qv_k0_twice", "double is not supported");
+}
+
+TEST(SpirvTargetErrors, DoubleInsideTheBodyIsRejected) {
+  const char* ir = R"(module {
+  func.func @qv_k0_widen(%x: memref<?xf32>) attributes {qv.kernel, qv.block = array<i32: 64, 1, 1>} {
+    %tid = gpu.thread_id x
+    %v = memref.load %x[%tid] : memref<?xf32>
+    %d = arith.extf %v : f32 to f64
+    %w = arith.truncf %d : f64 to f32
+    memref.store %w, %x[%tid] : memref<?xf32>
+    return
+  }
+})";
+  expect_target_error(ir,
+                      {manifest_entry("qv_k0_widen", {buffer_param("x", format::ScalarType::F32)},
+                                      {64, 1, 1})},
+                      "qv_k0_widen", "double is not supported");
+}
+
+TEST(SpirvTargetErrors, Bf16IsRejected) {
+  const char* ir = R"(module {
+  func.func @qv_k0_b(%x: memref<?xbf16>) attributes {qv.kernel, qv.block = array<i32: 64, 1, 1>} {
+    return
+  }
+})";
+  expect_target_error(
+      ir, {manifest_entry("qv_k0_b", {buffer_param("x", format::ScalarType::BF16)}, {64, 1, 1})},
+      "qv_k0_b", "bf16");
+}
+
+TEST(SpirvTargetErrors, ManifestAndIrMustAgree) {
+  TestKernel k = saxpy_kernel();
+  std::string module_text = "module {" + k.ir + "}";
+  format::Kernel missing = k.manifest;
+  missing.symbol = "qv_k9_absent";
+  expect_target_error(module_text, {missing}, "qv_k9_absent", "no func.func named");
+
+  format::Kernel short_params = k.manifest;
+  short_params.params.pop_back();
+  expect_target_error(module_text, {short_params}, "qv_k0_saxpy", "parameters");
+
+  format::Kernel scalar_as_buffer = k.manifest;
+  scalar_as_buffer.params[3].is_buffer = true;
+  expect_target_error(module_text, {scalar_as_buffer}, "qv_k0_saxpy", "'a'");
+
+  format::Kernel other_block = k.manifest;
+  other_block.block = {128, 1, 1};
+  expect_target_error(module_text, {other_block}, "qv_k0_saxpy", "qv.block");
+}
+
+TEST(SpirvTargetErrors, OversizedBlockAndUnknownArch) {
+  const char* ir = R"(module {
+  func.func @qv_k0_big(%x: memref<?xf32>) attributes {qv.kernel, qv.block = array<i32: 2048, 1, 1>} {
+    return
+  }
+})";
+  expect_target_error(
+      ir, {manifest_entry("qv_k0_big", {buffer_param("x", format::ScalarType::F32)}, {2048, 1, 1})},
+      "qv_k0_big", "1024");
+  TestKernel k = saxpy_kernel();
+  compiler::TargetOptions options;
+  options.archs = {"vulkan9"};
+  expect_target_error("module {" + k.ir + "}", {k.manifest}, "qv_k0_saxpy", "vulkan9", options);
+}
+
+}  // namespace
+}  // namespace quiver::test

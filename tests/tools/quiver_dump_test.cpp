@@ -1,0 +1,317 @@
+// Runs the real quiver-dump binary on a .qfb written here and checks its human output, its
+// JSON (against the manifest the file was written from), the filters, --disasm per image kind,
+// and its exit status and message on damaged files.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <spirv-tools/libspirv.hpp>
+
+#include "format/fatbin.h"
+
+namespace qf = quiver::format;
+namespace fs = std::filesystem;
+using Bytes = std::vector<std::byte>;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kPtx = R"(//
+// quiver-dump test image
+//
+.version 7.8
+.target sm_80
+.address_size 64
+
+.visible .entry qv_k0_saxpy(
+	.param .u64 qv_k0_saxpy_param_0,
+	.param .u64 qv_k0_saxpy_param_1,
+	.param .f32 qv_k0_saxpy_param_2,
+	.param .u32 qv_k0_saxpy_param_3
+)
+.reqntid 256, 1, 1
+{
+	ret;
+}
+)";
+
+constexpr const char* kSpirvAsm = R"(
+               OpCapability Shader
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "qv_k0_saxpy"
+               OpExecutionMode %main LocalSize 256 1 1
+               OpName %main "qv_k0_saxpy"
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+               OpReturn
+               OpFunctionEnd
+)";
+
+Bytes spirv_binary() {
+  spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_2);
+  std::vector<uint32_t> words;
+  EXPECT_TRUE(tools.Assemble(kSpirvAsm, &words));
+  EXPECT_TRUE(tools.Validate(words));
+  Bytes b(words.size() * 4);
+  std::memcpy(b.data(), words.data(), b.size());
+  return b;
+}
+
+Bytes read_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::vector<char> c((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Bytes b(c.size());
+  std::memcpy(b.data(), c.data(), c.size());
+  return b;
+}
+
+void write_bytes(const fs::path& p, const Bytes& b) {
+  std::ofstream out(p, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Result {
+  int status = -1;
+  std::string out, err;
+};
+
+class QuiverDump : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::mt19937_64 rng(std::random_device{}());
+    dir_ = fs::temp_directory_path() / ("quiver_dump_test_" + std::to_string(rng()));
+    fs::create_directories(dir_);
+
+    qf::Kernel saxpy;
+    saxpy.name = "saxpy";
+    saxpy.symbol = "qv_k0_saxpy";
+    saxpy.params = {{"x", qf::ScalarType::F32, 1, true, qf::Access::Read},
+                    {"y", qf::ScalarType::F32, 1, true, qf::Access::ReadWrite},
+                    {"a", qf::ScalarType::F32, 1, false, qf::Access::Read},
+                    {"n", qf::ScalarType::U32, 1, false, qf::Access::Read}};
+    saxpy.block = {256, 1, 1};
+    saxpy.targets = {qf::Target::PTX, qf::Target::SPIRV, qf::Target::CPU};
+    qf::Kernel reduce;
+    reduce.name = "reduce<half, " + std::to_string(64 + rng() % 64) + ">";
+    reduce.symbol = "qv_k1_reduce";
+    reduce.params = {{"in", qf::ScalarType::F16, 4, true, qf::Access::Read},
+                     {"out", qf::ScalarType::BF16, 1, true, qf::Access::ReadWrite}};
+    reduce.block = {32, 4, 2};
+    reduce.shared_bytes = static_cast<uint32_t>(1000 + rng() % 4000);
+    reduce.uses_barrier = true;
+    reduce.targets = {qf::Target::PTX};
+    manifest_.compiler_version = "quiverc 0.1.0 (test " + std::to_string(rng() % 1000) + ")";
+    manifest_.source_hash = "00112233445566" + std::to_string(10 + rng() % 90);
+    manifest_.kernels = {saxpy, reduce};
+
+    std::string ptx = kPtx;
+    images_ = {{qf::Target::PTX, "sm_80", Bytes(ptx.size() + 1), {"qv_k0_saxpy", "qv_k1_reduce"}},
+               {qf::Target::SPIRV, "vulkan1.2", spirv_binary(), {"qv_k0_saxpy"}},
+               {qf::Target::CPU, "x86_64", read_bytes(QUIVER_TEST_CPU_IMAGE), {"qv_k0_saxpy"}}};
+    std::memcpy(images_[0].data.data(), ptx.c_str(), ptx.size() + 1);  // NUL-terminated, as drivers want
+    ASSERT_GT(images_[2].data.size(), 64u);
+    file_ = dir_ / "ops.qfb";
+    bytes_ = qf::write_fatbin(manifest_, images_);
+    write_bytes(file_, bytes_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Result dump(const std::string& args, const std::string& env = "") {
+    fs::path out = dir_ / "stdout", err = dir_ / "stderr";
+    std::string cmd = env + " '" + std::string(QUIVER_DUMP_EXE) + "' " + args + " >'" + out.string() + "' 2>'" +
+                      err.string() + "'";
+    int rc = std::system(cmd.c_str());
+    Result r;
+    r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    r.out = read_text(out);
+    r.err = read_text(err);
+    return r;
+  }
+  std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
+
+  fs::path dir_, file_;
+  qf::Manifest manifest_;
+  std::vector<qf::ImageInput> images_;
+  Bytes bytes_;
+};
+
+void expect_contains(const std::string& haystack, const std::string& needle) {
+  EXPECT_NE(haystack.find(needle), std::string::npos) << "missing \"" << needle << "\" in:\n" << haystack;
+}
+
+}  // namespace
+
+TEST_F(QuiverDump, HumanOutputShowsHeaderKernelsAndImages) {
+  Result r = dump(quoted(file_));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  qf::FatBinary fb = qf::FatBinary::parse(bytes_, "x");
+  expect_contains(r.out, "format:       1.0");
+  expect_contains(r.out, "file " + std::to_string(bytes_.size()) + " bytes");
+  expect_contains(r.out, manifest_.compiler_version);
+  expect_contains(r.out, manifest_.source_hash);
+  expect_contains(r.out, "kernels (2 of 2)");
+  expect_contains(r.out, "  saxpy\n");
+  expect_contains(r.out, "  " + manifest_.kernels[1].name + "\n");
+  expect_contains(r.out, "256 x 1 x 1");
+  expect_contains(r.out, "32 x 4 x 2");
+  expect_contains(r.out, std::to_string(manifest_.kernels[1].shared_bytes) + " bytes");
+  expect_contains(r.out, "ptx, spirv, cpu");
+  expect_contains(r.out, "const float*");
+  expect_contains(r.out, "const vec<half, 4>*");
+  expect_contains(r.out, "bf16*");
+  expect_contains(r.out, "read_write");
+  expect_contains(r.out, "images (3 of 3)");
+  for (size_t i = 0; i < images_.size(); ++i) {
+    const qf::Image& im = fb.manifest().images[i];
+    expect_contains(r.out, im.arch);
+    expect_contains(r.out, std::to_string(images_[i].data.size()));
+    expect_contains(r.out, std::to_string(im.size));
+    expect_contains(r.out, qf::checksum_hex(im.checksum));
+  }
+}
+
+TEST_F(QuiverDump, JsonMatchesTheManifestAndHeader) {
+  Result r = dump("--json " + quoted(file_));
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["file"], file_.string());
+  EXPECT_EQ(j["header"]["major"], 1);
+  EXPECT_EQ(j["header"]["minor"], 0);
+  EXPECT_EQ(j["header"]["version"], "1.0");
+  EXPECT_EQ(j["header"]["header_size"], 64);
+  EXPECT_EQ(j["header"]["file_size"], bytes_.size());
+  EXPECT_EQ(j["header"]["manifest_offset"], 64);
+  uint64_t msize = j["header"]["manifest_size"];
+  // The manifest in the file, read straight from the bytes, is what --json reports.
+  json stored = json::parse(std::string(reinterpret_cast<const char*>(bytes_.data()) + 64, msize));
+  EXPECT_EQ(j["header"]["manifest_checksum"],
+            qf::checksum_hex(qf::fnv1a64(std::span<const std::byte>(bytes_).subspan(64, msize))));
+  EXPECT_EQ(j["manifest"]["kernels"], stored["kernels"]);
+  EXPECT_EQ(j["manifest"]["compiler_version"], manifest_.compiler_version);
+  EXPECT_EQ(j["manifest"]["source_hash"], manifest_.source_hash);
+  ASSERT_EQ(j["manifest"]["images"].size(), images_.size());
+  for (size_t i = 0; i < images_.size(); ++i) {
+    const json& im = j["manifest"]["images"][i];
+    EXPECT_EQ(im["index"], i);
+    EXPECT_EQ(im["target"], qf::to_string(images_[i].target));
+    EXPECT_EQ(im["arch"], images_[i].arch);
+    EXPECT_EQ(im["raw_size"], images_[i].data.size());
+    EXPECT_EQ(im["kernels"], images_[i].kernels);
+    uint64_t off = im["offset"], size = im["size"];
+    ASSERT_LE(off + size, bytes_.size());
+    EXPECT_EQ(im["checksum"], qf::checksum_hex(qf::fnv1a64(std::span<const std::byte>(bytes_).subspan(off, size))));
+  }
+  EXPECT_EQ(j["manifest"]["kernels"][0]["params"][1],
+            json({{"name", "y"}, {"type", "float"}, {"vec_width", 1}, {"buffer", true}, {"access", "read_write"}}));
+  EXPECT_EQ(j["manifest"]["kernels"][1]["block"], json({32, 4, 2}));
+}
+
+TEST_F(QuiverDump, KernelAndTargetFilters) {
+  Result r = dump("--json --kernel '" + manifest_.kernels[1].name + "' " + quoted(file_));
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  ASSERT_EQ(j["manifest"]["kernels"].size(), 1u);
+  EXPECT_EQ(j["manifest"]["kernels"][0]["name"], manifest_.kernels[1].name);
+  ASSERT_EQ(j["manifest"]["images"].size(), 1u);  // only the PTX image holds reduce
+  EXPECT_EQ(j["manifest"]["images"][0]["target"], "ptx");
+
+  r = dump("--json --target spirv " + quoted(file_));
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = json::parse(r.out);
+  ASSERT_EQ(j["manifest"]["images"].size(), 1u);
+  EXPECT_EQ(j["manifest"]["images"][0]["index"], 1);
+  ASSERT_EQ(j["manifest"]["kernels"].size(), 1u);
+  EXPECT_EQ(j["manifest"]["kernels"][0]["name"], "saxpy");
+
+  r = dump("--kernel no_such_kernel " + quoted(file_));
+  EXPECT_EQ(r.status, 1);
+  expect_contains(r.err, "quiver-dump: ");
+  expect_contains(r.err, "no kernel named 'no_such_kernel'");
+  r = dump("--target hsaco " + quoted(file_));
+  EXPECT_EQ(r.status, 1);
+  expect_contains(r.err, "no hsaco image");
+  r = dump("--target bogus " + quoted(file_));
+  EXPECT_NE(r.status, 0);
+  expect_contains(r.err, "unknown target 'bogus'");
+}
+
+TEST_F(QuiverDump, DisassemblesPtxAndSpirv) {
+  Result r = dump("--target ptx --disasm " + quoted(file_));
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_contains(r.out, "=== image 0: ptx sm_80 ===");
+  expect_contains(r.out, ".visible .entry qv_k0_saxpy(");
+  expect_contains(r.out, ".reqntid 256, 1, 1");
+
+  r = dump("--target spirv --disasm " + quoted(file_));
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_contains(r.out, "=== image 1: spirv vulkan1.2 ===");
+  expect_contains(r.out, "OpEntryPoint GLCompute %qv_k0_saxpy \"qv_k0_saxpy\"");
+  expect_contains(r.out, "OpExecutionMode %qv_k0_saxpy LocalSize 256 1 1");
+
+  r = dump("--json --target spirv --disasm " + quoted(file_));
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  expect_contains(j["manifest"]["images"][0]["disassembly"].get<std::string>(), "OpCapability Shader");
+}
+
+TEST_F(QuiverDump, DisassemblesCpuImagesWithObjdumpWhenPresent) {
+  bool have_objdump = fs::exists("/usr/bin/llvm-objdump-19") || fs::exists("/usr/lib/llvm-19/bin/llvm-objdump");
+  Result r = dump("--target cpu --disasm " + quoted(file_), "PATH=/usr/bin:/usr/lib/llvm-19/bin");
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_contains(r.out, "=== image 2: cpu x86_64 ===");
+  if (have_objdump) expect_contains(r.out, "<qv_k0_saxpy>:");
+  // Without any objdump on PATH the tool says so instead of failing.
+  r = dump("--target cpu --disasm " + quoted(file_), "PATH=" + dir_.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_contains(r.out, "(no disassembly) CPU disassembly is not available");
+}
+
+TEST_F(QuiverDump, CorruptFilesExitWithOneAndAMessage) {
+  Bytes bad = bytes_;
+  bad[70] ^= std::byte{0x04};  // inside the manifest
+  write_bytes(dir_ / "bad_manifest.qfb", bad);
+  Result r = dump(quoted(dir_ / "bad_manifest.qfb"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.rfind("quiver-dump: ", 0), 0u) << r.err;
+  expect_contains(r.err, (dir_ / "bad_manifest.qfb").string());
+  expect_contains(r.err, "header.manifest_checksum");
+
+  qf::FatBinary fb = qf::FatBinary::parse(bytes_, "x");
+  bad = bytes_;
+  bad[fb.manifest().images[1].offset + 5] ^= std::byte{0x10};  // inside the SPIR-V image
+  write_bytes(dir_ / "bad_image.qfb", bad);
+  r = dump(quoted(dir_ / "bad_image.qfb"));
+  EXPECT_EQ(r.status, 1);
+  expect_contains(r.err, "images[1].checksum");
+  // An image that is not selected is not read, so the rest of the file can still be shown.
+  r = dump("--target ptx " + quoted(dir_ / "bad_image.qfb"));
+  EXPECT_EQ(r.status, 0) << r.err;
+
+  bad.assign(bytes_.begin(), bytes_.begin() + 100);
+  write_bytes(dir_ / "short.qfb", bad);
+  r = dump(quoted(dir_ / "short.qfb"));
+  EXPECT_EQ(r.status, 1);
+  expect_contains(r.err, "header.file_size");
+
+  r = dump(quoted(dir_ / "missing.qfb"));
+  EXPECT_EQ(r.status, 1);
+  expect_contains(r.err, "quiver-dump: " + (dir_ / "missing.qfb").string() + ": cannot open");
+}

@@ -1,0 +1,185 @@
+#include "disasm.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#ifdef QUIVER_DUMP_HAVE_SPIRV_TOOLS
+#include <spirv-tools/libspirv.hpp>
+#endif
+
+namespace quiver::dump {
+namespace {
+
+using format::Target;
+
+// First executable named `name` on PATH.
+std::optional<std::string> find_program(std::string_view name) {
+  const char* path = std::getenv("PATH");
+  std::string_view rest = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (!rest.empty()) {
+    size_t colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
+    if (dir.empty()) dir = ".";
+    std::string candidate = dir + "/" + std::string(name);
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
+}
+
+// The image in a private temporary file, removed when this goes out of scope.
+class TempFile {
+ public:
+  explicit TempFile(std::span<const std::byte> data) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "quiver-dump-XXXXXX").string();
+    std::vector<char> name(pattern.begin(), pattern.end());
+    name.push_back('\0');
+    int fd = ::mkstemp(name.data());
+    if (fd < 0) {
+      error_ = std::string("cannot create a temporary file: ") + std::strerror(errno);
+      return;
+    }
+    path_ = name.data();
+    size_t done = 0;
+    while (done < data.size()) {
+      ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        error_ = std::string("cannot write the temporary file: ") + std::strerror(errno);
+        break;
+      }
+      done += static_cast<size_t>(n);
+    }
+    ::close(fd);
+  }
+  ~TempFile() {
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string& path() const { return path_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string path_, error_;
+};
+
+// Runs a program (no shell involved) and collects what it writes to stdout and stderr.
+Disassembly run_tool(const std::vector<std::string>& argv) {
+  int fds[2];
+  if (::pipe(fds) != 0) return {false, std::string("cannot create a pipe: ") + std::strerror(errno)};
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return {false, std::string("cannot fork: ") + std::strerror(errno)};
+  }
+  if (pid == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);
+    ::dup2(fds[1], STDERR_FILENO);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    _exit(127);
+  }
+  ::close(fds[1]);
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return {false, argv[0] + " failed (status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
+                       "):\n" + out};
+  return {true, out};
+}
+
+Disassembly with_tool(std::span<const std::byte> data, std::initializer_list<std::string_view> names,
+                      std::vector<std::string> args, const std::string& what) {
+  std::optional<std::string> program;
+  for (std::string_view n : names)
+    if ((program = find_program(n))) break;
+  if (!program) {
+    std::string list;
+    for (std::string_view n : names) list += (list.empty() ? "" : " or ") + std::string(n);
+    return {false, what + " disassembly is not available: " + list + " was not found on PATH"};
+  }
+  TempFile file(data);
+  if (!file.error().empty()) return {false, file.error()};
+  args.insert(args.begin(), *program);
+  args.push_back(file.path());
+  return run_tool(args);
+}
+
+Disassembly as_text(std::span<const std::byte> data, const std::string& what) {
+  std::string_view text(reinterpret_cast<const char*>(data.data()), data.size());
+  while (!text.empty() && text.back() == '\0') text.remove_suffix(1);  // drivers want a NUL-terminated string
+  for (char c : text) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 && c != '\n' && c != '\r' && c != '\t')
+      return {false, "the " + what + " image is not text (it contains byte 0x" +
+                         std::string(1, "0123456789abcdef"[u >> 4]) + std::string(1, "0123456789abcdef"[u & 15]) + ")"};
+  }
+  std::string out(text);
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  return {true, out};
+}
+
+Disassembly spirv(std::span<const std::byte> data) {
+#ifdef QUIVER_DUMP_HAVE_SPIRV_TOOLS
+  if (data.size() % 4 != 0)
+    return {false, "the SPIR-V image is " + std::to_string(data.size()) + " bytes, not a whole number of words"};
+  std::vector<uint32_t> words(data.size() / 4);
+  std::memcpy(words.data(), data.data(), data.size());
+  spvtools::SpirvTools tools(SPV_ENV_UNIVERSAL_1_6);
+  std::string messages;
+  tools.SetMessageConsumer([&](spv_message_level_t, const char*, const spv_position_t& pos, const char* msg) {
+    messages += "word " + std::to_string(pos.index) + ": " + msg + "\n";
+  });
+  std::string text;
+  uint32_t options = SPV_BINARY_TO_TEXT_OPTION_INDENT | SPV_BINARY_TO_TEXT_OPTION_FRIENDLY_NAMES;
+  if (!tools.Disassemble(words, &text, options)) return {false, "SPIR-V disassembly failed: " + messages};
+  return {true, text};
+#else
+  (void)data;
+  return {false, "SPIR-V disassembly is not available: quiver-dump was built without SPIRV-Tools"};
+#endif
+}
+
+}  // namespace
+
+Disassembly disassemble(const format::Image& image, std::span<const std::byte> data) {
+  switch (image.target) {
+    case Target::PTX: return as_text(data, "PTX");
+    case Target::MSL: return as_text(data, "MSL");
+    case Target::WGSL: return as_text(data, "WGSL");
+    case Target::SPIRV: return spirv(data);
+    case Target::CPU: return with_tool(data, {"llvm-objdump-19", "llvm-objdump"}, {"-d"}, "CPU");
+    case Target::HSACO:
+      return with_tool(data, {"llvm-objdump-19", "llvm-objdump"}, {"-d", "--mcpu=" + image.arch}, "HSACO");
+    case Target::CUBIN: return with_tool(data, {"nvdisasm"}, {}, "cubin");
+    case Target::METALLIB: return {false, "metallib disassembly is not available (it needs Apple's tools)"};
+  }
+  return {false, "unknown target"};
+}
+
+}  // namespace quiver::dump

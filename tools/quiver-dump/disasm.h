@@ -1,0 +1,21 @@
+// Turning one image's bytes into something a person can read: PTX/MSL/WGSL are text already,
+// SPIR-V goes through the SPIRV-Tools library, ELF images (cpu, hsaco, cubin) through an
+// external disassembler when one is installed.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+
+#include "format/manifest.h"
+
+namespace quiver::dump {
+
+struct Disassembly {
+  bool ok = false;     // false: `text` says why there is no disassembly
+  std::string text;
+};
+
+Disassembly disassemble(const format::Image& image, std::span<const std::byte> data);
+
+}  // namespace quiver::dump
