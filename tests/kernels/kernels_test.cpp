@@ -153,7 +153,8 @@ TEST(Kernels, SwitchDoWhileIntegers) {
   const uint32_t n = 50000;
   auto a = random_ints<int32_t>(n, INT32_MIN, INT32_MAX);
   auto b = random_ints<uint32_t>(n, 0, 100000);
-  auto ba = upload(a), bb = upload(b);
+  auto ba = upload(a);
+  auto bb = upload(b);
   auto out_b = poisoned<int32_t>(n);
   auto wide_b = poisoned<int64_t>(n);
   test_kernels::int_ops(env().dev, quiver::Grid{(n + 127) / 128}, ba, bb, out_b, wide_b, n);

@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
       const auto& img = images[i];
       if (img.target != quiver::format::Target::PTX && img.target != quiver::format::Target::SPIRV) continue;
       auto data = fb.image_data(i);
+      // PTX images carry the NUL that cuModuleLoadData needs; ptxas reads text without it.
+      while (img.target == quiver::format::Target::PTX && !data.empty() && data.back() == std::byte{0}) data.pop_back();
       fs::path file = work / ("image" + std::to_string(i) + (img.target == quiver::format::Target::PTX ? ".ptx" : ".spv"));
       std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(data.data()), data.size());
       std::string cmd;
