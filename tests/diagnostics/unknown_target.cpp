@@ -1,0 +1,4 @@
+// EXPECT: 4:11: error: unknown target 'cuda' in QV_TARGETS (known: ptx, hsaco, spirv, msl, wgsl, cpu)
+#include <quiver/kernel.h>
+
+QV_KERNEL QV_TARGETS(ptx, cuda) void k(float* y) { y[0] = 1.0f; }
