@@ -185,7 +185,7 @@ class Factory : public clang::tooling::FrontendActionFactory {
 bool compile(mlir::MLIRContext& context, const std::vector<std::string>& sources, const Options& options,
              Result& result) {
   result.module = mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
-  std::vector<std::string> args = {"-std=c++20", "-D__QUIVER__=1", "-Wno-unknown-attributes",
+  std::vector<std::string> args = {"-std=c++20", "-D__QUIVER__=1", "-Wno-unknown-attributes", "-fmessage-length=0",
                                    "-I" + options.quiver_include_dir, "-resource-dir", options.clang_resource_dir};
   for (const auto& d : options.include_dirs) args.push_back("-I" + d);
   for (const auto& d : options.defines) args.push_back("-D" + d);

@@ -1,6 +1,7 @@
 # -DQUIVERC=... -DSRC=case.cpp -DOUT=unused.qfb
 file(STRINGS "${SRC}" first LIMIT_COUNT 1)
 string(REGEX REPLACE "^// EXPECT: " "" expected "${first}")
+string(REPLACE "\\;" ";" expected "${expected}")   # file(STRINGS) escapes semicolons
 if(expected STREQUAL first)
   message(FATAL_ERROR "${SRC}: first line must be `// EXPECT: line:col: error: message`")
 endif()
