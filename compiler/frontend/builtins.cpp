@@ -52,6 +52,27 @@ FunctionEmitter::RValue FunctionEmitter::emit_builtin(const clang::CallExpr* e, 
     return {};
   }
 
+  if (name == "subgroup_size")
+    return {builder_.create<arith::IndexCastUIOp>(l, builder_.getI32Type(), builder_.create<mlir::gpu::SubgroupSizeOp>(l, mlir::IntegerAttr()))};
+  if (name == "subgroup_lane")
+    return {builder_.create<arith::IndexCastUIOp>(l, builder_.getI32Type(), builder_.create<mlir::gpu::LaneIdOp>(l, mlir::IntegerAttr()))};
+  if (llvm::StringRef(name).starts_with("subgroup_")) {
+    bool is_fp = !a.empty() && llvm::isa<mlir::FloatType>(a[0].getType());
+    bool is_signed_int = !is_fp && !a.empty() && is_signed(kind_of(e->getArg(0)->getType(), e->getBeginLoc()));
+    using Op = mlir::gpu::AllReduceOperation;
+    std::optional<Op> reduce;
+    if (name == "subgroup_sum") reduce = Op::ADD;
+    if (name == "subgroup_max") reduce = is_fp ? Op::MAXNUMF : is_signed_int ? Op::MAXSI : Op::MAXUI;
+    if (name == "subgroup_min") reduce = is_fp ? Op::MINNUMF : is_signed_int ? Op::MINSI : Op::MINUI;
+    if (reduce) return {builder_.create<mlir::gpu::SubgroupReduceOp>(l, a[0].getType(), a[0], *reduce, /*uniform=*/false)};
+    auto mode = name == "subgroup_shuffle_xor" ? mlir::gpu::ShuffleMode::XOR : mlir::gpu::ShuffleMode::IDX;
+    if (name == "subgroup_shuffle" || name == "subgroup_shuffle_xor" || name == "subgroup_broadcast") {
+      mlir::Value width = builder_.create<arith::IndexCastUIOp>(l, builder_.getI32Type(),
+                                                               builder_.create<mlir::gpu::SubgroupSizeOp>(l, mlir::IntegerAttr()));
+      return {builder_.create<mlir::gpu::ShuffleOp>(l, a[0], a[1], width, mlir::gpu::ShuffleModeAttr::get(builder_.getContext(), mode)).getShuffleResult()};
+    }
+  }
+
   auto need = [&](size_t n) {
     if (a.size() != n) error(e->getBeginLoc(), "qv::" + name + " takes " + std::to_string(n) + " arguments");
   };

@@ -57,6 +57,22 @@ struct QV_ANNOTATE_("qv.shared") shared {
 // after it. Must be reached by all threads of the block.
 QV_BUILTIN_ void barrier();
 
+// ---- Subgroups (warp / wavefront / simdgroup / subgroup) ------------------------------------
+// Kernels must be correct for any subgroup size from 1 to 128 (the CPU target uses 1).
+QV_BUILTIN_ uint32_t subgroup_size();
+QV_BUILTIN_ uint32_t subgroup_lane();
+#define QV_SUBGROUP_OPS_(T)                                        \
+  QV_BUILTIN_ T subgroup_sum(T v);                                 \
+  QV_BUILTIN_ T subgroup_max(T v);                                 \
+  QV_BUILTIN_ T subgroup_min(T v);                                 \
+  QV_BUILTIN_ T subgroup_shuffle(T v, uint32_t lane);              \
+  QV_BUILTIN_ T subgroup_shuffle_xor(T v, uint32_t mask);          \
+  QV_BUILTIN_ T subgroup_broadcast(T v, uint32_t lane);
+QV_SUBGROUP_OPS_(float)
+QV_SUBGROUP_OPS_(int32_t)
+QV_SUBGROUP_OPS_(uint32_t)
+#undef QV_SUBGROUP_OPS_
+
 // ---- Math (float) -------------------------------------------------------------------------
 QV_BUILTIN_ float exp(float x);
 QV_BUILTIN_ float exp2(float x);
@@ -92,5 +108,31 @@ QV_BUILTIN_ double abs(double x);
 QV_BUILTIN_ double min(double a, double b);
 QV_BUILTIN_ double max(double a, double b);
 QV_BUILTIN_ double fma(double a, double b, double c);
+
+// ---- Block-wide reductions, written in the kernel language itself ----------------------------
+// Every thread of the block gets the result; call from uniform control flow. Subgroups are
+// the block's consecutive linear thread ids, as on every target quiver supports.
+namespace detail {
+QV_DEVICE uint32_t linear_thread_id() {
+  return thread_id_x() + block_dim_x() * (thread_id_y() + block_dim_y() * thread_id_z());
+}
+template <typename T, bool MAX>
+QV_DEVICE T block_reduce(T v) {
+  shared<T, 1024> partial;   // one slot per subgroup; 1024 covers a subgroup size of 1
+  uint32_t tid = linear_thread_id();
+  uint32_t threads = block_dim_x() * block_dim_y() * block_dim_z();
+  uint32_t sg = subgroup_size();
+  T r = MAX ? subgroup_max(v) : subgroup_sum(v);
+  if (subgroup_lane() == 0) partial[tid / sg] = r;
+  barrier();
+  T total = partial[0];
+  for (uint32_t i = 1; i < (threads + sg - 1) / sg; ++i) total = MAX ? max(total, partial[i]) : total + partial[i];
+  barrier();   // `partial` may be reused by the next call
+  return total;
+}
+}  // namespace detail
+
+template <typename T> QV_DEVICE T block_sum(T v) { return detail::block_reduce<T, false>(v); }
+template <typename T> QV_DEVICE T block_max(T v) { return detail::block_reduce<T, true>(v); }
 
 }  // namespace qv

@@ -187,6 +187,70 @@ TEST(Kernels, SwitchDoWhileIntegers) {
   }
 }
 
+TEST(Kernels, SubgroupOperations) {
+  const uint32_t n = 128 * 64;
+  auto x = random_floats(n, -10, 10);
+  auto v = random_ints<int32_t>(n, -1000000, 1000000);
+  auto bx = upload(x);
+  auto bv = upload(v);
+  auto fsum = poisoned<float>(n), fmax = poisoned<float>(n), rotated = poisoned<float>(n);
+  auto xored = poisoned<float>(n), first = poisoned<float>(n);
+  auto imin = poisoned<int32_t>(n);
+  auto umax = poisoned<uint32_t>(n), sizes = poisoned<uint32_t>(n);
+  env().mod.kernel("subgroup_ops").launch(quiver::Grid{n / 128}, bx, bv, fsum, fmax, imin, umax, rotated, xored, first, sizes);
+  auto S = download(sizes);
+  auto got_sum = download(fsum), got_max = download(fmax), got_rot = download(rotated);
+  auto got_xor = download(xored), got_first = download(first);
+  auto got_imin = download(imin);
+  auto got_umax = download(umax);
+  const uint32_t size = S[0];
+  std::printf("subgroup size: %u\n", size);
+  ASSERT_TRUE(size >= 1 && size <= 128 && 128 % size == 0) << "subgroup size " << size;
+  for (uint32_t i = 0; i < n; ++i) {
+    ASSERT_EQ(S[i], size) << "i=" << i;
+    uint32_t base = i - i % size, lane = i % size;
+    double sum = 0, mag = 0;
+    float mx = -INFINITY;
+    int32_t mn = INT32_MAX;
+    uint32_t umx = 0;
+    for (uint32_t j = base; j < base + size; ++j) {
+      sum += x[j], mag += std::fabs(x[j]);
+      mx = std::max(mx, x[j]);
+      mn = std::min(mn, v[j]);
+      umx = std::max(umx, uint32_t(v[j]));
+    }
+    ASSERT_NEAR(got_sum[i], sum, 1e-6 * mag + 1e-6) << "i=" << i;
+    ASSERT_EQ(got_max[i], mx) << "i=" << i;
+    ASSERT_EQ(got_imin[i], mn) << "i=" << i;
+    ASSERT_EQ(got_umax[i], umx) << "i=" << i;
+    ASSERT_EQ(got_rot[i], x[base + (lane + 1) % size]) << "i=" << i;
+    ASSERT_EQ(got_xor[i], x[base + (lane ^ (1u % size))]) << "i=" << i;
+    ASSERT_EQ(got_first[i], x[base]) << "i=" << i;
+  }
+}
+
+TEST(Kernels, BlockSumAndMax) {
+  const uint32_t blocks = 300, n = blocks * 256;
+  auto x = random_floats(n, -1, 1);
+  auto v = random_ints<int32_t>(n, -100000, 100000);
+  auto bx = upload(x);
+  auto bv = upload(v);
+  auto sums = poisoned<float>(blocks), maxes = poisoned<float>(blocks);
+  auto isums = poisoned<int32_t>(blocks);
+  env().mod.kernel("block_reductions").launch(quiver::Grid{blocks}, bx, bv, sums, maxes, isums);
+  auto s = download(sums), m = download(maxes);
+  auto is = download(isums);
+  for (uint32_t b = 0; b < blocks; ++b) {
+    double ref = 0, mag = 0;
+    float mx = -INFINITY;
+    int64_t iref = 0;
+    for (uint32_t i = b * 256; i < b * 256 + 256; ++i) ref += x[i], mag += std::fabs(x[i]), mx = std::max(mx, x[i]), iref += v[i];
+    ASSERT_NEAR(s[b], ref, 1e-6 * mag + 1e-6) << "block " << b;
+    ASSERT_EQ(m[b], mx) << "block " << b;
+    ASSERT_EQ(is[b], iref) << "block " << b;
+  }
+}
+
 TEST(Kernels, WrongArgumentsThrowAndLaunchNothing) {
   const uint32_t n = 1000;
   auto x = random_floats(n, -1, 1);

@@ -11,7 +11,10 @@
 #include "ir/math.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "targets/llvm_common/llvm_common.h"
@@ -37,6 +40,21 @@ std::string type_suffix(mlir::Type type) {
 // The math ops lower_math leaves become LLVM intrinsics (exact NVPTX instructions). Done here
 // because convert-gpu-to-nvvm would otherwise call libdevice (__nv_sqrtf, ...), which a PTX
 // image cannot link.
+// NVIDIA warps have 32 lanes: subgroup reductions become shfl.sync butterflies, and the
+// subgroup size is that constant (convert-gpu-to-nvvm lowers gpu.shuffle and gpu.lane_id).
+void lower_subgroups(mlir::Operation* root, const ErrorContext& where) {
+  constexpr unsigned kWarp = 32;
+  root->walk([&](mlir::gpu::SubgroupSizeOp op) {
+    mlir::OpBuilder b(op);
+    op.replaceAllUsesWith(b.create<mlir::arith::ConstantIndexOp>(op.getLoc(), kWarp).getResult());
+    op.erase();
+  });
+  mlir::RewritePatternSet patterns(root->getContext());
+  mlir::populateGpuLowerSubgroupReduceToShufflePattenrs(patterns, kWarp);
+  if (mlir::failed(mlir::applyPatternsAndFoldGreedily(root, std::move(patterns))))
+    throw TargetError(where.kernel, where.target, "subgroup reductions could not be lowered to warp shuffles");
+}
+
 void math_to_intrinsics(mlir::Operation* root) {
   std::vector<mlir::Operation*> ops;
   root->walk([&](mlir::Operation* op) {
@@ -162,6 +180,7 @@ class PtxTarget final : public Target {
     for (size_t i = 0; i < kernels.size(); ++i) {
       ErrorContext where{kernels[i].name, kTargetName};
       mlir::gpu::GPUModuleOp gpu_module = make_gpu_kernel(module, funcs[i], kernels[i], where);
+      lower_subgroups(gpu_module, where);
       math_to_intrinsics(gpu_module);
       llvm_common::verify(gpu_module, where);
       llvm_common::run_pipeline(
