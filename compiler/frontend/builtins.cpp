@@ -73,6 +73,21 @@ FunctionEmitter::RValue FunctionEmitter::emit_builtin(const clang::CallExpr* e, 
     }
   }
 
+  if (name == "dot4_i8") {
+    // Exact on every target: sign-extend each byte lane, multiply, accumulate in int32.
+    // (Targets with a native dp4a / OpSDot may pattern-match this.)
+    mlir::Type i32 = builder_.getI32Type(), i8 = builder_.getI8Type();
+    mlir::Value acc = a[2];
+    for (int k = 0; k < 4; ++k) {
+      auto lane = [&](mlir::Value w) {
+        mlir::Value shifted = builder_.create<arith::ShRUIOp>(l, w, int_const(i32, 8 * k, l));
+        return builder_.create<arith::ExtSIOp>(l, i32, builder_.create<arith::TruncIOp>(l, i8, shifted)).getResult();
+      };
+      acc = builder_.create<arith::AddIOp>(l, acc, builder_.create<arith::MulIOp>(l, lane(a[0]), lane(a[1])));
+    }
+    return {acc};
+  }
+
   auto need = [&](size_t n) {
     if (a.size() != n) error(e->getBeginLoc(), "qv::" + name + " takes " + std::to_string(n) + " arguments");
   };

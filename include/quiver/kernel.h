@@ -100,6 +100,8 @@ QV_BUILTIN_ int32_t clamp(int32_t x, int32_t lo, int32_t hi);
 QV_BUILTIN_ uint32_t min(uint32_t a, uint32_t b);
 QV_BUILTIN_ uint32_t max(uint32_t a, uint32_t b);
 QV_BUILTIN_ uint32_t clamp(uint32_t x, uint32_t lo, uint32_t hi);
+// Packed int8x4 dot product with accumulate: acc + sum over k of int8(a >> 8k) * int8(b >> 8k).
+QV_BUILTIN_ int32_t dot4_i8(uint32_t a, uint32_t b, int32_t acc);
 // double on the targets that have it (CPU, PTX).
 QV_BUILTIN_ double exp(double x);
 QV_BUILTIN_ double log(double x);

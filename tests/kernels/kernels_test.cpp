@@ -251,6 +251,46 @@ TEST(Kernels, BlockSumAndMax) {
   }
 }
 
+TEST(Kernels, Dot4I8) {
+  const uint32_t n = 10007;
+  auto a = random_ints<uint32_t>(n, 0, UINT32_MAX), b = random_ints<uint32_t>(n, 0, UINT32_MAX);
+  auto acc = random_ints<int32_t>(n, -1000000, 1000000);
+  a[0] = b[0] = 0x80808080u;   // -128 * -128 in every lane: the extreme products
+  a[1] = 0x7f7f7f7fu, b[1] = 0x80808080u;
+  auto ba = upload(a);
+  auto bb = upload(b);
+  auto bacc = upload(acc);
+  auto out = poisoned<int32_t>(n);
+  test_kernels::dot4(env().dev, quiver::Grid{(n + 63) / 64}, ba, bb, bacc, out, n);
+  auto got = download(out);
+  for (uint32_t i = 0; i < n; ++i) {
+    int64_t ref = acc[i];
+    for (int k = 0; k < 4; ++k) ref += int64_t(int8_t(a[i] >> (8 * k))) * int8_t(b[i] >> (8 * k));
+    ASSERT_EQ(got[i], int32_t(ref)) << "i=" << i << " a=" << a[i] << " b=" << b[i];
+  }
+}
+
+TEST(Kernels, DoubleOnTargetsThatHaveIt) {
+  const uint32_t n = 4099;
+  std::uniform_real_distribution<double> d(-1.0, 1.0);
+  std::vector<double> x(n);
+  for (auto& v : x) v = d(rng());
+  auto bx = upload(x);
+  auto out = poisoned<double>(n);
+  auto k = env().mod.kernel("double_math");
+  if (env().dev.backend_name() == "vulkan") {   // QV_TARGETS(ptx, cpu): no SPIR-V image has it
+    EXPECT_THROW(k.launch(quiver::Grid{(n + 63) / 64}, bx, out, n), quiver::Error);
+    return;
+  }
+  k.launch(quiver::Grid{(n + 63) / 64}, bx, out, n);
+  auto got = download(out);
+  for (uint32_t i = 0; i < n; ++i) {
+    double v = x[i];
+    double ref = std::sqrt(v * v + 1.0) + std::exp(-v) * 0.25 + std::log(v + 2.0) / 3.0;
+    ASSERT_NEAR(got[i], ref, 1e-13 * std::fabs(ref)) << "i=" << i;
+  }
+}
+
 TEST(Kernels, WrongArgumentsThrowAndLaunchNothing) {
   const uint32_t n = 1000;
   auto x = random_floats(n, -1, 1);
