@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace quiver::frontend {
 
@@ -12,9 +13,41 @@ namespace arith = mlir::arith;
 namespace math = mlir::math;
 using format::ScalarType;
 
+// qv::atomic_*(p, v...): memref.atomic_rmw on the element p points at (buffer or shared);
+// compare-and-swap is a generic read-modify-write that keeps the old value unless it matched.
+FunctionEmitter::RValue FunctionEmitter::emit_atomic(const clang::CallExpr* e, const std::string& name) {
+  mlir::Location l = loc(e->getBeginLoc());
+  if (e->getNumArgs() < 2) error(e->getBeginLoc(), "qv::" + name + " takes a pointer and a value");
+  Pointer p = emit_pointer(e->getArg(0));
+  mlir::Value v = emit_scalar(e->getArg(1));
+  clang::QualType t = e->getArg(0)->getType()->getPointeeType();
+  if (t.isConstQualified()) error(e->getArg(0)->getBeginLoc(), "qv::" + name + " needs a pointer to non-const memory");
+  bool fp = llvm::isa<mlir::FloatType>(v.getType());
+  bool sg = !fp && is_signed(kind_of(t, e->getBeginLoc()));
+  using K = mlir::arith::AtomicRMWKind;
+  std::optional<K> kind;
+  if (name == "atomic_add") kind = fp ? K::addf : K::addi;
+  else if (name == "atomic_max" && !fp) kind = sg ? K::maxs : K::maxu;
+  else if (name == "atomic_min" && !fp) kind = sg ? K::mins : K::minu;
+  else if (name == "atomic_exchange") kind = K::assign;
+  if (kind) return {builder_.create<mlir::memref::AtomicRMWOp>(l, *kind, v, p.mem, mlir::ValueRange{p.offset})};
+  if (name == "atomic_cas" && e->getNumArgs() == 3) {
+    mlir::Value desired = emit_scalar(e->getArg(2));
+    auto rmw = builder_.create<mlir::memref::GenericAtomicRMWOp>(l, p.mem, mlir::ValueRange{p.offset});
+    mlir::OpBuilder::InsertionGuard guard(builder_);
+    builder_.setInsertionPointToStart(rmw.getBody());
+    mlir::Value current = rmw.getCurrentValue();
+    mlir::Value same = builder_.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, current, v);
+    builder_.create<mlir::memref::AtomicYieldOp>(l, builder_.create<arith::SelectOp>(l, same, desired, current).getResult());
+    return {rmw.getResult()};
+  }
+  error(e->getBeginLoc(), "qv::" + name + " is not supported with these argument types");
+}
+
 FunctionEmitter::RValue FunctionEmitter::emit_builtin(const clang::CallExpr* e, const clang::FunctionDecl* fn) {
   mlir::Location l = loc(e->getBeginLoc());
   std::string name = fn->getNameAsString();
+  if (llvm::StringRef(name).starts_with("atomic_")) return emit_atomic(e, name);
   std::vector<mlir::Value> a;
   for (const clang::Expr* arg : e->arguments()) a.push_back(emit_scalar(arg));
 

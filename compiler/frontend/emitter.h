@@ -93,6 +93,7 @@ class FunctionEmitter {
 
   // builtins (builtins.cpp): qv::thread_id_x() and friends, math, barrier.
   RValue emit_builtin(const clang::CallExpr* e, const clang::FunctionDecl* fn);
+  RValue emit_atomic(const clang::CallExpr* e, const std::string& name);
 
   // helpers
   mlir::Location loc(clang::SourceLocation l);

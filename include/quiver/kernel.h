@@ -57,6 +57,19 @@ struct QV_ANNOTATE_("qv.shared") shared {
 // after it. Must be reached by all threads of the block.
 QV_BUILTIN_ void barrier();
 
+// ---- Atomics on device or shared memory; each returns the old value ----------------------------
+QV_BUILTIN_ int32_t atomic_add(int32_t* p, int32_t v);
+QV_BUILTIN_ uint32_t atomic_add(uint32_t* p, uint32_t v);
+QV_BUILTIN_ float atomic_add(float* p, float v);
+QV_BUILTIN_ int32_t atomic_max(int32_t* p, int32_t v);
+QV_BUILTIN_ uint32_t atomic_max(uint32_t* p, uint32_t v);
+QV_BUILTIN_ int32_t atomic_min(int32_t* p, int32_t v);
+QV_BUILTIN_ uint32_t atomic_min(uint32_t* p, uint32_t v);
+QV_BUILTIN_ int32_t atomic_exchange(int32_t* p, int32_t v);
+QV_BUILTIN_ uint32_t atomic_exchange(uint32_t* p, uint32_t v);
+QV_BUILTIN_ float atomic_exchange(float* p, float v);
+QV_BUILTIN_ uint32_t atomic_cas(uint32_t* p, uint32_t expected, uint32_t desired);
+
 // ---- Subgroups (warp / wavefront / simdgroup / subgroup) ------------------------------------
 // Kernels must be correct for any subgroup size from 1 to 128 (the CPU target uses 1).
 QV_BUILTIN_ uint32_t subgroup_size();

@@ -291,6 +291,58 @@ TEST(Kernels, DoubleOnTargetsThatHaveIt) {
   }
 }
 
+TEST(Kernels, AtomicsOnDeviceAndSharedMemory) {
+  const uint32_t n = 200003;
+  auto values = random_ints<uint32_t>(n, 0, 5000000);
+  auto bvalues = upload(values);
+  auto bins = upload(std::vector<uint32_t>(64, 0));
+  auto imax = upload(std::vector<int32_t>{INT32_MIN});
+  auto imin = upload(std::vector<int32_t>{INT32_MAX});
+  auto umax = upload(std::vector<uint32_t>{0});
+  auto fsum = upload(std::vector<float>{0.0f});
+  test_kernels::histogram(env().dev, quiver::Grid{(n + 255) / 256}, bvalues, n, bins, imax, imin, fsum, umax);
+  std::vector<uint32_t> ref_bins(64, 0);
+  int32_t rmax = INT32_MIN, rmin = INT32_MAX;
+  uint32_t rumax = 0;
+  double rsum = 0;
+  for (uint32_t v : values) {
+    ref_bins[v % 64]++;
+    rmax = std::max(rmax, int32_t(v) - 1000000);
+    rmin = std::min(rmin, int32_t(v) - 1000000);
+    rumax = std::max(rumax, v);
+    rsum += v % 16;
+  }
+  EXPECT_EQ(download(bins), ref_bins);
+  EXPECT_EQ(download(imax)[0], rmax);
+  EXPECT_EQ(download(imin)[0], rmin);
+  EXPECT_EQ(download(umax)[0], rumax);
+  EXPECT_EQ(download(fsum)[0], float(rsum));   // < 2^24: every partial sum is exact
+}
+
+TEST(Kernels, AtomicReturnValues) {
+  const uint32_t n = 50000;
+  auto counter = upload(std::vector<uint32_t>{0});
+  auto order = poisoned<uint32_t>(n);
+  auto slots = upload(std::vector<uint32_t>(n / 2, 0xFFFFFFFFu));
+  std::vector<int32_t> init(n);
+  for (uint32_t i = 0; i < n; ++i) init[i] = int32_t(i) * 3 + 7;
+  auto swapped = upload(init);
+  test_kernels::tickets(env().dev, quiver::Grid{(n + 127) / 128}, counter, order, slots, swapped, n);
+  EXPECT_EQ(download(counter)[0], n);
+  auto o = download(order);
+  std::vector<char> seen(n, 0);
+  for (uint32_t t = 0; t < n; ++t) {   // atomic_add handed out every ticket exactly once
+    ASSERT_LT(o[t], n) << "ticket " << t;
+    ASSERT_FALSE(seen[o[t]]) << "thread " << o[t] << " got two tickets";
+    seen[o[t]] = 1;
+  }
+  auto s = download(slots);
+  for (uint32_t p = 0; p < n / 2; ++p)   // compare-and-swap: exactly one of each pair won
+    ASSERT_TRUE(s[p] == 2 * p || s[p] == 2 * p + 1) << "slot " << p << " = " << s[p];
+  auto w = download(swapped);
+  for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(w[i], init[i] + 1) << "i=" << i;   // exchange returned the old value
+}
+
 TEST(Kernels, WrongArgumentsThrowAndLaunchNothing) {
   const uint32_t n = 1000;
   auto x = random_floats(n, -1, 1);

@@ -1,6 +1,7 @@
 #include "targets/spirv/lower.h"
 
 #include "targets/spirv/subgroup.h"
+#include "targets/spirv/atomic.h"
 
 #include "mlir/Conversion/ArithToSPIRV/ArithToSPIRV.h"
 #include "mlir/Conversion/ControlFlowToSPIRV/ControlFlowToSPIRV.h"
@@ -117,9 +118,10 @@ mlir::spirv::TargetEnvAttr vulkan12_target_env(mlir::MLIRContext* ctx) {
       C::GroupNonUniform, C::GroupNonUniformArithmetic, C::GroupNonUniformShuffle,
       C::GroupNonUniformShuffleRelative,
       C::GroupNonUniformBallot, C::GroupNonUniformVote,
+      C::AtomicFloat32AddEXT,   // qv::atomic_add on float (VK_EXT_shader_atomic_float)
   };
   const E exts[] = {E::SPV_KHR_storage_buffer_storage_class, E::SPV_KHR_8bit_storage,
-                    E::SPV_KHR_16bit_storage};
+                    E::SPV_KHR_16bit_storage, E::SPV_EXT_shader_atomic_float_add};
   auto triple = mlir::spirv::VerCapExtAttr::get(mlir::spirv::Version::V_1_5, caps, exts, ctx);
   return mlir::spirv::TargetEnvAttr::get(triple, mlir::spirv::getDefaultResourceLimits(ctx),
                                          mlir::spirv::ClientAPI::Vulkan);
@@ -152,6 +154,7 @@ mlir::spirv::ModuleOp convert_kernel_module(mlir::gpu::GPUModuleOp gpu_module, s
   mlir::cf::populateControlFlowToSPIRVPatterns(type_converter, patterns);
   mlir::populateVectorToSPIRVPatterns(type_converter, patterns);
   populate_subgroup_patterns(type_converter, patterns);
+  populate_atomic_patterns(type_converter, patterns);
   std::unique_ptr<mlir::ConversionTarget> target = mlir::SPIRVConversionTarget::get(env);
   // Partial conversion, then a check that only SPIR-V remains: MLIR 19's scf.while lowering
   // leaves dead unrealized casts behind, which a full conversion would reject.

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
+#include <vector>
 
 #include "quiver/runtime.h"
 
@@ -186,6 +188,30 @@ std::shared_ptr<Context> Context::open(std::string& why_not) {
   e13.computeFullSubgroups = s13.computeFullSubgroups;
   e13.maintenance4 = s13.maintenance4;
 
+  // Float atomics (qv::atomic_add / atomic_exchange on float) come from VK_EXT_shader_atomic_float.
+  std::vector<const char*> extensions;
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomic_float{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+  {
+    uint32_t count = 0;
+    vk.vkEnumerateDeviceExtensionProperties(ctx->physical, nullptr, &count, nullptr);
+    std::vector<VkExtensionProperties> props(count);
+    vk.vkEnumerateDeviceExtensionProperties(ctx->physical, nullptr, &count, props.data());
+    for (const auto& p : props)
+      if (std::string_view(p.extensionName) == VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME) {
+        VkPhysicalDeviceShaderAtomicFloatFeaturesEXT have{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+        VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+        query.pNext = &have;
+        vk.vkGetPhysicalDeviceFeatures2(ctx->physical, &query);
+        atomic_float.shaderBufferFloat32Atomics = have.shaderBufferFloat32Atomics;
+        atomic_float.shaderBufferFloat32AtomicAdd = have.shaderBufferFloat32AtomicAdd;
+        atomic_float.shaderSharedFloat32Atomics = have.shaderSharedFloat32Atomics;
+        atomic_float.shaderSharedFloat32AtomicAdd = have.shaderSharedFloat32AtomicAdd;
+        extensions.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+        atomic_float.pNext = enabled.pNext;
+        enabled.pNext = &atomic_float;
+      }
+  }
+
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   queue_info.queueFamilyIndex = ctx->queue_family;
@@ -195,6 +221,8 @@ std::shared_ptr<Context> Context::open(std::string& why_not) {
   device_info.pNext = &enabled;
   device_info.queueCreateInfoCount = 1;
   device_info.pQueueCreateInfos = &queue_info;
+  device_info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  device_info.ppEnabledExtensionNames = extensions.data();
   result = vk.vkCreateDevice(ctx->physical, &device_info, nullptr, &ctx->device);
   if (result != VK_SUCCESS) {
     ctx->device = VK_NULL_HANDLE;
