@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -341,6 +342,52 @@ TEST(Kernels, AtomicReturnValues) {
     ASSERT_TRUE(s[p] == 2 * p || s[p] == 2 * p + 1) << "slot " << p << " = " << s[p];
   auto w = download(swapped);
   for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(w[i], init[i] + 1) << "i=" << i;   // exchange returned the old value
+}
+
+// Distance in units in the last place between a float result and the fp64 reference.
+double ulp_error(float got, double ref) {
+  if (std::isnan(got) || std::isnan(ref)) return std::isnan(got) == std::isnan(ref) ? 0 : INFINITY;
+  float r = float(ref);
+  if (std::isinf(r)) return got == r ? 0 : INFINITY;
+  double ulp = std::nextafter(std::fabs(r), INFINITY) - std::fabs(r);
+  if (r == 0) ulp = std::numeric_limits<float>::denorm_min();
+  return std::fabs(double(got) - ref) / ulp;
+}
+
+TEST(Kernels, MathAccuracyAgainstFp64) {
+  // Dense sweep: every 4099th float in [-20, 20] plus random points; bounds from docs/numerics.md.
+  std::vector<float> x;
+  for (float v = -20.0f; v <= 20.0f; v = std::nextafter(v, 100.0f)) {
+    static uint32_t k = 0;
+    if (k++ % 4099 == 0) x.push_back(v);
+  }
+  auto extra = random_floats(100000, -20, 20);
+  x.insert(x.end(), extra.begin(), extra.end());
+  const uint32_t n = uint32_t(x.size());
+  auto bx = upload(x);
+  auto e = poisoned<float>(n), t = poisoned<float>(n), er = poisoned<float>(n), rs = poisoned<float>(n);
+  test_kernels::math_sweep(env().dev, quiver::Grid{(n + 255) / 256}, bx, e, t, er, rs, n);
+  auto ge = download(e), gt = download(t), ger = download(er), grs = download(rs);
+  double me = 0, mt = 0, mer = 0, mrs = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    double v = x[i];
+    if (std::exp(v) < 1e38 && std::exp(v) > 1e-37) {   // normal range
+      double u = ulp_error(ge[i], std::exp(v));
+      if (u > me && getenv("QUIVER_MATH_WORST")) std::printf("exp worst so far x=%.9g got=%.9g ref=%.9g ulp=%.2f\n", v, ge[i], std::exp(v), u);
+      me = std::max(me, u);
+    }
+    mt = std::max(mt, ulp_error(gt[i], std::tanh(v)));
+    mer = std::max(mer, ulp_error(ger[i], std::erf(v)));
+    mrs = std::max(mrs, ulp_error(grs[i], 1.0 / std::sqrt(std::fabs(v) + double(1e-30f))));
+  }
+  std::printf("math max ulp on %s (%u points): exp %.2f  tanh %.2f  erf %.2f  rsqrt %.2f\n",
+              env().dev.backend_name().c_str(), n, me, mt, mer, mrs);
+  // The spec's goal is 2 ulp for exp and tanh; docs/numerics.md has the measured table and the
+  // gap (range reduction on some Vulkan drivers). These bounds catch regressions.
+  EXPECT_LE(me, 24.0);
+  EXPECT_LE(mt, 8.0);
+  EXPECT_LE(mer, 8.0);
+  EXPECT_LE(mrs, 2.0);
 }
 
 TEST(Kernels, WrongArgumentsThrowAndLaunchNothing) {
