@@ -371,13 +371,20 @@ TEST(Kernels, MathAccuracyAgainstFp64) {
   double me = 0, mt = 0, mer = 0, mrs = 0;
   for (uint32_t i = 0; i < n; ++i) {
     double v = x[i];
+    // Subnormal inputs are excluded: GPU shader drivers may flush them to zero (NVIDIA's Vulkan
+    // driver does; docs/numerics.md).
+    if (v != 0 && std::fabs(v) < std::numeric_limits<float>::min()) continue;
     if (std::exp(v) < 1e38 && std::exp(v) > 1e-37) {   // normal range
       double u = ulp_error(ge[i], std::exp(v));
       if (u > me && getenv("QUIVER_MATH_WORST")) std::printf("exp worst so far x=%.9g got=%.9g ref=%.9g ulp=%.2f\n", v, ge[i], std::exp(v), u);
       me = std::max(me, u);
     }
-    mt = std::max(mt, ulp_error(gt[i], std::tanh(v)));
-    mer = std::max(mer, ulp_error(ger[i], std::erf(v)));
+    double ut = ulp_error(gt[i], std::tanh(v)), uer = ulp_error(ger[i], std::erf(v));
+    if (getenv("QUIVER_MATH_WORST") && (ut > mt || uer > mer))
+      std::printf("x=%.9g tanh got=%.9g ref=%.9g (%.1f ulp) erf got=%.9g ref=%.9g (%.1f ulp)\n", v, gt[i], std::tanh(v), ut,
+                  ger[i], std::erf(v), uer);
+    mt = std::max(mt, ut);
+    mer = std::max(mer, uer);
     mrs = std::max(mrs, ulp_error(grs[i], 1.0 / std::sqrt(std::fabs(v) + double(1e-30f))));
   }
   std::printf("math max ulp on %s (%u points): exp %.2f  tanh %.2f  erf %.2f  rsqrt %.2f\n",
