@@ -267,6 +267,12 @@ FunctionEmitter::Pointer FunctionEmitter::emit_pointer(const clang::Expr* e) {
   e = e->IgnoreParens();
   mlir::Location l = loc(e->getBeginLoc());
   if (const auto* c = llvm::dyn_cast<clang::CastExpr>(e)) {
+    if (llvm::isa<clang::CXXConstCastExpr, clang::CXXReinterpretCastExpr>(c) || c->getCastKind() == clang::CK_BitCast)
+      error(e->getBeginLoc(), "reinterpret_cast, const_cast and pointer casts are not supported in kernel code");
+    if (c->getCastKind() == clang::CK_NullToPointer)
+      error(e->getBeginLoc(), "null pointers are not supported in kernel code");
+    if (c->getCastKind() == clang::CK_ArrayToPointerDecay)
+      error(e->getBeginLoc(), "arrays and string literals are not supported in kernel code");
     if (c->getCastKind() == clang::CK_LValueToRValue || c->getCastKind() == clang::CK_NoOp)
       return emit_pointer(c->getSubExpr());
     error(e->getBeginLoc(), llvm::Twine("pointer conversion '") + c->getCastKindName() + "' is not supported");

@@ -286,6 +286,7 @@ FunctionEmitter::RValue FunctionEmitter::emit_call(const clang::CallExpr* e) {
     if (!md->isStatic()) error(e->getBeginLoc(), "member functions are not supported in kernel code (structs are not in v1)");
   }
   if (has_annotation(fn, "qv.builtin")) return emit_builtin(e, fn);
+  if (has_annotation(fn, "qv.kernel")) error(e->getBeginLoc(), "a kernel cannot call another QV_KERNEL");
   const clang::FunctionDecl* def = callee_definition(e);
   if (!def)
     error(e->getBeginLoc(), "call to '" + fn->getQualifiedNameAsString() +
@@ -294,7 +295,6 @@ FunctionEmitter::RValue FunctionEmitter::emit_call(const clang::CallExpr* e) {
   if (!has_annotation(def, "qv.device") && !has_annotation(fn, "qv.device") && !def->isConstexpr())
     error(e->getBeginLoc(), "call to '" + fn->getQualifiedNameAsString() +
                                 "', which is neither QV_DEVICE nor constexpr");
-  if (has_annotation(def, "qv.kernel")) error(e->getBeginLoc(), "a kernel cannot call another QV_KERNEL");
   return emit_inline_call(e, def);
 }
 
