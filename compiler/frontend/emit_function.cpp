@@ -3,6 +3,7 @@
 #include "frontend/emitter.h"
 #include "frontend/types.h"
 
+#include "clang/AST/DeclCXX.h"
 #include "clang/Basic/SourceManager.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -29,6 +30,8 @@ mlir::Location FunctionEmitter::loc(clang::SourceLocation l) {
 
 ScalarType FunctionEmitter::kind_of(clang::QualType t, clang::SourceLocation where) {
   if (auto k = scalar_kind(t)) return *k;
+  if (const auto* rd = t->getAsCXXRecordDecl(); rd && rd->isLambda())
+    error(where, "lambdas are not supported in kernel code");
   error(where, "type '" + t.getAsString() + "' is not supported in kernel code (use bool, the "
                "fixed-width integers, float, double, qv::half or qv::bf16)");
 }
