@@ -49,26 +49,13 @@ mlir::OwningOpRef<mlir::ModuleOp> make_thread_function(mlir::func::FuncOp func,
                                                        const ErrorContext& where,
                                                        const TargetOptions& options) {
   mlir::MLIRContext* ctx = func.getContext();
-  std::array<uint32_t, 3> block = llvm_common::kernel_block(func, where);
-  if (block != kernel.block)
-    throw TargetError(where.kernel, where.target, "qv.block differs from the manifest block");
+  std::array<uint32_t, 3> block = llvm_common::check_signature(func, kernel, where);
   mlir::FunctionType type = func.getFunctionType();
-  if (type.getNumInputs() != kernel.params.size())
-    throw TargetError(where.kernel, where.target, "the IR has " + std::to_string(type.getNumInputs()) +
-                                                      " parameters, the manifest " +
-                                                      std::to_string(kernel.params.size()));
   info.symbol = kernel.symbol;
   info.thread_name = "__qv_thread_" + kernel.symbol;
   info.block = block;
   for (unsigned i = 0; i < type.getNumInputs(); ++i) {
-    auto memref = mlir::dyn_cast<mlir::MemRefType>(type.getInput(i));
-    bool is_buffer = memref != nullptr;
-    if (memref && (memref.getRank() != 1 || !memref.getLayout().isIdentity() || memref.getMemorySpace()))
-      throw TargetError(where.kernel, where.target, "parameter '" + kernel.params[i].name + "' must be memref<?xT>");
-    if (is_buffer != kernel.params[i].is_buffer)
-      throw TargetError(where.kernel, where.target, "parameter '" + kernel.params[i].name +
-                                                        "': the IR and the manifest disagree on buffer vs scalar");
-    info.param_is_buffer.push_back(is_buffer);
+    info.param_is_buffer.push_back(mlir::isa<mlir::MemRefType>(type.getInput(i)));
   }
   quiver::ir::WorkgroupLayout layout;
   try {

@@ -108,6 +108,27 @@ std::array<uint32_t, 3> kernel_block(mlir::func::FuncOp func, const ErrorContext
   return block;
 }
 
+std::array<uint32_t, 3> check_signature(mlir::func::FuncOp func, const format::Kernel& kernel,
+                                        const ErrorContext& where) {
+  std::array<uint32_t, 3> block = kernel_block(func, where);
+  if (block != kernel.block)
+    throw TargetError(where.kernel, where.target, "qv.block differs from the manifest block");
+  mlir::FunctionType type = func.getFunctionType();
+  if (type.getNumInputs() != kernel.params.size())
+    throw TargetError(where.kernel, where.target, "the IR has " + std::to_string(type.getNumInputs()) +
+                                                      " parameters, the manifest " +
+                                                      std::to_string(kernel.params.size()));
+  for (unsigned i = 0; i < type.getNumInputs(); ++i) {
+    auto memref = mlir::dyn_cast<mlir::MemRefType>(type.getInput(i));
+    if (memref && (memref.getRank() != 1 || !memref.getLayout().isIdentity() || memref.getMemorySpace()))
+      throw TargetError(where.kernel, where.target, "parameter '" + kernel.params[i].name + "' must be memref<?xT>");
+    if ((memref != nullptr) != kernel.params[i].is_buffer)
+      throw TargetError(where.kernel, where.target, "parameter '" + kernel.params[i].name +
+                                                        "': the IR and the manifest disagree on buffer vs scalar");
+  }
+  return block;
+}
+
 void lower_math(mlir::ModuleOp module, const ErrorContext& where) {
   DiagnosticCollector diags(module.getContext());
   try {

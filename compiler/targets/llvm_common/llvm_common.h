@@ -12,6 +12,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CodeGen.h"
 #include "llvm/Target/TargetMachine.h"
+#include "format/manifest.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "targets/target.h"
@@ -33,6 +34,12 @@ mlir::func::FuncOp find_kernel(mlir::ModuleOp module, std::string_view symbol,
 
 // qv.block of a kernel as (x, y, z); TargetError when missing or malformed.
 std::array<uint32_t, 3> kernel_block(mlir::func::FuncOp func, const ErrorContext& where);
+
+// Checks that the IR of `func` agrees with its manifest entry (block shape, parameter count,
+// buffer vs scalar, buffers as memref<?xT>) and returns the block; TargetError naming the
+// mismatch otherwise. Both LLVM-based targets rely on this before rewriting the signature.
+std::array<uint32_t, 3> check_signature(mlir::func::FuncOp func, const format::Kernel& kernel,
+                                        const ErrorContext& where);
 
 // Runs the MLIR lowering (`lower_math`), turning its errors into TargetError.
 void lower_math(mlir::ModuleOp module, const ErrorContext& where);

@@ -86,20 +86,12 @@ void math_to_intrinsics(mlir::Operation* root) {
 mlir::gpu::GPUModuleOp make_gpu_kernel(mlir::ModuleOp module, mlir::func::FuncOp func,
                                        const format::Kernel& kernel, const ErrorContext& where) {
   mlir::MLIRContext* ctx = module.getContext();
-  std::array<uint32_t, 3> block = llvm_common::kernel_block(func, where);
-  if (block != kernel.block)
-    throw TargetError(where.kernel, where.target, "qv.block differs from the manifest block");
+  std::array<uint32_t, 3> block = llvm_common::check_signature(func, kernel, where);
   mlir::FunctionType old_type = func.getFunctionType();
-  if (old_type.getNumInputs() != kernel.params.size())
-    throw TargetError(where.kernel, where.target, "the IR has " + std::to_string(old_type.getNumInputs()) +
-                                                      " parameters, the manifest " + std::to_string(kernel.params.size()));
   llvm::SmallVector<mlir::Type> inputs;
   for (unsigned i = 0; i < old_type.getNumInputs(); ++i) {
     mlir::Type t = old_type.getInput(i);
     if (auto memref = mlir::dyn_cast<mlir::MemRefType>(t)) {
-      if (memref.getRank() != 1 || !memref.getLayout().isIdentity() || memref.getMemorySpace())
-        throw TargetError(where.kernel, where.target, "parameter '" + kernel.params[i].name +
-                                                          "' must be memref<?xT>");
       t = mlir::MemRefType::get({kBufferExtent}, memref.getElementType());
     }
     inputs.push_back(t);
