@@ -130,6 +130,7 @@ int main(int argc, char** argv) {
     mlir::OwningOpRef<mlir::ModuleOp> clone(fe.module->clone());
     for (auto& op : llvm::make_early_inc_range(clone->getBody()->getOperations())) {
       auto sym = op.getAttrOfType<mlir::StringAttr>("sym_name");
+      if (!op.hasAttr("qv.kernel")) continue;   // intrinsic declarations (ir/intrinsics.h) stay
       bool keep = sym && std::any_of(selected.begin(), selected.end(),
                                      [&](const format::Kernel& k) { return k.symbol == sym.getValue(); });
       if (!keep) op.erase();

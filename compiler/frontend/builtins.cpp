@@ -2,7 +2,9 @@
 #include "frontend/emitter.h"
 #include "frontend/types.h"
 
+#include "ir/intrinsics.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -48,6 +50,7 @@ FunctionEmitter::RValue FunctionEmitter::emit_builtin(const clang::CallExpr* e, 
   mlir::Location l = loc(e->getBeginLoc());
   std::string name = fn->getNameAsString();
   if (llvm::StringRef(name).starts_with("atomic_")) return emit_atomic(e, name);
+  if (name == "load" || name == "store") return emit_vector_memory(e, name);
   std::vector<mlir::Value> a;
   for (const clang::Expr* arg : e->arguments()) a.push_back(emit_scalar(arg));
 
@@ -107,18 +110,18 @@ FunctionEmitter::RValue FunctionEmitter::emit_builtin(const clang::CallExpr* e, 
   }
 
   if (name == "dot4_i8") {
-    // Exact on every target: sign-extend each byte lane, multiply, accumulate in int32.
-    // (Targets with a native dp4a / OpSDot may pattern-match this.)
-    mlir::Type i32 = builder_.getI32Type(), i8 = builder_.getI8Type();
-    mlir::Value acc = a[2];
-    for (int k = 0; k < 4; ++k) {
-      auto lane = [&](mlir::Value w) {
-        mlir::Value shifted = builder_.create<arith::ShRUIOp>(l, w, int_const(i32, 8 * k, l));
-        return builder_.create<arith::ExtSIOp>(l, i32, builder_.create<arith::TruncIOp>(l, i8, shifted)).getResult();
-      };
-      acc = builder_.create<arith::AddIOp>(l, acc, builder_.create<arith::MulIOp>(l, lane(a[0]), lane(a[1])));
+    // A call to the intrinsic function ir::kDot4I8 (docs/ir.md): each target lowers it to its
+    // native instruction (dp4a on PTX) or to exact byte-lane arithmetic.
+    mlir::Type i32 = builder_.getI32Type();
+    auto fn_type = builder_.getFunctionType({i32, i32, i32}, {i32});
+    if (!module_.lookupSymbol<mlir::func::FuncOp>(ir::kDot4I8)) {
+      mlir::OpBuilder::InsertionGuard guard(builder_);
+      builder_.setInsertionPointToStart(module_.getBody());
+      auto decl = builder_.create<mlir::func::FuncOp>(l, ir::kDot4I8, fn_type);
+      decl.setPrivate();
     }
-    return {acc};
+    return {builder_.create<mlir::func::CallOp>(l, ir::kDot4I8, mlir::TypeRange{i32}, mlir::ValueRange{a[0], a[1], a[2]})
+                .getResult(0)};
   }
 
   auto need = [&](size_t n) {

@@ -151,8 +151,7 @@ FunctionEmitter::RValue FunctionEmitter::emit(const clang::Expr* e) {
       error(e->getBeginLoc(), "lambdas are not supported in kernel code");
     case clang::Stmt::CXXConstructExprClass:
     case clang::Stmt::CXXTemporaryObjectExprClass:
-      error(e->getBeginLoc(), "constructing objects of type '" + e->getType().getAsString() +
-                                  "' is not supported in kernel code");
+      return emit_construct(llvm::cast<clang::CXXConstructExpr>(e));
     case clang::Stmt::CXXNullPtrLiteralExprClass:
     case clang::Stmt::GNUNullExprClass:
       error(e->getBeginLoc(), "null pointers are not supported in kernel code");
@@ -168,6 +167,10 @@ FunctionEmitter::RValue FunctionEmitter::emit_cast(const clang::CastExpr* e) {
   const clang::Expr* sub = e->getSubExpr();
   switch (e->getCastKind()) {
     case clang::CK_LValueToRValue:
+      // `c ? a : b` with lvalue arms is itself an lvalue in C++; read as a value, it is simply
+      // the value of the arm taken.
+      if (const auto* co = llvm::dyn_cast<clang::ConditionalOperator>(sub->IgnoreParens()); co && !e->getType()->isPointerType())
+        return emit_conditional(co, /*as_value=*/true);
       if (e->getType()->isPointerType()) {
         RValue r;
         r.is_pointer = true;
@@ -183,6 +186,8 @@ FunctionEmitter::RValue FunctionEmitter::emit_cast(const clang::CastExpr* e) {
       }
     case clang::CK_NoOp:
     case clang::CK_ToVoid:
+    case clang::CK_ConstructorConversion:   // qv::half(x): the constructor call below does the work
+    case clang::CK_UserDefinedConversion:   // static_cast<float>(h): the conversion operator does
       return emit(sub);
     case clang::CK_ArrayToPointerDecay:
     case clang::CK_FunctionToPointerDecay:
@@ -239,6 +244,7 @@ FunctionEmitter::LValue FunctionEmitter::emit_lvalue(const clang::Expr* e) {
     Pointer p = emit_pointer(uo->getSubExpr());
     return {p.mem, p.offset};
   }
+  if (auto lv = try_emit_value_lvalue(e)) return *lv;
   if (const auto* op = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e);
       op && op->getOperator() == clang::OO_Subscript && is_shared_array(op->getArg(0)->getType())) {
     LValue base = emit_lvalue(op->getArg(0));

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 namespace quiver::frontend {
@@ -30,6 +31,8 @@ mlir::Location FunctionEmitter::loc(clang::SourceLocation l) {
 
 ScalarType FunctionEmitter::kind_of(clang::QualType t, clang::SourceLocation where) {
   if (auto k = scalar_kind(t)) return *k;
+  if (is_vec(t))
+    error(where, "a qv::vec value cannot be used here (it is not a scalar: use v[i] for an element)");
   if (const auto* rd = t->getAsCXXRecordDecl(); rd && rd->isLambda())
     error(where, "lambdas are not supported in kernel code");
   error(where, "type '" + t.getAsString() + "' is not supported in kernel code (use bool, the "
@@ -37,6 +40,13 @@ ScalarType FunctionEmitter::kind_of(clang::QualType t, clang::SourceLocation whe
 }
 
 mlir::Type FunctionEmitter::type_of(clang::QualType t, clang::SourceLocation where) {
+  clang::QualType elem;
+  if (is_vec(t, &elem)) {
+    mlir::Type v = storage_type(*builder_.getContext(), t);
+    if (!v) error(where, "qv::vec elements must be integers, float, double, qv::half or qv::bf16 (not '" +
+                             elem.getAsString() + "')");
+    return v;
+  }
   return value_type(*builder_.getContext(), kind_of(t, where));
 }
 
@@ -71,10 +81,16 @@ void FunctionEmitter::continue_in(mlir::Block* b) { builder_.setInsertionPointTo
 mlir::Value FunctionEmitter::load(const LValue& lv, mlir::Location l) {
   mlir::Value v = lv.index ? builder_.create<mlir::memref::LoadOp>(l, lv.mem, mlir::ValueRange{lv.index}).getResult()
                            : builder_.create<mlir::memref::LoadOp>(l, lv.mem).getResult();
+  if (lv.lane >= 0) return builder_.create<mlir::vector::ExtractOp>(l, v, llvm::ArrayRef<int64_t>{lv.lane});
   return v;
 }
 
 void FunctionEmitter::store(const LValue& lv, mlir::Value v, mlir::Location l) {
+  if (lv.lane >= 0) {   // one element of a vector: read, replace the element, write back
+    LValue whole = lv;
+    whole.lane = -1;
+    v = builder_.create<mlir::vector::InsertOp>(l, v, load(whole, l), llvm::ArrayRef<int64_t>{lv.lane});
+  }
   if (lv.index) builder_.create<mlir::memref::StoreOp>(l, v, lv.mem, mlir::ValueRange{lv.index});
   else builder_.create<mlir::memref::StoreOp>(l, v, lv.mem);
 }
@@ -101,13 +117,23 @@ mlir::func::FuncOp FunctionEmitter::emit_kernel(const clang::FunctionDecl* fd, c
     param.name = p->getNameAsString();
     if (t->isPointerType()) {
       clang::QualType pointee = t->getPointeeType();
+      clang::QualType vec_elem;
+      uint32_t width = 1;
+      if (is_vec(pointee, &vec_elem, &width)) {
+        param.vec_width = width;
+        pointee = vec_elem.withCVRQualifiers(pointee.getCVRQualifiers());
+      }
       auto k = scalar_kind(pointee);
       if (!k) error(p->getLocation(), "kernel parameter '" + param.name + "': buffers of '" +
                                           pointee.getAsString() + "' are not supported");
       param.is_buffer = true;
       param.type = *k;
       param.access = pointee.isConstQualified() ? format::Access::Read : format::Access::ReadWrite;
-      arg_types.push_back(mlir::MemRefType::get({mlir::ShapedType::kDynamic}, memory_type(ctx, *k)));
+      if (width > 1 && *k == ScalarType::Bool)
+        error(p->getLocation(), "kernel parameter '" + param.name + "': vectors of bool are not supported");
+      mlir::Type elem = memory_type(ctx, *k);
+      if (width > 1) elem = mlir::VectorType::get({width}, elem);
+      arg_types.push_back(mlir::MemRefType::get({mlir::ShapedType::kDynamic}, elem));
     } else {
       auto k = scalar_kind(t);
       static const ScalarType allowed[] = {ScalarType::Bool, ScalarType::I32, ScalarType::U32, ScalarType::I64,

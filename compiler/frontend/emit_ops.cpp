@@ -228,7 +228,7 @@ mlir::Value FunctionEmitter::emit_logical(const clang::BinaryOperator* e) {
   return merge->getArgument(0);
 }
 
-FunctionEmitter::RValue FunctionEmitter::emit_conditional(const clang::AbstractConditionalOperator* e) {
+FunctionEmitter::RValue FunctionEmitter::emit_conditional(const clang::AbstractConditionalOperator* e, bool as_value) {
   if (llvm::isa<clang::BinaryConditionalOperator>(e)) error(e->getBeginLoc(), "'?:' without a middle operand is not supported");
   mlir::Location l = loc(e->getBeginLoc());
   mlir::Value c = emit_condition(e->getCond());
@@ -238,7 +238,7 @@ FunctionEmitter::RValue FunctionEmitter::emit_conditional(const clang::AbstractC
   builder_.create<mlir::cf::CondBranchOp>(l, c, t, f);
   bool is_void = e->getType()->isVoidType();
   bool is_ptr = e->getType()->isPointerType();
-  if (e->isGLValue() && !is_ptr) error(e->getBeginLoc(), "'?:' as an assignable value is not supported");
+  if (e->isGLValue() && !is_ptr && !as_value) error(e->getBeginLoc(), "'?:' as an assignable value is not supported");
   mlir::Value mem;
   auto arm = [&](mlir::Block* b, const clang::Expr* x) {
     continue_in(b);
@@ -267,15 +267,12 @@ FunctionEmitter::RValue FunctionEmitter::emit_conditional(const clang::AbstractC
   return {merge->getArgument(0)};
 }
 
-static bool has_annotation(const clang::Decl* d, llvm::StringRef what) {
-  for (const auto* a : d->specific_attrs<clang::AnnotateAttr>())
-    if (a->getAnnotation() == what) return true;
-  return false;
-}
+static bool has_annotation(const clang::Decl* d, llvm::StringRef what) { return has_qv_annotation(d, what); }
 
 FunctionEmitter::RValue FunctionEmitter::emit_call(const clang::CallExpr* e) {
   const clang::FunctionDecl* fn = e->getDirectCallee();
   if (!fn) error(e->getBeginLoc(), "indirect calls (function pointers, lambdas) are not supported in kernel code");
+  if (auto r = try_emit_value_call(e, fn)) return *r;
   if (const auto* op = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e)) {
     if (op->getOperator() == clang::OO_Subscript && is_shared_array(op->getArg(0)->getType()))
       return {load(emit_lvalue(e), loc(e->getBeginLoc()))};

@@ -95,8 +95,9 @@ void FunctionEmitter::emit_decl(const clang::VarDecl* vd) {
       error(vd->getLocation(), "qv::shared arrays cannot be initialised");
     if (count == 0) error(vd->getLocation(), "qv::shared arrays need at least one element");
     auto space = mlir::gpu::AddressSpaceAttr::get(builder_.getContext(), mlir::gpu::AddressSpace::Workgroup);
-    auto type = mlir::MemRefType::get({(int64_t)count},
-                                      memory_type(*builder_.getContext(), kind_of(elem, vd->getLocation())),
+    mlir::Type elem_type = is_vec(elem) ? type_of(elem, vd->getLocation())
+                                        : memory_type(*builder_.getContext(), kind_of(elem, vd->getLocation()));
+    auto type = mlir::MemRefType::get({(int64_t)count}, elem_type,
                                       mlir::MemRefLayoutAttrInterface{}, space);
     mlir::OpBuilder::InsertionGuard guard(builder_);
     builder_.setInsertionPointToStart(entry_);
@@ -270,7 +271,8 @@ void FunctionEmitter::emit_switch(const clang::SwitchStmt* s) {
 }
 
 void FunctionEmitter::emit_return(const clang::ReturnStmt* s) {
-  Frame& f = frames_.back();
+  // A copy: emitting the value may inline calls, which grows (and can reallocate) frames_.
+  const Frame f = frames_.back();
   if (const clang::Expr* v = s->getRetValue()) {
     if (f.return_slot) store({f.return_slot, {}}, emit_scalar(v), loc(s->getReturnLoc()));
     else emit(v);

@@ -44,6 +44,7 @@ class FunctionEmitter {
   struct LValue {
     mlir::Value mem;
     mlir::Value index;        // null for a rank-0 slot
+    int lane = -1;            // >= 0: one element of the qv::vec stored at (mem, index)
   };
   struct RValue {
     mlir::Value value;        // scalar
@@ -85,11 +86,20 @@ class FunctionEmitter {
   RValue emit_binary(const clang::BinaryOperator* e);
   RValue emit_assign(const clang::BinaryOperator* e);
   RValue emit_unary(const clang::UnaryOperator* e);
-  RValue emit_conditional(const clang::AbstractConditionalOperator* e);
+  RValue emit_conditional(const clang::AbstractConditionalOperator* e, bool as_value = false);
   mlir::Value emit_logical(const clang::BinaryOperator* e);
   RValue emit_call(const clang::CallExpr* e);
   RValue emit_inline_call(const clang::CallExpr* e, const clang::FunctionDecl* fn);
   std::optional<mlir::Value> try_constant(const clang::Expr* e);
+
+  // qv::half, qv::bf16 and qv::vec values (emit_values.cpp): construction, conversions,
+  // copies and assignments, element access, vector arithmetic, qv::load / qv::store.
+  RValue emit_construct(const clang::CXXConstructExpr* e);
+  std::optional<RValue> try_emit_value_call(const clang::CallExpr* e, const clang::FunctionDecl* fn);
+  std::optional<LValue> try_emit_value_lvalue(const clang::Expr* e);
+  RValue emit_vector_memory(const clang::CallExpr* e, const std::string& name);
+  mlir::Value vector_arith(clang::OverloadedOperatorKind op, clang::QualType vec_type, mlir::Value a, mlir::Value b,
+                           clang::SourceLocation where);
 
   // builtins (builtins.cpp): qv::thread_id_x() and friends, math, barrier.
   RValue emit_builtin(const clang::CallExpr* e, const clang::FunctionDecl* fn);

@@ -1,6 +1,7 @@
 #include "frontend/types.h"
 
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/TemplateBase.h"
@@ -78,6 +79,43 @@ bool is_shared_array(clang::QualType t, clang::QualType* element, uint64_t* coun
   if (element) *element = args[0].getAsType();
   if (count) *count = args[1].getAsIntegral().getZExtValue();
   return true;
+}
+
+bool is_vec(clang::QualType t, clang::QualType* element, uint32_t* count) {
+  const auto* rd = t.getCanonicalType()->getAsCXXRecordDecl();
+  const auto* spec = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(rd);
+  if (!spec || !is_qv_record(t.getCanonicalType(), "vec")) return false;
+  const auto& args = spec->getTemplateArgs();
+  if (args.size() != 2) return false;
+  if (element) *element = args[0].getAsType();
+  if (count) *count = static_cast<uint32_t>(args[1].getAsIntegral().getZExtValue());
+  return true;
+}
+
+bool is_value_record(clang::QualType t) {
+  clang::QualType c = t.getCanonicalType().getUnqualifiedType();
+  return is_qv_record(c, "half") || is_qv_record(c, "bf16") || is_vec(c);
+}
+
+mlir::Type storage_type(mlir::MLIRContext& ctx, clang::QualType t) {
+  clang::QualType elem;
+  uint32_t n = 0;
+  if (is_vec(t, &elem, &n)) {
+    auto k = scalar_kind(elem);
+    if (!k || *k == ScalarType::Bool) return {};
+    return mlir::VectorType::get({n}, value_type(ctx, *k));
+  }
+  if (auto k = scalar_kind(t)) return memory_type(ctx, *k);
+  return {};
+}
+
+bool has_qv_annotation(const clang::Decl* d, llvm::StringRef what) {
+  for (const auto* a : d->specific_attrs<clang::AnnotateAttr>())
+    if (a->getAnnotation() == what) return true;
+  if (const auto* fd = llvm::dyn_cast<clang::FunctionDecl>(d))
+    if (const clang::FunctionDecl* pattern = fd->getTemplateInstantiationPattern(); pattern && pattern != fd)
+      return has_qv_annotation(pattern, what);
+  return false;
 }
 
 std::string canonical_type_name(clang::QualType qt) {

@@ -9,7 +9,7 @@
 #include "format/manifest.h"
 #include "mlir/IR/Types.h"
 
-namespace clang { class ASTContext; class TemplateArgument; class FunctionDecl; }
+namespace clang { class ASTContext; class TemplateArgument; class FunctionDecl; class Decl; }
 
 namespace quiver::frontend {
 
@@ -24,6 +24,17 @@ mlir::Type memory_type(mlir::MLIRContext& ctx, format::ScalarType t);
 
 // qv::shared<T, N>: returns the element type and N.
 bool is_shared_array(clang::QualType t, clang::QualType* element = nullptr, uint64_t* count = nullptr);
+
+// qv::vec<T, N>: returns the element type and N.
+bool is_vec(clang::QualType t, clang::QualType* element = nullptr, uint32_t* count = nullptr);
+// qv::half, qv::bf16 and qv::vec<T, N>: class types the kernel language treats as values.
+bool is_value_record(clang::QualType t);
+// The MLIR type of a value held in memory (buffers, shared arrays, slots): scalars as
+// memory_type, qv::vec<T, N> as vector<N x T>. Null for anything else.
+mlir::Type storage_type(mlir::MLIRContext& ctx, clang::QualType t);
+
+// Whether `d` (or the template it was instantiated from) carries [[clang::annotate(what)]].
+bool has_qv_annotation(const clang::Decl* d, llvm::StringRef what);
 
 // Canonical spelling of a type in kernel names: "float", "int32_t", "bf16", "vec<float, 4>".
 std::string canonical_type_name(clang::QualType t);

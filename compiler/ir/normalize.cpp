@@ -23,15 +23,7 @@ void register_dialects(mlir::DialectRegistry& registry) {
                   mlir::scf::SCFDialect, mlir::ub::UBDialect, mlir::vector::VectorDialect>();
 }
 
-bool normalize(mlir::ModuleOp module, std::string& error) {
-  mlir::PassManager pm(module.getContext());
-  // Unreachable blocks (code after break/return) go first, so mem2reg sees a clean CFG.
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addNestedPass<mlir::func::FuncOp>(mlir::createMem2Reg());
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(mlir::createLiftControlFlowToSCFPass());
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(mlir::createCSEPass());
+static bool run(mlir::ModuleOp module, mlir::PassManager& pm, std::string& error) {
   std::string diag;
   llvm::raw_string_ostream os(diag);
   mlir::ScopedDiagnosticHandler handler(module.getContext(), [&](mlir::Diagnostic& d) {
@@ -43,6 +35,24 @@ bool normalize(mlir::ModuleOp module, std::string& error) {
     return false;
   }
   return true;
+}
+
+bool normalize(mlir::ModuleOp module, std::string& error) {
+  mlir::PassManager pm(module.getContext());
+  // Unreachable blocks (code after break/return) go first, so mem2reg sees a clean CFG.
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addNestedPass<mlir::func::FuncOp>(mlir::createMem2Reg());
+  pm.addPass(mlir::createCanonicalizerPass());
+  return run(module, pm, error);
+}
+
+bool structure(mlir::ModuleOp module, std::string& error) {
+  mlir::PassManager pm(module.getContext());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createLiftControlFlowToSCFPass());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  return run(module, pm, error);
 }
 
 }  // namespace quiver::ir

@@ -1,5 +1,6 @@
 // Normalisation of the front end's output into the neutral IR of docs/ir.md: locals promoted
-// to SSA values, unstructured control flow lifted to scf, then canonicalised.
+// to SSA values and canonicalised (control flow still cf branches); structure() then lifts the
+// control flow to scf, after the target-dependent rewrites of legalize.h.
 #pragma once
 
 #include <string>
@@ -16,5 +17,6 @@ void register_dialects(mlir::DialectRegistry& registry);
 // Returns false and fills `error` when a pass fails (an internal error: the front end's output
 // is always valid IR).
 bool normalize(mlir::ModuleOp module, std::string& error);
+bool structure(mlir::ModuleOp module, std::string& error);
 
 }  // namespace quiver::ir

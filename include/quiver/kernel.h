@@ -26,6 +26,74 @@
 
 namespace qv {
 
+// ---- 16-bit floating-point storage types --------------------------------------------------------
+// qv::half is IEEE binary16, qv::bf16 is bfloat16. They are storage types: convert explicitly,
+// do the arithmetic in float. qv::half(x) / qv::bf16(x) round to nearest even (NaN stays NaN,
+// overflow goes to infinity); static_cast<float>(h) is exact.
+struct QV_ANNOTATE_("qv.scalar") half {
+  half() = default;
+  QV_BUILTIN_ explicit half(float x);
+  QV_BUILTIN_ explicit operator float() const;
+
+ private:
+  uint16_t bits_;
+};
+struct QV_ANNOTATE_("qv.scalar") bf16 {
+  bf16() = default;
+  QV_BUILTIN_ explicit bf16(float x);
+  QV_BUILTIN_ explicit operator float() const;
+
+ private:
+  uint16_t bits_;
+};
+
+// ---- Vectors ------------------------------------------------------------------------------------
+// qv::vec<T, N> (N = 2, 4, 8): a value of N elements. v[i] takes a constant i. Element-wise
+// + - * / for integer and float elements (a vec with a vec, or with one element value); half and
+// bf16 vectors are storage only (convert the elements to float).
+template <typename T, uint32_t N>
+struct QV_ANNOTATE_("qv.vec") vec {
+  static_assert(N == 2 || N == 4 || N == 8, "qv::vec<T, N> needs N = 2, 4 or 8");
+  vec() = default;
+  QV_BUILTIN_ explicit vec(T all);                 // every element = all
+  QV_BUILTIN_ vec(T a, T b) requires(N == 2);
+  QV_BUILTIN_ vec(T a, T b, T c, T d) requires(N == 4);
+  QV_BUILTIN_ vec(T a, T b, T c, T d, T e, T f, T g, T h) requires(N == 8);
+  QV_BUILTIN_ T& operator[](uint32_t i);
+  QV_BUILTIN_ const T& operator[](uint32_t i) const;
+  static constexpr uint32_t size() { return N; }
+
+  QV_BUILTIN_ vec operator+(vec b) const;
+  QV_BUILTIN_ vec operator-(vec b) const;
+  QV_BUILTIN_ vec operator*(vec b) const;
+  QV_BUILTIN_ vec operator/(vec b) const;
+  QV_BUILTIN_ vec operator+(T b) const;
+  QV_BUILTIN_ vec operator-(T b) const;
+  QV_BUILTIN_ vec operator*(T b) const;
+  QV_BUILTIN_ vec operator/(T b) const;
+  QV_BUILTIN_ vec operator-() const;
+  QV_BUILTIN_ vec& operator+=(vec b);
+  QV_BUILTIN_ vec& operator-=(vec b);
+  QV_BUILTIN_ vec& operator*=(vec b);
+  QV_BUILTIN_ vec& operator/=(vec b);
+
+ private:
+  T elems_[N];
+};
+template <typename T, uint32_t N> QV_BUILTIN_ vec<T, N> operator*(T a, vec<T, N> b);
+template <typename T, uint32_t N> QV_BUILTIN_ vec<T, N> operator+(T a, vec<T, N> b);
+
+using float2 = vec<float, 2>;
+using float4 = vec<float, 4>;
+using half2 = vec<half, 2>;
+using half4 = vec<half, 4>;
+using half8 = vec<half, 8>;
+using bf16x2 = vec<bf16, 2>;
+using bf16x4 = vec<bf16, 4>;
+using bf16x8 = vec<bf16, 8>;
+using int4 = vec<int32_t, 4>;
+using uint4 = vec<uint32_t, 4>;
+
 // ---- Indices (all uint32_t) -------------------------------------------------------------
 QV_BUILTIN_ uint32_t thread_id_x();
 QV_BUILTIN_ uint32_t thread_id_y();
@@ -56,6 +124,11 @@ struct QV_ANNOTATE_("qv.shared") shared {
 // Every thread of the block waits here; memory written before it by the block is visible
 // after it. Must be reached by all threads of the block.
 QV_BUILTIN_ void barrier();
+
+// N consecutive elements starting at p, as one wide access where the target has it (16-byte
+// ld.global.v4 on PTX). p must be aligned to N * sizeof(T).
+template <uint32_t N, typename T> QV_BUILTIN_ vec<T, N> load(const T* p);
+template <typename T, uint32_t N> QV_BUILTIN_ void store(T* p, vec<T, N> v);
 
 // ---- Atomics on device or shared memory; each returns the old value ----------------------------
 QV_BUILTIN_ int32_t atomic_add(int32_t* p, int32_t v);

@@ -11,54 +11,12 @@
 #include <vector>
 
 #include <quiver/runtime.h>
+#include "kernels_common.h"
 #include "test_kernels.h"
 
 namespace {
 
-struct Env {
-  quiver::Device dev = quiver::Device::open();
-  quiver::Module mod = test_kernels::load(dev);
-};
-Env& env() {
-  static Env e;
-  return e;
-}
-
-std::mt19937& rng() {
-  static std::mt19937 g(std::random_device{}());
-  return g;
-}
-std::vector<float> random_floats(size_t n, float lo, float hi) {
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng());
-  return v;
-}
-template <typename T>
-std::vector<T> random_ints(size_t n, T lo, T hi) {
-  std::uniform_int_distribution<int64_t> d(lo, hi);
-  std::vector<T> v(n);
-  for (auto& x : v) x = static_cast<T>(d(rng()));
-  return v;
-}
-template <typename T>
-quiver::Buffer<T> upload(const std::vector<T>& host) {
-  auto b = env().dev.alloc<T>(host.size());
-  b.upload(host);
-  return b;
-}
-template <typename T>
-quiver::Buffer<T> poisoned(size_t n) {
-  std::vector<T> p(n);
-  std::memset(p.data(), 0xA5, n * sizeof(T));   // NaN-ish for floats, 0xA5A5... for ints
-  return upload(p);
-}
-template <typename T>
-std::vector<T> download(const quiver::Buffer<T>& b) {
-  std::vector<T> v(b.size());
-  b.download(v);
-  return v;
-}
+using namespace kernels_test;
 
 TEST(Kernels, Backend) {
   std::printf("backend: %s, device: %s, image: %s\n", env().dev.backend_name().c_str(),

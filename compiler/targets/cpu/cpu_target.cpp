@@ -184,6 +184,10 @@ class CpuTarget final : public Target {
     for (const std::string& arch : archs) arch_info(arch, all);
 
     llvm_common::prepare_context(*module.getContext());
+    // No compiler-rt at the x86-64-v2 baseline: 16-bit float conversions as integer arithmetic.
+    quiver::ir::LegalizeOptions legal;
+    legal.f16_as_bits = legal.bf16_as_bits = true;
+    llvm_common::legalize(module, legal, all);
     std::vector<mlir::func::FuncOp> funcs;
     for (const format::Kernel& k : kernels)
       funcs.push_back(llvm_common::find_kernel(module, k.symbol, {k.name, kTargetName}));
@@ -199,6 +203,7 @@ class CpuTarget final : public Target {
     }
     llvm_common::keep_temp(options, "cpu.llvm.mlir", llvm_common::print(*llvm_module));
     llvm::LLVMContext llvm_context;
+    llvm_common::align_vector_accesses(*llvm_module);
     std::unique_ptr<llvm::Module> base = llvm_common::translate(*llvm_module, llvm_context, all);
 
     std::vector<TargetImage> images;

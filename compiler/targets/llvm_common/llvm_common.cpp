@@ -129,6 +129,27 @@ std::array<uint32_t, 3> check_signature(mlir::func::FuncOp func, const format::K
   return block;
 }
 
+void legalize(mlir::ModuleOp module, const quiver::ir::LegalizeOptions& options, const ErrorContext& where) {
+  DiagnosticCollector diags(module.getContext());
+  std::string error;
+  if (!quiver::ir::legalize(module, options, error))
+    throw TargetError(where.kernel, where.target, error + (diags.text().empty() ? "" : ": " + diags.text()));
+}
+
+void align_vector_accesses(mlir::Operation* op) {
+  auto bytes = [](mlir::Type t) -> uint64_t {
+    auto v = mlir::dyn_cast<mlir::VectorType>(t);
+    if (!v || v.getRank() != 1) return 0;
+    return v.getNumElements() * ((v.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+  };
+  op->walk([&](mlir::LLVM::LoadOp load) {
+    if (uint64_t n = bytes(load.getType()); n && load.getAlignment().value_or(0) < n) load.setAlignment(n);
+  });
+  op->walk([&](mlir::LLVM::StoreOp store) {
+    if (uint64_t n = bytes(store.getValue().getType()); n && store.getAlignment().value_or(0) < n) store.setAlignment(n);
+  });
+}
+
 void lower_math(mlir::ModuleOp module, const ErrorContext& where) {
   DiagnosticCollector diags(module.getContext());
   try {

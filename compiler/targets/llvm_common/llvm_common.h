@@ -13,6 +13,7 @@
 #include "llvm/Support/CodeGen.h"
 #include "llvm/Target/TargetMachine.h"
 #include "format/manifest.h"
+#include "ir/legalize.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "targets/target.h"
@@ -40,6 +41,14 @@ std::array<uint32_t, 3> kernel_block(mlir::func::FuncOp func, const ErrorContext
 // mismatch otherwise. Both LLVM-based targets rely on this before rewriting the signature.
 std::array<uint32_t, 3> check_signature(mlir::func::FuncOp func, const format::Kernel& kernel,
                                         const ErrorContext& where);
+
+// ir::legalize (docs/ir.md) with its failure as a TargetError.
+void legalize(mlir::ModuleOp module, const quiver::ir::LegalizeOptions& options, const ErrorContext& where);
+
+// qv::load / qv::store promise alignment to the vector's size (KERNEL_LANGUAGE.md); MLIR 19's
+// vector lowering only records the element's. Raises every vector load/store of the LLVM
+// dialect ops under `op` to its full size, so NVPTX emits one ld.global.v4 for a float4.
+void align_vector_accesses(mlir::Operation* op);
 
 // Runs the MLIR lowering (`lower_math`), turning its errors into TargetError.
 void lower_math(mlir::ModuleOp module, const ErrorContext& where);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <regex>
 
+#include "ir/intrinsics.h"
 #include "ir/layout.h"
 #include "ir/math.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -35,6 +36,25 @@ std::string type_suffix(mlir::Type type) {
     return "v" + std::to_string(vec.getNumElements()) + type_suffix(vec.getElementType());
   if (type.isBF16()) return "bf16";
   return "f" + std::to_string(type.getIntOrFloatBitWidth());
+}
+
+// qv::dot4_i8 is one dp4a instruction (sm_61 and later; quiver's PTX targets sm_80+). LLVM 19
+// has no NVVM intrinsic for it, so it is inline PTX.
+void lower_dot4_to_dp4a(mlir::ModuleOp module) {
+  llvm::SmallVector<mlir::func::CallOp> calls;
+  module.walk([&](mlir::func::CallOp call) {
+    if (call.getCallee() == quiver::ir::kDot4I8) calls.push_back(call);
+  });
+  for (mlir::func::CallOp call : calls) {
+    mlir::OpBuilder b(call);
+    auto dialect = mlir::LLVM::AsmDialectAttr::get(b.getContext(), mlir::LLVM::AsmDialect::AD_ATT);
+    auto asm_op = b.create<mlir::LLVM::InlineAsmOp>(
+        call.getLoc(), b.getI32Type(), call.getOperands(), "dp4a.s32.s32 $0, $1, $2, $3;", "=r,r,r,r",
+        /*has_side_effects=*/false, /*is_align_stack=*/false, dialect, /*operand_attrs=*/mlir::ArrayAttr());
+    call.getResult(0).replaceAllUsesWith(asm_op.getResult(0));
+    call.erase();
+  }
+  if (auto decl = module.lookupSymbol<mlir::func::FuncOp>(quiver::ir::kDot4I8)) decl.erase();
 }
 
 // The math ops lower_math leaves become LLVM intrinsics (exact NVPTX instructions). Done here
@@ -162,6 +182,10 @@ class PtxTarget final : public Target {
         throw TargetError(all_names, kTargetName, "'" + arch + "' is not an NVIDIA arch (sm_80, sm_90a, ...)");
 
     llvm_common::prepare_context(*module.getContext());
+    quiver::ir::LegalizeOptions legal;
+    legal.expand_dot4_i8 = false;   // dp4a below
+    llvm_common::legalize(module, legal, all);
+    lower_dot4_to_dp4a(module);
     std::vector<mlir::func::FuncOp> funcs;
     for (const format::Kernel& k : kernels)
       funcs.push_back(llvm_common::find_kernel(module, k.symbol, {k.name, kTargetName}));
@@ -188,6 +212,7 @@ class PtxTarget final : public Target {
     llvm_common::keep_temp(options, "ptx.llvm.mlir", llvm_common::print(*llvm_module));
 
     llvm::LLVMContext llvm_context;
+    llvm_common::align_vector_accesses(*llvm_module);
     std::unique_ptr<llvm::Module> base = llvm_common::translate(*llvm_module, llvm_context, all);
 
     std::vector<std::string> cuda_dirs{"/usr/local/cuda/bin"};

@@ -30,20 +30,12 @@ std::string type_string(mlir::Type type) {
 // Why `type` cannot be used on portable Vulkan 1.2, or nothing when it can.
 std::optional<std::string> unsupported_reason(mlir::Type type) {
   if (auto shaped = llvm::dyn_cast<mlir::ShapedType>(type)) {
-    if (auto vec = llvm::dyn_cast<mlir::VectorType>(type)) {
-      if (vec.getRank() != 1 || vec.getNumElements() > 4)
-        return "vector type " + type_string(type) +
-               " is not supported (SPIR-V compute vectors hold at most 4 elements)";
-    }
     if (auto inner = unsupported_reason(shaped.getElementType())) return inner;
     return std::nullopt;
   }
   if (type.isF64())
     return "double is not supported by the portable Vulkan 1.2 target (shaderFloat64 is an "
            "optional device feature); use float, or build this kernel for ptx/cpu only";
-  if (type.isBF16())
-    return "bf16 is not supported by the Vulkan 1.2 target (SPIR-V has no bfloat16 type "
-           "without extensions); use half or float";
   return std::nullopt;
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "ir/legalize.h"
 #include "ir/math.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -73,6 +74,15 @@ class SpirvTarget final : public Target {
 
     std::vector<mlir::func::FuncOp> funcs = spirv_target::find_kernel_functions(module, kernels);
     for (size_t i = 0; i < funcs.size(); ++i) spirv_target::check_kernel_types(funcs[i], kernels[i]);
+    // SPIR-V compute vectors stop at 4 elements and SPIR-V has no bfloat16: vectors become
+    // scalars, bf16 travels as its bits (docs/ir.md).
+    log("legalising");
+    ir::LegalizeOptions legal;
+    legal.scalarize_vectors = true;
+    legal.bf16_as_bits = true;
+    if (std::string error; !ir::legalize(module, legal, error))
+      throw TargetError(all_kernels(kernels), kTargetName, error);
+    funcs = spirv_target::find_kernel_functions(module, kernels);
     log("lowering math");
     try {
       ir::lower_math(module);

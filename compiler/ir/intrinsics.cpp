@@ -1,0 +1,34 @@
+#include "ir/intrinsics.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace quiver::ir {
+
+void expand_dot4_i8(mlir::ModuleOp module) {
+  llvm::SmallVector<mlir::func::CallOp> calls;
+  module.walk([&](mlir::func::CallOp call) {
+    if (call.getCallee() == kDot4I8) calls.push_back(call);
+  });
+  for (mlir::func::CallOp call : calls) {
+    mlir::OpBuilder b(call);
+    mlir::Location l = call.getLoc();
+    mlir::Type i32 = b.getI32Type(), i8 = b.getI8Type();
+    mlir::Value acc = call.getOperand(2);
+    for (int k = 0; k < 4; ++k) {
+      auto lane = [&](mlir::Value w) {   // sign-extended byte k
+        mlir::Value shift = b.create<mlir::arith::ConstantIntOp>(l, 8 * k, 32);
+        mlir::Value shifted = b.create<mlir::arith::ShRUIOp>(l, w, shift);
+        return b.create<mlir::arith::ExtSIOp>(l, i32, b.create<mlir::arith::TruncIOp>(l, i8, shifted)).getResult();
+      };
+      acc = b.create<mlir::arith::AddIOp>(l, acc, b.create<mlir::arith::MulIOp>(l, lane(call.getOperand(0)),
+                                                                               lane(call.getOperand(1))));
+    }
+    call.getResult(0).replaceAllUsesWith(acc);
+    call.erase();
+  }
+  if (auto decl = module.lookupSymbol<mlir::func::FuncOp>(kDot4I8)) decl.erase();
+}
+
+}  // namespace quiver::ir

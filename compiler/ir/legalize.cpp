@@ -1,0 +1,27 @@
+#include "ir/legalize.h"
+
+#include <stdexcept>
+
+#include "ir/intrinsics.h"
+#include "ir/normalize.h"
+#include "mlir/IR/Verifier.h"
+
+namespace quiver::ir {
+
+bool legalize(mlir::ModuleOp module, const LegalizeOptions& options, std::string& error) {
+  try {
+    if (options.expand_dot4_i8) expand_dot4_i8(module);
+    if (options.scalarize_vectors) scalarize_vectors(module);
+    carry_16bit_floats_as_bits(module, options.f16_as_bits, options.bf16_as_bits);
+  } catch (const std::exception& e) {
+    error = e.what();
+    return false;
+  }
+  if (mlir::failed(mlir::verify(module))) {
+    error = "internal error: invalid IR after legalisation";
+    return false;
+  }
+  return structure(module, error);
+}
+
+}  // namespace quiver::ir

@@ -1,0 +1,251 @@
+// Vector values -> one scalar per element, for targets that take no vectors of the sizes the
+// kernel language has (SPIR-V compute vectors stop at 4 elements, and MLIR 19 lowers
+// vector.load to a pointer bitcast that Vulkan's logical addressing forbids). Runs on the
+// unstructured IR (cf branches), where a vector block argument simply becomes N arguments.
+// Memory holding vectors (buffers of qv::vec, shared arrays, slots) becomes memory of scalars
+// at N times the index.
+#include "ir/legalize.h"
+
+#include <stdexcept>
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "llvm/ADT/DepthFirstIterator.h"
+
+namespace quiver::ir {
+namespace {
+
+bool is_vector(mlir::Type t) { return llvm::isa<mlir::VectorType>(t); }
+
+// A memref whose elements are vectors, seen as scalars: memref<K x vector<N x T>> -> memref<K*N x T>.
+struct ScalarMemory {
+  mlir::Value mem;
+  int64_t width = 1;
+};
+
+class Scalarizer {
+ public:
+  explicit Scalarizer(mlir::func::FuncOp fn) : fn_(fn) {}
+
+  void run() {
+    if (fn_.isExternal()) return;
+    rewrite_memories();
+    for (mlir::Block& block : fn_.getBody()) split_block_arguments(block);
+    // Definitions before uses: blocks in dominator-tree order (MLIR keeps no tree for a
+    // single-block region).
+    std::vector<mlir::Block*> order;
+    mlir::DominanceInfo dom(fn_);
+    if (fn_.getBody().hasOneBlock()) order.push_back(&fn_.getBody().front());
+    else
+      for (mlir::DominanceInfoNode* node : llvm::depth_first(dom.getRootNode(&fn_.getBody())))
+        order.push_back(node->getBlock());
+    for (mlir::Block* block : order)
+      for (mlir::Operation& op : llvm::make_early_inc_range(*block)) visit(&op);
+    for (auto it = dead_.rbegin(); it != dead_.rend(); ++it) (*it)->dropAllDefinedValueUses();
+    for (auto it = dead_.rbegin(); it != dead_.rend(); ++it) (*it)->erase();
+    for (auto& [block, count] : old_args_)
+      for (unsigned i = count; i-- > 0;)
+        if (is_vector(block->getArgument(i).getType())) block->eraseArgument(i);
+  }
+
+ private:
+  [[noreturn]] void fail(mlir::Operation* op, const std::string& what) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    op->print(os);
+    throw std::runtime_error("cannot scalarize vectors for this target: " + what + " in: " + s);
+  }
+
+  // Buffers, shared arrays and slots of vectors become memrefs of scalars.
+  void rewrite_memories() {
+    mlir::Block& entry = fn_.getBody().front();
+    bool changed_args = false;
+    for (mlir::BlockArgument arg : entry.getArguments()) {
+      auto m = llvm::dyn_cast<mlir::MemRefType>(arg.getType());
+      if (!m || !is_vector(m.getElementType())) continue;
+      auto v = llvm::cast<mlir::VectorType>(m.getElementType());
+      arg.setType(mlir::MemRefType::get(m.getShape(), v.getElementType(), m.getLayout(), m.getMemorySpace()));
+      memories_[arg] = {arg, v.getNumElements()};
+      changed_args = true;
+    }
+    if (changed_args) fn_.setFunctionType(mlir::FunctionType::get(fn_.getContext(), entry.getArgumentTypes(),
+                                                                 fn_.getFunctionType().getResults()));
+    llvm::SmallVector<mlir::memref::AllocaOp> allocas;
+    fn_.walk([&](mlir::memref::AllocaOp a) {
+      if (is_vector(a.getType().getElementType())) allocas.push_back(a);
+    });
+    for (mlir::memref::AllocaOp a : allocas) {
+      mlir::MemRefType m = a.getType();
+      auto v = llvm::cast<mlir::VectorType>(m.getElementType());
+      if (!m.hasStaticShape() || m.getRank() > 1) fail(a, "vector memory of this shape");
+      int64_t n = (m.getRank() == 0 ? 1 : m.getDimSize(0)) * v.getNumElements();
+      mlir::OpBuilder b(a);
+      auto scalar = b.create<mlir::memref::AllocaOp>(
+          a.getLoc(), mlir::MemRefType::get({n}, v.getElementType(), mlir::MemRefLayoutAttrInterface{}, m.getMemorySpace()));
+      scalar->setAttrs(a->getAttrs());
+      memories_[a.getResult()] = {scalar.getResult(), v.getNumElements()};
+      dead_.push_back(a);
+    }
+  }
+
+  void split_block_arguments(mlir::Block& block) {
+    if (block.isEntryBlock()) return;
+    unsigned count = block.getNumArguments();
+    bool any = false;
+    for (unsigned i = 0; i < count; ++i) {
+      mlir::BlockArgument arg = block.getArgument(i);
+      auto v = llvm::dyn_cast<mlir::VectorType>(arg.getType());
+      if (!v) continue;
+      any = true;
+      llvm::SmallVector<mlir::Value> lanes;
+      for (int64_t k = 0; k < v.getNumElements(); ++k) lanes.push_back(block.addArgument(v.getElementType(), arg.getLoc()));
+      lanes_[arg] = lanes;
+    }
+    if (any) old_args_.push_back({&block, count});
+  }
+
+  llvm::SmallVector<mlir::Value> lanes(mlir::Operation* user, mlir::Value v) {
+    auto it = lanes_.find(v);
+    if (it == lanes_.end()) fail(user, "a vector operand that was not scalarized");
+    return it->second;
+  }
+
+  // Element `k` of the scalar memory behind `mem` at vector index `index` (null for rank 0).
+  mlir::Value scalar_index(mlir::OpBuilder& b, mlir::Location l, const ScalarMemory& m, mlir::Value index, int64_t k) {
+    mlir::Value base = index ? b.create<mlir::arith::MulIOp>(l, index, b.create<mlir::arith::ConstantIndexOp>(l, m.width)).getResult()
+                             : b.create<mlir::arith::ConstantIndexOp>(l, 0).getResult();
+    return b.create<mlir::arith::AddIOp>(l, base, b.create<mlir::arith::ConstantIndexOp>(l, k));
+  }
+
+  void visit(mlir::Operation* op) {
+    mlir::OpBuilder b(op);
+    mlir::Location l = op->getLoc();
+    auto ops_on_memory = [&](mlir::Value mem) { return memories_.count(mem) != 0; };
+
+    if (auto load = llvm::dyn_cast<mlir::memref::LoadOp>(op); load && ops_on_memory(load.getMemRef())) {
+      const ScalarMemory& m = memories_[load.getMemRef()];
+      mlir::Value index = load.getIndices().empty() ? mlir::Value() : load.getIndices()[0];
+      llvm::SmallVector<mlir::Value> out;
+      for (int64_t k = 0; k < m.width; ++k)
+        out.push_back(b.create<mlir::memref::LoadOp>(l, m.mem, mlir::ValueRange{scalar_index(b, l, m, index, k)}));
+      return replace(op, out);
+    }
+    if (auto store = llvm::dyn_cast<mlir::memref::StoreOp>(op); store && ops_on_memory(store.getMemRef())) {
+      const ScalarMemory& m = memories_[store.getMemRef()];
+      mlir::Value index = store.getIndices().empty() ? mlir::Value() : store.getIndices()[0];
+      auto values = lanes(op, store.getValue());
+      for (int64_t k = 0; k < m.width; ++k)
+        b.create<mlir::memref::StoreOp>(l, values[k], m.mem, mlir::ValueRange{scalar_index(b, l, m, index, k)});
+      return replace(op, {});
+    }
+    if (auto load = llvm::dyn_cast<mlir::vector::LoadOp>(op)) {   // qv::load<N>: N consecutive elements
+      llvm::SmallVector<mlir::Value> out;
+      mlir::Value index = load.getIndices()[0];
+      for (int64_t k = 0; k < load.getVectorType().getNumElements(); ++k) {
+        mlir::Value i = b.create<mlir::arith::AddIOp>(l, index, b.create<mlir::arith::ConstantIndexOp>(l, k));
+        out.push_back(b.create<mlir::memref::LoadOp>(l, load.getBase(), mlir::ValueRange{i}));
+      }
+      return replace(op, out);
+    }
+    if (auto store = llvm::dyn_cast<mlir::vector::StoreOp>(op)) {
+      auto values = lanes(op, store.getValueToStore());
+      mlir::Value index = store.getIndices()[0];
+      for (size_t k = 0; k < values.size(); ++k) {
+        mlir::Value i = b.create<mlir::arith::AddIOp>(l, index, b.create<mlir::arith::ConstantIndexOp>(l, k));
+        b.create<mlir::memref::StoreOp>(l, values[k], store.getBase(), mlir::ValueRange{i});
+      }
+      return replace(op, {});
+    }
+    if (auto branch = llvm::dyn_cast<mlir::BranchOpInterface>(op)) {
+      for (unsigned s = 0; s < op->getNumSuccessors(); ++s) {
+        mlir::MutableOperandRange forwarded = branch.getSuccessorOperands(s).getMutableForwardedOperands();
+        llvm::SmallVector<mlir::Value> scalars, extra;
+        bool any = false;
+        for (mlir::Value v : mlir::OperandRange(forwarded)) {
+          if (!is_vector(v.getType())) { scalars.push_back(v); continue; }
+          any = true;
+          auto ls = lanes(op, v);
+          extra.append(ls.begin(), ls.end());
+        }
+        if (any) {   // matches split_block_arguments: scalars in place, lanes appended
+          scalars.append(extra.begin(), extra.end());
+          forwarded.assign(scalars);
+        }
+      }
+      return;
+    }
+    bool has_vector = llvm::any_of(op->getOperandTypes(), is_vector) || llvm::any_of(op->getResultTypes(), is_vector);
+    if (!has_vector) return;
+
+    if (auto c = llvm::dyn_cast<mlir::arith::ConstantOp>(op)) {
+      auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(c.getValue());
+      if (!dense) fail(op, "a vector constant that is not dense");
+      llvm::SmallVector<mlir::Value> out;
+      for (mlir::Attribute a : dense.getValues<mlir::Attribute>())
+        out.push_back(b.create<mlir::arith::ConstantOp>(l, llvm::cast<mlir::TypedAttr>(a)));
+      return replace(op, out);
+    }
+    if (auto x = llvm::dyn_cast<mlir::vector::ExtractOp>(op)) {
+      if (x.hasDynamicPosition() || x.getStaticPosition().size() != 1) fail(op, "a dynamic or nested extract");
+      op->getResult(0).replaceAllUsesWith(lanes(op, x.getVector())[x.getStaticPosition()[0]]);
+      return replace(op, {});
+    }
+    if (auto x = llvm::dyn_cast<mlir::vector::InsertOp>(op)) {
+      if (x.hasDynamicPosition() || x.getStaticPosition().size() != 1) fail(op, "a dynamic or nested insert");
+      auto out = lanes(op, x.getDest());
+      out[x.getStaticPosition()[0]] = x.getSource();
+      return replace(op, out);
+    }
+    if (auto x = llvm::dyn_cast<mlir::vector::BroadcastOp>(op)) {
+      if (is_vector(x.getSourceType())) fail(op, "a vector-to-vector broadcast");
+      return replace(op, llvm::SmallVector<mlir::Value>(x.getResultVectorType().getNumElements(), x.getSource()));
+    }
+    if (auto x = llvm::dyn_cast<mlir::vector::SplatOp>(op))
+      return replace(op, llvm::SmallVector<mlir::Value>(x.getType().getNumElements(), x.getInput()));
+    if (auto x = llvm::dyn_cast<mlir::vector::FromElementsOp>(op))
+      return replace(op, llvm::SmallVector<mlir::Value>(x.getElements()));
+    if (op->getNumResults() == 1 && op->getNumRegions() == 0 && op->getDialect() &&
+        (op->getDialect()->getNamespace() == "arith" || op->getDialect()->getNamespace() == "math")) {
+      // Element-wise: the same op once per element (a scalar operand, like select's
+      // condition, is shared by every element).
+      auto vt = llvm::cast<mlir::VectorType>(op->getResult(0).getType());
+      llvm::SmallVector<mlir::Value> out;
+      for (int64_t k = 0; k < vt.getNumElements(); ++k) {
+        llvm::SmallVector<mlir::Value> operands;
+        for (mlir::Value v : op->getOperands()) operands.push_back(is_vector(v.getType()) ? lanes(op, v)[k] : v);
+        mlir::OperationState state(l, op->getName());
+        state.addOperands(operands);
+        state.addTypes(vt.getElementType());
+        state.addAttributes(op->getAttrs());
+        out.push_back(b.create(state)->getResult(0));
+      }
+      return replace(op, out);
+    }
+    fail(op, "an operation on vectors with no scalar form");
+  }
+
+  void replace(mlir::Operation* op, llvm::SmallVector<mlir::Value> out) {
+    if (op->getNumResults() == 1 && is_vector(op->getResult(0).getType())) lanes_[op->getResult(0)] = std::move(out);
+    dead_.push_back(op);
+  }
+
+  mlir::func::FuncOp fn_;
+  llvm::DenseMap<mlir::Value, llvm::SmallVector<mlir::Value>> lanes_;
+  llvm::DenseMap<mlir::Value, ScalarMemory> memories_;
+  std::vector<mlir::Operation*> dead_;
+  std::vector<std::pair<mlir::Block*, unsigned>> old_args_;
+};
+
+}  // namespace
+
+void scalarize_vectors(mlir::ModuleOp module) {
+  for (auto fn : module.getOps<mlir::func::FuncOp>()) Scalarizer(fn).run();
+}
+
+}  // namespace quiver::ir
