@@ -101,6 +101,36 @@ Value emit_exp2(FloatEmitter& e, Value x) {
   return e.select(e.is_nan(x), x, result);
 }
 
+// f32 exp: exp(x) = 2^n * exp(r), n = round(x / ln2), r = (x - n*C1) - n*C2 with C1 = ln2
+// rounded to 9 significant bits, so n*C1 (|n| <= 150) and x - n*C1 are exact whether or not
+// the driver fuses the multiply-add: every target computes the same r. exp(r) on
+// |r| <= ln2/2 by its Taylor polynomial of degree 7 (truncation < 0.1 ulp).
+Value emit_exp_f32(FloatEmitter& e, Value x) {
+  Value xc = e.clamp(x, -104.0, 89.0);   // beyond: 0 / inf, reached through ldexp
+  Value n = e.roundeven(e.mul(xc, e.f(1.4426950408889634)));
+  Value r = e.sub(e.sub(xc, e.mul(n, e.f(0.693359375))), e.mul(n, e.f(-2.1219444005469058e-4)));
+  static constexpr double kTaylor[] = {1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040};
+  Value q = e.horner(r, kTaylor);         // (exp(r) - 1) / r
+  Value p = e.add(e.f(1.0), e.mul(r, q));
+  return e.select(e.is_nan(x), x, e.ldexp(p, n));
+}
+
+// f32 tanh: odd Taylor polynomial up to x^21 for |x| < 0.625 (remainder < 2e-9 relative);
+// beyond, with t = exp(-2|x|) <= 0.29, tanh|x| = 1 - 2t / (1 + t): the subtracted term is at
+// most 0.45, so its rounding reaches the result scaled down (about 1.3 ulp in all).
+Value emit_tanh_f32(FloatEmitter& e, Value x) {
+  Value ax = e.abs(x);
+  static constexpr double kOdd[] = {-1.0 / 3,          2.0 / 15,           -17.0 / 315,
+                                    62.0 / 2835,       -1382.0 / 155925,   21844.0 / 6081075,
+                                    -929569.0 / 638512875, 6404582.0 / 10854718875.0,
+                                    -443861162.0 / 1856156927625.0, 18888466084.0 / 194896477400625.0};
+  Value x2 = e.mul(x, x);
+  Value small = e.add(x, e.mul(e.mul(x, x2), e.horner(x2, kOdd)));
+  Value t = emit_exp_f32(e, e.mul(ax, e.f(-2.0)));
+  Value large = e.copysign(e.sub(e.f(1.0), e.div(e.mul(t, e.f(2.0)), e.add(e.f(1.0), t))), x);
+  return e.select(e.cmp(Pred::OLT, ax, e.f(0.625)), small, large);   // NaN takes `large`: NaN
+}
+
 // C's pow rules: pow(x, +-0) = 1, pow(1, y) = 1 (even for NaN), negative x only for integer
 // y (sign from its parity), pow(+-0, y<0) = inf, pow(+-0, y>0) = 0.
 Value emit_powf(FloatEmitter& e, Value x, Value y) {
@@ -148,6 +178,10 @@ bool rewrite_op(mlir::Operation* op) {
     result = detail::emit_sincos(e, x, false);
   } else if (mlir::isa<mlir::math::CosOp>(op)) {
     result = detail::emit_sincos(e, x, true);
+  } else if (!f64 && mlir::isa<mlir::math::ExpOp>(op)) {
+    result = emit_exp_f32(e, x);
+  } else if (!f64 && mlir::isa<mlir::math::TanhOp>(op)) {
+    result = emit_tanh_f32(e, x);
   } else if (!f64) {
     return false;
   } else if (mlir::isa<mlir::math::ExpOp>(op)) {
@@ -202,7 +236,7 @@ void lower_math(mlir::ModuleOp module) {
     }
   }
 
-  // f32 exp, log, log2, tanh, erf, sin, cos: MLIR's polynomial approximations.
+  // f32 log, log2, erf: MLIR's polynomial approximations.
   mlir::RewritePatternSet patterns(ctx);
   mlir::populateMathPolynomialApproximationPatterns(patterns);
   if (mlir::failed(mlir::applyPatternsAndFoldGreedily(module, std::move(patterns))))
