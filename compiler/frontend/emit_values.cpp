@@ -48,7 +48,7 @@ mlir::Value FunctionEmitter::vector_arith(clang::OverloadedOperatorKind op, clan
   is_vec(vec_type, &elem);
   auto k = scalar_kind(elem);
   if (!k || is_16bit_float(k) || *k == ScalarType::Bool)
-    error(where, "arithmetic on '" + vec_type.getAsString() +
+    error(where, "arithmetic on '" + canonical_type_name(vec_type) +
                      "' is not supported: half and bf16 are storage types (convert the elements to float)");
   mlir::Location l = loc(where);
   auto vt = llvm::cast<mlir::VectorType>(a.getType());
