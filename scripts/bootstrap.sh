@@ -6,8 +6,11 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   llvm-19-dev libmlir-19-dev mlir-19-tools clang-19 libclang-19-dev libclang-cpp19-dev lld-19
+  libclang-rt-19-dev   # libFuzzer and the sanitizer runtimes of clang 19 (tests/fuzz)
   spirv-tools spirv-cross glslang-tools
-  libcli11-dev nlohmann-json3-dev libzstd-dev zstd libgtest-dev
+  libspirv-cross-c-shared-dev   # SPIRV-Cross C++ static libraries (the msl target)
+  libhsa-runtime64-1   # ROCm's HSA runtime: the hip backend's detection is tested against it (no GPU needed)
+  libcli11-dev nlohmann-json3-dev libzstd-dev zstd libgtest-dev libdlpack-dev
   libvulkan-dev mesa-vulkan-drivers vulkan-tools
 )
 

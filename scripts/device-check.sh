@@ -66,7 +66,7 @@ cat "$WORK/facts.txt" | tee -a "$LOG"
 if [ -n "${QUIVER_DEVICE_TESTS:-}" ]; then
   BINARIES=$QUIVER_DEVICE_TESTS
 else
-  BINARIES=$(find "$BUILD_DIR/tests/runtime" "$BUILD_DIR/tests/kernels" -maxdepth 1 -type f -executable \
+  BINARIES=$(find "$BUILD_DIR/tests/runtime" "$BUILD_DIR/tests/kernels" "$BUILD_DIR/tests/ops" -maxdepth 1 -type f -executable \
                -name 'quiver_*tests' 2>/dev/null | sort)
 fi
 if [ -z "$BINARIES" ]; then log "device-check: no test binaries under $BUILD_DIR/tests"; fi
@@ -78,6 +78,7 @@ for bin in $BINARIES; do
   for config in $CONFIGS; do
     report="$WORK/$name.$config.json"
     runlog="$WORK/$name.$config.log"
+    export QUIVER_OPS_REPORT="$OUT/ops-numerics-$config.json"   # the op gate's errors (scripts/numerics-table.py)
     log ""
     log "=== $name [QUIVER_BACKEND=${config/auto/<unset>}]"
     start=$(date +%s.%N)

@@ -7,10 +7,14 @@ set -euo pipefail
 BUILD=${1:-build/default}
 DEST=.device/build
 rm -rf "$DEST"
-mkdir -p "$DEST/runtime" "$DEST/tests/runtime" "$DEST/tests/kernels"
+mkdir -p "$DEST/runtime" "$DEST/tests/runtime" "$DEST/tests/kernels" "$DEST/tests/ops"
 cp -a "$BUILD"/runtime/libquiver.so* "$DEST/runtime/"
-for d in tests/runtime tests/kernels; do
+for d in tests/runtime tests/kernels tests/ops; do
   find "$BUILD/$d" -maxdepth 1 -type f \( -name 'quiver_*tests' -o -name '*.so' -o -name '*.spv' -o -name '*.qfb' \) \
     -exec cp {} "$DEST/$d/" \;
 done
+# quiver-bench and the anchor figures it compares with (when they are there).
+mkdir -p "$DEST/bin"
+[ -x "$BUILD/bin/quiver-bench" ] && cp "$BUILD/bin/quiver-bench" "$DEST/bin/"
+for a in ../shared/anchors/h100_baseline.json; do [ -f "$a" ] && cp "$a" "$DEST/"; done
 du -sh .device

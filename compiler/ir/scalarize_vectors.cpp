@@ -46,7 +46,8 @@ class Scalarizer {
       for (mlir::DominanceInfoNode* node : llvm::depth_first(dom.getRootNode(&fn_.getBody())))
         order.push_back(node->getBlock());
     for (mlir::Block* block : order)
-      for (mlir::Operation& op : llvm::make_early_inc_range(*block)) visit(&op);
+      for (mlir::Operation& op : llvm::make_early_inc_range(*block))
+        op.walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation* inner) { visit(inner); });
     for (auto it = dead_.rbegin(); it != dead_.rend(); ++it) (*it)->dropAllDefinedValueUses();
     for (auto it = dead_.rbegin(); it != dead_.rend(); ++it) (*it)->erase();
     for (auto& [block, count] : old_args_)

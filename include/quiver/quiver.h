@@ -57,6 +57,9 @@ typedef enum qv_type {
   QV_TYPE_F64
 } qv_type;
 
+/* DLPack's tensor (see <dlpack/dlpack.h>); only pointers to it cross this API. */
+struct DLManagedTensor;
+
 typedef struct qv_device_t* qv_device;
 typedef struct qv_module_t* qv_module;
 typedef struct qv_buffer_t* qv_buffer;
@@ -85,14 +88,23 @@ typedef struct qv_arg {
  * thread's next failing call. */
 const char* qv_last_error_message(void);
 
-/* Devices. `backend` is "cuda", "vulkan", "cpu", ... or NULL / "" for the best one
- * (QUIVER_BACKEND overrides the automatic choice). */
+/* Devices. `backend` is "cuda", "vulkan", "cpu", ... (device 0 of it), "cuda:1" (device 1),
+ * or NULL / "" for the best one (QUIVER_BACKEND, same syntax, overrides the automatic choice).
+ * An index past the backend's devices fails with QV_ERROR_NOT_FOUND. */
 qv_status qv_device_open(const char* backend, qv_device* out);
 qv_status qv_device_close(qv_device dev);
 qv_status qv_device_synchronize(qv_device dev);
 /* Copies the name, NUL-terminated and truncated to `capacity` bytes. */
 qv_status qv_device_backend_name(qv_device dev, char* name, size_t capacity);
 qv_status qv_device_name(qv_device dev, char* name, size_t capacity);
+/* How many devices `backend` can open here (0 when its driver is missing or reports none). */
+qv_status qv_device_count(const char* backend, size_t* count);
+/* N of "cuda:N". */
+qv_status qv_device_index(qv_device dev, size_t* index);
+/* Interop (docs/runtime.md): the CUstream / VkQueue / NULL (cpu) this device submits to, and
+ * the CUcontext / VkDevice / NULL (cpu) it lives in. */
+qv_status qv_device_native_stream(qv_device dev, void** stream);
+qv_status qv_device_native_device(qv_device dev, void** device);
 
 /* Modules (fat binaries). The memory variant copies `bytes`; `label` (may be NULL) names it
  * in error messages. */
@@ -108,6 +120,15 @@ qv_status qv_buffer_upload(qv_buffer buf, const void* src, size_t bytes);
 qv_status qv_buffer_download(qv_buffer buf, void* dst, size_t bytes);
 qv_status qv_buffer_count(qv_buffer buf, size_t* count);   /* elements */
 qv_status qv_buffer_free(qv_buffer buf);
+/* Interop (docs/runtime.md): the CUdeviceptr / VkBuffer / host address of the buffer. */
+qv_status qv_buffer_native_handle(qv_buffer buf, uint64_t* handle);
+/* DLPack (cuda and cpu backends). to_dlpack: a 1-D tensor of the buffer's elements that keeps
+ * the memory alive until its deleter is called (exactly once). from_dlpack: wraps a compact
+ * tensor of this device without copying; the buffer's type is the tensor's dtype. On success
+ * the buffer owns the tensor (its deleter runs once, after qv_buffer_free and the launches
+ * using it); on failure the caller still owns it. */
+qv_status qv_buffer_to_dlpack(qv_buffer buf, struct DLManagedTensor** out);
+qv_status qv_buffer_from_dlpack(qv_device dev, struct DLManagedTensor* tensor, qv_buffer* out);
 
 /* Kernels, by canonical name ("saxpy", "scale_rows<float, 4096>"). The arguments are checked
  * against the manifest (count, buffer vs scalar, element type, same device) and nothing is

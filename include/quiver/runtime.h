@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -13,6 +14,11 @@
 #include <string_view>
 #include <type_traits>
 #include <vector>
+
+// DLPack's tensor (https://dmlc.github.io/dlpack): Buffer::to_dlpack / Device::from_dlpack take
+// and give pointers to it. Include <dlpack/dlpack.h> (Debian: libdlpack-dev) to read its fields;
+// this header needs only the name.
+struct DLManagedTensor;
 
 namespace quiver {
 
@@ -91,6 +97,17 @@ class Buffer {
   void download(std::span<T> host) const;   // host.size() must be <= size()
   const std::shared_ptr<detail::BufferImpl>& impl() const noexcept { return impl_; }
 
+  // Interop (docs/runtime.md). The backend's handle for this memory, as an integer: the
+  // CUdeviceptr (cuda), the VkBuffer (vulkan) or the host address (cpu). Valid while this Buffer
+  // or a copy of it lives; launches queued on the device may still be using the memory, so call
+  // Device::synchronize() before handing it to another API.
+  uint64_t native_handle() const;
+  // The buffer as a DLPack tensor (1-D, size() elements of T) on kDLCUDA:<index> (cuda) or kDLCPU
+  // (cpu); the vulkan backend throws. Waits for the device's queued launches first. The tensor
+  // keeps the memory alive (even past the Device and this Buffer) until its deleter is called,
+  // which the consumer must do exactly once.
+  DLManagedTensor* to_dlpack() const;
+
  private:
   friend class Device;
   Buffer(std::shared_ptr<detail::BufferImpl> impl, size_t n) : impl_(std::move(impl)), size_(n) {}
@@ -152,13 +169,42 @@ class Module {
 
 class Device {
  public:
-  // Best backend (CUDA > HIP > Metal > Vulkan > CPU), or the one named ("cuda", "vulkan", "cpu").
-  // QUIVER_BACKEND overrides the automatic choice.
+  // Best backend (CUDA > HIP > Metal > Vulkan > CPU), device 0 of it; or the one named:
+  // "cuda", "vulkan", "cpu" (device 0) or "cuda:1", "vulkan:0", "cpu:2" (that device). An index
+  // past the backend's devices throws NotFound naming how many there are; a backend whose
+  // driver is missing, too old or reports no device throws BackendUnavailable saying why.
+  // QUIVER_BACKEND (same syntax) overrides the automatic choice. Each Device has its own queue
+  // (CUDA stream, Vulkan queue, CPU worker pool): docs/runtime.md.
   static Device open(std::string_view backend = {});
   static std::vector<std::string> available_backends();
+  // How many devices `backend` ("cuda", "vulkan", "cpu") can open here; 0 when its driver is
+  // missing or reports none. Throws NotFound for a name that is not a backend.
+  static size_t count(std::string_view backend);
 
   std::string backend_name() const;                  // "cuda", "vulkan", "cpu"
   std::string device_name() const;                   // e.g. "NVIDIA H100 80GB HBM3"
+  size_t index() const;                              // N of "cuda:N": which device of the backend
+
+  // Interop (docs/runtime.md): the queue this Device submits to — the CUstream (cuda), the
+  // VkQueue (vulkan), nullptr (cpu: launches run before launch() returns) — and the driver
+  // object it lives in: the CUcontext (the device's primary context) / the VkDevice / nullptr.
+  void* native_stream() const;
+  void* native_device() const;
+
+  // Benchmark timing: runs `work` (which queues launches on this Device) and returns the
+  // milliseconds the device spent from the end of the work queued before to the end of the
+  // work queued inside — CUDA events, Vulkan timestamp queries, the host clock on the CPU
+  // backend. Waits for the device.
+  double elapsed_ms(const std::function<void()>& work) const;
+
+  // Wraps the memory of a DLPack tensor as a Buffer<T> without copying (cuda and cpu backends).
+  // The tensor must be on this device (kDLCUDA / kDLCUDAManaged with this index for cuda;
+  // kDLCPU or kDLCUDAHost for cpu), have T's dtype with one lane, and be compact row-major
+  // (it is flattened). On success the Buffer owns the tensor: its deleter is called exactly once,
+  // after the last Buffer referring to it is gone and launches using it have finished. On failure
+  // quiver::Error names the fault and the caller still owns the tensor.
+  template <typename T>
+  Buffer<T> from_dlpack(DLManagedTensor* tensor) const;
 
   Module load(const std::string& path) const;        // a .qfb file
   Module load(std::span<const std::byte> fatbin, std::string_view label = "<memory>") const;
@@ -178,11 +224,34 @@ class Device {
 };
 
 namespace detail {
+uint64_t buffer_native_handle(const BufferImpl* b);
+DLManagedTensor* buffer_to_dlpack(const std::shared_ptr<BufferImpl>& b, Elem elem, size_t count);
+// Checks `tensor` (against `expected` when given) and wraps it; sets `elem` and `count`.
+std::shared_ptr<BufferImpl> buffer_from_dlpack(const std::shared_ptr<DeviceImpl>& device,
+                                               DLManagedTensor* tensor, const Elem* expected,
+                                               Elem& elem, size_t& count);
 void buffer_upload(const BufferImpl& b, const void* src, size_t bytes);
 void buffer_download(const BufferImpl& b, void* dst, size_t bytes);
 size_t buffer_bytes(const BufferImpl& b);
 [[noreturn]] void throw_size_mismatch(const char* what, size_t got, size_t have);
 }  // namespace detail
+
+template <typename T>
+uint64_t Buffer<T>::native_handle() const {
+  return detail::buffer_native_handle(impl_.get());
+}
+template <typename T>
+DLManagedTensor* Buffer<T>::to_dlpack() const {
+  return detail::buffer_to_dlpack(impl_, detail::elem_of<T>(), size_);
+}
+template <typename T>
+Buffer<T> Device::from_dlpack(DLManagedTensor* tensor) const {
+  const detail::Elem expected = detail::elem_of<T>();
+  detail::Elem elem = expected;
+  size_t count = 0;
+  std::shared_ptr<detail::BufferImpl> b = detail::buffer_from_dlpack(impl_, tensor, &expected, elem, count);
+  return Buffer<T>(std::move(b), count);
+}
 
 template <typename T>
 void Buffer<T>::upload(std::span<const T> host) {

@@ -128,6 +128,38 @@ qv_status qv_device_name(qv_device dev, char* name, size_t capacity) {
   });
 }
 
+qv_status qv_device_count(const char* backend, size_t* count) {
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(backend, fn, "backend");
+    *require(count, fn, "count") = quiver::Device::count(backend);
+  });
+}
+
+qv_status qv_device_index(qv_device dev, size_t* index) {
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(dev, fn, "device");
+    *require(index, fn, "index") = dev->device.index();
+  });
+}
+
+qv_status qv_device_native_stream(qv_device dev, void** stream) {
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(dev, fn, "device");
+    *require(stream, fn, "stream") = dev->device.native_stream();
+  });
+}
+
+qv_status qv_device_native_device(qv_device dev, void** device) {
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(dev, fn, "device");
+    *require(device, fn, "out") = dev->device.native_device();
+  });
+}
+
 qv_status qv_module_load_file(qv_device dev, const char* path, qv_module* out) {
   const char* fn = __func__;
   return guarded(fn, [&] {
@@ -200,6 +232,39 @@ qv_status qv_buffer_count(qv_buffer buf, size_t* count) {
 qv_status qv_buffer_free(qv_buffer buf) {
   const char* fn = __func__;
   return guarded(fn, [&] { delete require(buf, fn, "buffer"); });
+}
+
+qv_status qv_buffer_native_handle(qv_buffer buf, uint64_t* handle) {
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(buf, fn, "buffer");
+    *require(handle, fn, "handle") = quiver::detail::buffer_native_handle(buf->impl.get());
+  });
+}
+
+qv_status qv_buffer_to_dlpack(qv_buffer buf, struct DLManagedTensor** out) {
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(buf, fn, "buffer");
+    require(out, fn, "out");
+    *out = quiver::detail::buffer_to_dlpack(buf->impl, static_cast<quiver::detail::Elem>(buf->type), buf->count);
+  });
+}
+
+qv_status qv_buffer_from_dlpack(qv_device dev, struct DLManagedTensor* tensor, qv_buffer* out) {
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(dev, fn, "device");
+    require(out, fn, "out");
+    quiver::detail::Elem elem{};
+    size_t count = 0;
+    // The qv_buffer_t is allocated first, so nothing can fail once the tensor is owned.
+    auto buf = std::make_unique<qv_buffer_t>();
+    buf->impl = quiver::detail::buffer_from_dlpack(dev->device.impl(), tensor, nullptr, elem, count);
+    buf->type = static_cast<qv_type>(elem);
+    buf->count = count;
+    *out = buf.release();
+  });
 }
 
 qv_status qv_kernel_get(qv_module mod, const char* name, qv_kernel* out) {

@@ -1,4 +1,5 @@
-// quiver::Device: choosing a backend, loading fat binaries, allocating buffers.
+// quiver::Device: choosing a backend and one of its devices ("cuda:1", docs/runtime.md),
+// loading fat binaries, allocating buffers.
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -35,28 +36,15 @@ const detail::DeviceImpl& checked(const std::shared_ptr<detail::DeviceImpl>& imp
   return *impl;
 }
 
-// A factory that throws instead of returning null is treated the same way: not available.
-std::unique_ptr<backend::Device> try_open(const backend::Factory& f, std::string& why_not) {
-  try {
-    return f.open(why_not);
-  } catch (const std::exception& e) {
-    why_not = e.what();
-    return nullptr;
-  }
+const backend::Factory* find_factory(const std::string& name) {
+  for (const backend::Factory& f : backend::registry())
+    if (name == f.name) return &f;
+  return nullptr;
 }
 
-std::unique_ptr<backend::Device> open_explicit(const std::string& name, std::string_view origin) {
-  for (const backend::Factory& f : backend::registry()) {
-    if (name != f.name) continue;
-    std::string why_not;
-    std::unique_ptr<backend::Device> dev = try_open(f, why_not);
-    if (!dev) {
-      throw Error(ErrorCode::BackendUnavailable,
-                  "backend '" + name + "'" + std::string(origin) + " is unavailable: " +
-                      (why_not.empty() ? std::string("no device found") : why_not));
-    }
-    return dev;
-  }
+// A backend name that is not in this library: "not built" for the project's other backends,
+// "unknown" for anything else.
+[[noreturn]] void throw_no_such_backend(const std::string& name, std::string_view origin) {
   bool defined = std::find(kDefinedBackends.begin(), kDefinedBackends.end(), name) !=
                  kDefinedBackends.end();
   if (defined) {
@@ -68,21 +56,104 @@ std::unique_ptr<backend::Device> open_explicit(const std::string& name, std::str
                                        "; known backends: " + registry_names());
 }
 
+// "cuda" -> {cuda, 0}; "cuda:1" -> {cuda, 1}. Names are case-insensitive.
+struct Selector {
+  std::string backend;
+  size_t index = 0;
+};
+
+Selector parse_selector(std::string_view text, std::string_view origin) {
+  Selector sel;
+  const size_t colon = text.find(':');
+  sel.backend = lower(text.substr(0, colon));
+  auto bad = [&](const std::string& why) {
+    throw Error(ErrorCode::InvalidArgument, "device selector '" + std::string(text) + "'" +
+                                                std::string(origin) + ": " + why +
+                                                " (write a backend name, optionally with a device "
+                                                "index: 'cuda', 'cuda:1', 'cpu:0')");
+  };
+  if (sel.backend.empty()) bad("no backend name");
+  if (colon == std::string_view::npos) return sel;
+  const std::string_view digits = text.substr(colon + 1);
+  if (digits.empty() || digits.size() > 9) bad("the device index must be a decimal number of 1 to 9 digits");
+  size_t index = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') bad("the device index must be a decimal number");
+    index = index * 10 + static_cast<size_t>(c - '0');
+  }
+  sel.index = index;
+  return sel;
+}
+
+// Factories that throw instead of returning null are treated the same way: not available.
+size_t try_count(const backend::Factory& f, std::string& why_not) {
+  try {
+    return f.count(why_not);
+  } catch (const std::exception& e) {
+    why_not = e.what();
+    return 0;
+  }
+}
+
+std::unique_ptr<backend::Device> try_open(const backend::Factory& f, size_t index, size_t& device_count,
+                                          std::string& why_not) {
+  device_count = 0;
+  try {
+    return f.open(index, device_count, why_not);
+  } catch (const std::exception& e) {
+    why_not = e.what();
+    return nullptr;
+  }
+}
+
+std::string device_range(const std::string& backend, size_t count) {
+  if (count == 1) return "1 device (" + backend + ":0)";
+  return std::to_string(count) + " devices (" + backend + ":0 to " + backend + ":" +
+         std::to_string(count - 1) + ")";
+}
+
+std::unique_ptr<backend::Device> open_explicit(const Selector& sel, std::string_view origin) {
+  const backend::Factory* f = find_factory(sel.backend);
+  if (f == nullptr) throw_no_such_backend(sel.backend, origin);
+  std::string why_not;
+  size_t device_count = 0;
+  std::unique_ptr<backend::Device> dev = try_open(*f, sel.index, device_count, why_not);
+  if (dev) return dev;
+  const std::string name = "backend '" + sel.backend + "'" + std::string(origin);
+  if (device_count > 0 && sel.index >= device_count) {
+    throw Error(ErrorCode::NotFound, name + " has no device " + std::to_string(sel.index) + ": it has " +
+                                         device_range(sel.backend, device_count));
+  }
+  if (device_count > 0) {
+    throw Error(ErrorCode::BackendUnavailable,
+                name + ": device " + std::to_string(sel.index) + " could not be opened: " +
+                    (why_not.empty() ? std::string("no reason given") : why_not));
+  }
+  throw Error(ErrorCode::BackendUnavailable,
+              name + " is unavailable: " + (why_not.empty() ? std::string("no device found") : why_not));
+}
+
 }  // namespace
 
 // An explicit name wins over QUIVER_BACKEND, which wins over detection.
 Device Device::open(std::string_view backend) {
-  auto wrap = [](std::unique_ptr<backend::Device> dev) {
-    return Device(std::make_shared<detail::DeviceImpl>(std::move(dev)));
+  auto wrap = [](std::unique_ptr<backend::Device> dev, size_t index) {
+    return Device(std::make_shared<detail::DeviceImpl>(std::move(dev), index));
   };
-  if (!backend.empty()) return wrap(open_explicit(lower(backend), ""));
-  if (const char* env = std::getenv("QUIVER_BACKEND"); env != nullptr && *env != '\0') {
-    return wrap(open_explicit(lower(env), " (from QUIVER_BACKEND)"));
+  if (!backend.empty()) {
+    const Selector sel = parse_selector(backend, "");
+    return wrap(open_explicit(sel, ""), sel.index);
   }
+  if (const char* env = std::getenv("QUIVER_BACKEND"); env != nullptr && *env != '\0') {
+    const Selector sel = parse_selector(env, " (from QUIVER_BACKEND)");
+    return wrap(open_explicit(sel, " (from QUIVER_BACKEND)"), sel.index);
+  }
+  // Detection: device 0 of the first backend that opens; each failure's reason is kept.
   std::string reasons;
   for (const backend::Factory& f : backend::registry()) {
     std::string why_not;
-    if (std::unique_ptr<backend::Device> dev = try_open(f, why_not)) return wrap(std::move(dev));
+    size_t device_count = 0;
+    if (std::unique_ptr<backend::Device> dev = try_open(f, 0, device_count, why_not)) return wrap(std::move(dev), 0);
     reasons += std::string("; ") + f.name + ": " + (why_not.empty() ? "no device found" : why_not);
   }
   throw Error(ErrorCode::BackendUnavailable, "no quiver backend could be opened" + reasons);
@@ -92,16 +163,56 @@ std::vector<std::string> Device::available_backends() {
   std::vector<std::string> names;
   for (const backend::Factory& f : backend::registry()) {
     std::string why_not;
-    if (try_open(f, why_not)) names.emplace_back(f.name);
+    size_t device_count = 0;
+    if (try_open(f, 0, device_count, why_not)) names.emplace_back(f.name);
   }
   return names;
 }
 
-std::string Device::backend_name() const {
+size_t Device::count(std::string_view backend) {
+  const std::string name = lower(backend);
+  if (name.find(':') != std::string::npos) {
+    throw Error(ErrorCode::InvalidArgument, "Device::count('" + std::string(backend) +
+                                                "'): give a backend name without a device index");
+  }
+  const backend::Factory* f = find_factory(name);
+  if (f == nullptr) {
+    const bool defined = std::find(kDefinedBackends.begin(), kDefinedBackends.end(), name) !=
+                         kDefinedBackends.end();
+    if (defined) return 0;   // a backend of the project that this library was built without
+    throw_no_such_backend(name, "");
+  }
+  std::string why_not;
+  return try_count(*f, why_not);
+}
+
+size_t Device::index() const { return checked(impl_).index(); }
+
+void* Device::native_stream() const {
   const detail::DeviceImpl& d = checked(impl_);
   std::lock_guard lock(d.mutex());
-  return d.backend().backend_name();
+  return d.backend().native_stream();
 }
+
+double Device::elapsed_ms(const std::function<void()>& work) const {
+  const detail::DeviceImpl& d = checked(impl_);
+  std::unique_ptr<backend::Device::Timer> timer;
+  {
+    std::lock_guard lock(d.mutex());
+    timer = d.backend().start_timer();
+  }
+  work();   // its launches take the lock themselves
+  std::lock_guard lock(d.mutex());
+  return timer->stop();
+}
+
+void* Device::native_device() const {
+  const detail::DeviceImpl& d = checked(impl_);
+  std::lock_guard lock(d.mutex());
+  return d.backend().native_device();
+}
+
+std::string Device::backend_name() const { return checked(impl_).backend_name(); }
 
 std::string Device::device_name() const {
   const detail::DeviceImpl& d = checked(impl_);
@@ -119,7 +230,7 @@ std::shared_ptr<detail::ModuleImpl> load_fatbin(const std::shared_ptr<detail::De
   }
   if (!mod) {
     throw Error(ErrorCode::DeviceError,
-                "backend '" + impl->backend().backend_name() + "' returned no module for '" +
+                "backend '" + impl->backend_name() + "' returned no module for '" +
                     fb.label() + "'");
   }
   return std::make_shared<detail::ModuleImpl>(impl, std::move(mod), fb.manifest(), fb.label());
@@ -150,12 +261,12 @@ std::shared_ptr<detail::BufferImpl> Device::alloc_bytes(size_t bytes) const {
     buf = d.backend().alloc(bytes);
   }
   if (!buf) {
-    throw Error(ErrorCode::OutOfMemory, "backend '" + d.backend().backend_name() +
+    throw Error(ErrorCode::OutOfMemory, "backend '" + d.backend_name() +
                                             "' could not allocate " + std::to_string(bytes) +
                                             " bytes");
   }
   buf->bytes = bytes;
-  return std::make_shared<detail::BufferImpl>(impl_, std::move(buf));
+  return std::make_shared<detail::BufferImpl>(impl_, std::move(buf), detail::kOwnBufferAlignment);
 }
 
 namespace detail {

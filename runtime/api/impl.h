@@ -15,35 +15,55 @@ namespace quiver::detail {
 
 class DeviceImpl {
  public:
-  explicit DeviceImpl(std::unique_ptr<backend::Device> device) : device_(std::move(device)) {}
+  DeviceImpl(std::unique_ptr<backend::Device> device, size_t index)
+      : device_(std::move(device)), index_(index), backend_name_(device_->backend_name()) {}
 
   // Every call into the backend holds this lock: a quiver::Device may be shared between
   // threads, and the backends are written for one caller at a time (a CUDA context, a Vulkan
-  // queue and the CPU thread pool each need serialising anyway).
+  // queue and the CPU thread pool each need serialising anyway). docs/runtime.md, "Thread safety".
   std::mutex& mutex() const { return mutex_; }
   backend::Device& backend() const { return *device_; }
+  size_t index() const { return index_; }                         // the N of "cuda:N"
+  const std::string& backend_name() const { return backend_name_; }   // immutable: no lock needed
+  std::string selector() const { return backend_name_ + ":" + std::to_string(index_); }
 
  private:
   mutable std::mutex mutex_;
   std::unique_ptr<backend::Device> device_;
+  size_t index_;
+  std::string backend_name_;
 };
 
 class BufferImpl {
  public:
-  BufferImpl(std::shared_ptr<DeviceImpl> device, std::unique_ptr<backend::Buffer> buffer)
-      : device_(std::move(device)), buffer_(std::move(buffer)) {}
+  // `alignment`: a power of two the buffer's address is known to be a multiple of (the launch
+  // checker compares it with what vector parameters need).
+  BufferImpl(std::shared_ptr<DeviceImpl> device, std::unique_ptr<backend::Buffer> buffer, size_t alignment)
+      : device_(std::move(device)), buffer_(std::move(buffer)), alignment_(alignment) {}
   ~BufferImpl() {
-    std::lock_guard lock(device_->mutex());
-    buffer_.reset();
+    std::unique_ptr<backend::ExternalOwner> external;
+    {
+      std::lock_guard lock(device_->mutex());
+      external = std::move(buffer_->external);
+      buffer_.reset();   // waits for launches that may still use the memory
+    }
+    // Outside the lock: a DLPack deleter may release a quiver buffer of this same device.
+    external.reset();
   }
   const std::shared_ptr<DeviceImpl>& device() const { return device_; }
   backend::Buffer& backend() const { return *buffer_; }
   size_t bytes() const { return buffer_->bytes; }
+  size_t alignment() const { return alignment_; }
 
  private:
   std::shared_ptr<DeviceImpl> device_;
   std::unique_ptr<backend::Buffer> buffer_;
+  size_t alignment_;
 };
+
+// What every backend's own allocations are aligned to at least (CPU 64, CUDA 256, Vulkan
+// binds at offset 0 of its own VkBuffer).
+constexpr size_t kOwnBufferAlignment = 64;
 
 class ModuleImpl {
  public:

@@ -11,6 +11,7 @@
 //    passing an `int` where the kernel takes `uint32_t` is an error, because a silent
 //    reinterpretation would hide sign bugs);
 //  - every buffer belongs to the Device the module was loaded on;
+//  - a vec<T, N>* parameter's buffer is aligned to N * sizeof(T) (only DLPack imports can fail this);
 //  - each grid dimension is >= 1 and grid * block fits the uint32_t global ids.
 // `bool` scalars are widened to a 32-bit 0/1 for every backend, as docs/abi.md specifies.
 #include <array>
@@ -126,6 +127,14 @@ void Kernel::launch_packed(Grid grid, std::span<const detail::Arg> args) const {
              m.label() + "' was loaded on");
       }
       if (p.vec_width > 1) {
+        // Vector loads (ld.global.v4 and the like) need the vector's own alignment; only an
+        // imported (DLPack) buffer can have less.
+        const size_t vec_bytes = size_t{p.vec_width} * format::size_of(p.type);
+        if (a.buffer->alignment() < vec_bytes) {
+          fail(arg_name + ": the buffer's address is aligned to " + std::to_string(a.buffer->alignment()) +
+               " bytes, but vec<" + std::string(detail::elem_name(want)) + ", " + std::to_string(p.vec_width) +
+               "> values need " + std::to_string(vec_bytes));
+        }
         const size_t elems = a.buffer->bytes() / format::size_of(p.type);
         if (elems % p.vec_width != 0) {
           fail(arg_name + ": a Buffer<" + std::string(detail::elem_name(want)) + "> of " +

@@ -1,10 +1,14 @@
 // The one interface every runtime backend implements (one folder per backend under
 // runtime/backends/, one line per backend in registry.cpp). The API layer (runtime/api) checks
 // launch arguments against the manifest before calling in, so backends see only valid launches.
+// It also serialises every call into one backend::Device (docs/runtime.md, "Thread safety"),
+// so backends are written for one caller at a time.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -15,11 +19,35 @@
 
 namespace quiver::backend {
 
+// Foreign memory a Buffer wraps (Device::from_dlpack). Its release function runs exactly once,
+// when the owner is destroyed — but only once the import has been armed: until the whole import
+// has succeeded, the caller still owns the memory and a failed import must not release it.
+class ExternalOwner {
+ public:
+  explicit ExternalOwner(std::function<void()> release) : release_(std::move(release)) {}
+  ExternalOwner(const ExternalOwner&) = delete;
+  ExternalOwner& operator=(const ExternalOwner&) = delete;
+  ~ExternalOwner() {
+    if (armed_ && release_) release_();
+  }
+  void arm() { armed_ = true; }
+
+ private:
+  std::function<void()> release_;
+  bool armed_ = false;
+};
+
 // A device allocation. Backends derive from it; `bytes` is the size asked for.
 class Buffer {
  public:
   virtual ~Buffer() = default;
+  // CUdeviceptr / VkBuffer / host address of the first byte, as an integer.
+  virtual uint64_t native_handle() const = 0;
   size_t bytes = 0;
+  // Set by the API layer on buffers made by Device::import_memory. The API layer takes it out
+  // and destroys it after the backend buffer (whose destructor waits for launches still using
+  // the memory), outside the device lock: a DLPack deleter may call back into quiver.
+  std::unique_ptr<ExternalOwner> external;
 };
 
 // One argument of a launch, already checked against the manifest's params[i].
@@ -50,13 +78,53 @@ class Device {
   // Throws quiver::Error(NotFound) listing the images the file has when none fits.
   virtual std::unique_ptr<Module> load(const format::FatBinary& fatbin) = 0;
   virtual void synchronize() = 0;
+
+  // Interop (docs/runtime.md): the queue this Device submits to (CUstream / VkQueue / nullptr
+  // for the CPU) and the driver object it lives in (CUcontext / VkDevice / nullptr).
+  virtual void* native_stream() const = 0;
+  virtual void* native_device() const = 0;
+
+  // Device-side timing for benchmarks (Device::elapsed_ms): start_timer() marks the current
+  // end of the queue; Timer::stop() marks it again, waits for the device and returns the
+  // milliseconds between the two marks (CUDA events, Vulkan timestamp queries). The default
+  // drains the queue and uses the host clock: exact for the CPU backend, whose launches run
+  // synchronously, and an upper bound elsewhere.
+  class Timer {
+   public:
+    virtual ~Timer() = default;
+    virtual double stop() = 0;
+  };
+  virtual std::unique_ptr<Timer> start_timer() {
+    struct HostTimer final : Timer {
+      Device* device;
+      std::chrono::steady_clock::time_point start;
+      double stop() override {
+        device->synchronize();
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      }
+    };
+    synchronize();
+    auto t = std::make_unique<HostTimer>();
+    t->device = this;
+    t->start = std::chrono::steady_clock::now();
+    return t;
+  }
+  // Wraps `bytes` of memory at `address` (a device pointer this device can use, or a host
+  // pointer for the CPU) without copying; the memory is never freed by the backend. Throws
+  // quiver::Error when this backend cannot use foreign memory or the address is not usable here.
+  virtual std::unique_ptr<Buffer> import_memory(uint64_t address, size_t bytes) = 0;
 };
 
 // Each backend folder provides one of these; registry.cpp lists them in priority order.
 struct Factory {
   const char* name;   // "cuda", "vulkan", "cpu"
-  // Returns nullptr and sets `why_not` when the driver library or a device is missing.
-  std::unique_ptr<Device> (*open)(std::string& why_not);
+  // How many devices this backend can open here. 0, with `why_not` set, when the driver library
+  // is missing, unusable or too old, or reports no device.
+  size_t (*count)(std::string& why_not);
+  // Opens device `index`. Returns nullptr and sets `why_not` when it cannot; `device_count` is
+  // set to the number of devices found (0 when the backend did not get that far), so that the
+  // caller can tell a bad index from a missing driver.
+  std::unique_ptr<Device> (*open)(size_t index, size_t& device_count, std::string& why_not);
 };
 std::span<const Factory> registry();   // CUDA > HIP > Metal > Vulkan > CPU
 

@@ -10,6 +10,12 @@ namespace quiver::backend {
 #ifdef QUIVER_HAVE_CUDA
 extern const Factory cuda_factory;
 #endif
+#ifdef QUIVER_HAVE_HSA
+extern const Factory hsa_factory;
+#endif
+#ifdef QUIVER_HAVE_METAL
+extern const Factory metal_factory;
+#endif
 #ifdef QUIVER_HAVE_VULKAN
 extern const Factory vulkan_factory;
 #endif
@@ -19,6 +25,12 @@ std::span<const Factory> registry() {
   static const auto factories = std::to_array<Factory>({
 #ifdef QUIVER_HAVE_CUDA
       cuda_factory,
+#endif
+#ifdef QUIVER_HAVE_HSA
+      hsa_factory,
+#endif
+#ifdef QUIVER_HAVE_METAL
+      metal_factory,
 #endif
 #ifdef QUIVER_HAVE_VULKAN
       vulkan_factory,

@@ -177,6 +177,67 @@ struct CctxDeleter {
   void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
 };
 
+// The first output allocation of a decompression. Memory then grows only as real output
+// arrives, so a frame that declares a large content size but holds little data (a tiny file
+// making the reader allocate up to 1 GiB) costs a small multiple of what it really decodes.
+constexpr size_t kInitialOutputBytes = 256u << 10;
+
+// Decompresses one zstd frame whose declared content size the caller has checked equals
+// `raw_size` (<= limits::kMaxImageRawBytes). Output never exceeds `raw_size` bytes: a frame that
+// holds more data than it declares fails as soon as it would write byte raw_size + 1, one that
+// holds less fails at its end. zstd's own window buffer is bounded by min(window, raw_size) and
+// by ZSTD_d_windowLogMax (kMaxWindowLog): a frame asking for a larger window is refused.
+std::vector<std::byte> decompress_bounded(std::span<const std::byte> frame, uint64_t raw_size,
+                                          const std::string& label, const std::string& field,
+                                          const std::string& size_field) {
+  constexpr int kMaxWindowLog = 27;  // 128 MiB, what zstd's highest level (22) writes at most
+  std::unique_ptr<ZSTD_DCtx, DctxDeleter> dctx(ZSTD_createDCtx());
+  if (!dctx) throw Error(ErrorCode::OutOfMemory, label + ": cannot create a zstd decompression context");
+  ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax, kMaxWindowLog);
+  const size_t limit = static_cast<size_t>(raw_size);
+  std::vector<std::byte> out(std::min(limit, kInitialOutputBytes));
+  ZSTD_inBuffer in{frame.data(), frame.size(), 0};
+  size_t produced = 0;
+  for (;;) {
+    // The vector may have moved when it grew; zstd keeps no pointer into it between calls.
+    ZSTD_outBuffer ob{out.data(), out.size(), produced};
+    const size_t in_before = in.pos;
+    size_t hint = ZSTD_decompressStream(dctx.get(), &ob, &in);
+    if (ZSTD_isError(hint)) fail(label, field, std::string("corrupt zstd data: ") + ZSTD_getErrorName(hint));
+    const bool progressed = ob.pos != produced || in.pos != in_before;
+    produced = ob.pos;
+    if (hint == 0) break;  // the frame ended (zstd verified its content size and checksum)
+    if (produced < out.size()) {
+      if (in.pos == in.size)
+        fail(label, field, "corrupt zstd data: the frame ends before its declared " + std::to_string(raw_size) +
+                               " bytes (" + std::to_string(produced) + " decoded)");
+      continue;
+    }
+    if (out.size() < limit) {
+      // Doubling, but straight to `limit` once doubling passes half of it: the step into the
+      // final size then starts from at most limit / 2, so peak memory stays <= 1.5 x raw_size
+      // for an honest frame, and <= 4 x what it decoded for a lying one. reserve() allocates
+      // exactly (resize alone may double the capacity past `limit`).
+      const size_t grown = out.size() * 2 > limit / 2 ? limit : out.size() * 2;
+      out.reserve(grown);
+      out.resize(grown);
+      continue;
+    }
+    // The output holds raw_size bytes; zstd may still read the frame's checksum without
+    // producing anything, but output it cannot place means the data is larger than declared.
+    if (!progressed)
+      fail(label, size_field, "the zstd frame decompresses to more than the declared " + std::to_string(raw_size) +
+                                  " bytes");
+  }
+  if (in.pos != in.size)
+    fail(label, field, "corrupt zstd data: " + std::to_string(in.size - in.pos) + " bytes follow the frame's end");
+  if (produced != limit)
+    fail(label, size_field, "decompressed to " + std::to_string(produced) + " bytes, the manifest says " +
+                                std::to_string(raw_size));
+  out.resize(produced);
+  return out;
+}
+
 }  // namespace
 
 uint64_t fnv1a64(std::span<const std::byte> data) { return fnv1a64_update(kFnvOffsetBasis, data); }
@@ -242,18 +303,7 @@ std::vector<std::byte> FatBinary::image_data(size_t index) const {
   if (declared != im.raw_size)
     fail(label_, image_field(index, "raw_size"), "the manifest says " + std::to_string(im.raw_size) +
                                                      " bytes, the zstd frame declares " + std::to_string(declared));
-  std::unique_ptr<ZSTD_DCtx, DctxDeleter> dctx(ZSTD_createDCtx());
-  if (!dctx) throw Error(ErrorCode::OutOfMemory, label_ + ": cannot create a zstd decompression context");
-  std::vector<std::byte> out(static_cast<size_t>(im.raw_size));
-  // Decompression is bounded by the output capacity: a frame that lies about its size fails
-  // with dstSize_tooSmall instead of writing past raw_size bytes.
-  size_t produced = ZSTD_decompressDCtx(dctx.get(), out.data(), out.size(), frame.data(), frame.size());
-  if (ZSTD_isError(produced))
-    fail(label_, image_field(index, ""), std::string("corrupt zstd data: ") + ZSTD_getErrorName(produced));
-  if (produced != im.raw_size)
-    fail(label_, image_field(index, "raw_size"), "decompressed to " + std::to_string(produced) +
-                                                     " bytes, the manifest says " + std::to_string(im.raw_size));
-  return out;
+  return decompress_bounded(frame, im.raw_size, label_, image_field(index, ""), image_field(index, "raw_size"));
 }
 
 int FatBinary::find_image(Target target, std::string_view arch) const {

@@ -220,11 +220,11 @@ std::string expected_element(const format::Param& param) {
     case T::I32: case T::U32: scalar = "i32"; break;
     case T::I64: case T::U64: scalar = "i64"; break;
     case T::F16: scalar = "f16"; break;
-    case T::BF16: scalar = "bf16"; break;
+    case T::BF16: scalar = "i16"; break;   // carried as its bits (docs/ir.md)
     case T::F32: scalar = "f32"; break;
     case T::F64: scalar = "f64"; break;
   }
-  return param.vec_width > 1 ? "v" + std::to_string(param.vec_width) + scalar : scalar;
+  return scalar;   // buffers of qv::vec<T, N> are arrays of T on SPIR-V (vectors are scalarised)
 }
 
 }  // namespace quiver::test

@@ -62,6 +62,19 @@ void check_transpose(const char* kernel, std::vector<T> in) {
       ASSERT_EQ(out[size_t(c) * rows + r], in[size_t(r) * cols + c]) << "r=" << r << " c=" << c;
 }
 
+TEST(Kernels, TwoSharedArraysStayDistinct) {
+  const uint32_t blocks = 37, n = blocks * 128;
+  auto in = random_floats(n, -10, 10);
+  auto bin = upload(in);
+  auto out = poisoned<float>(n);
+  env().mod.kernel("two_shared_arrays").launch(quiver::Grid{blocks}, bin, out);
+  auto o = download(out);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t base = i / 128 * 128, t = i % 128;
+    ASSERT_EQ(o[i], in[base + 127 - t] - 2.0f * in[i]) << "i=" << i;
+  }
+}
+
 TEST(Kernels, TransposeFloat) { check_transpose<float>("transpose<float, 16>", random_floats(333 * 517, -100, 100)); }
 TEST(Kernels, TransposeInt32) {
   check_transpose<int32_t>("transpose<int32_t, 16>", random_ints<int32_t>(333 * 517, INT32_MIN, INT32_MAX));

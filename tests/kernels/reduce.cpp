@@ -15,3 +15,15 @@ QV_KERNEL QV_BLOCK(kBlock) void block_sum(const float* in, float* partial, uint3
   }
   if (t == 0) partial[qv::block_id_x()] = tile[0];
 }
+
+// Two shared arrays of the same type and size stay two arrays (a SPIR-V module combiner once
+// merged identical-looking workgroup variables).
+QV_KERNEL QV_BLOCK(128) void two_shared_arrays(const float* in, float* out) {
+  qv::shared<float, 128> a;
+  qv::shared<float, 128> b;
+  uint32_t t = qv::thread_id_x(), i = qv::global_id_x();
+  a[t] = in[i];
+  b[t] = 2.0f * in[i];
+  qv::barrier();
+  out[i] = a[127 - t] - b[t];
+}

@@ -4,6 +4,7 @@
  * included from the runtime) so a layout change on either side fails these tests. */
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 struct qv_cpu_ctx {
   uint32_t thread_id[3];
@@ -130,4 +131,31 @@ void qv_k8_alignment(void* const* args, struct qv_cpu_ctx* ctx) {
   out[1] = (uint32_t)((uintptr_t)ctx->shared % 64);
   out[2] = ctx->shared != NULL;
   ((volatile uint8_t*)ctx->shared)[99] = in[0];   /* the whole declared size is usable */
+}
+
+/* handshake(uint32_t* flags, uint32_t me, uint32_t other, uint32_t timeout_ms); block 1, no
+ * barrier. Raises flags[me], then waits for flags[other] for at most timeout_ms and records in
+ * flags[2 + me] whether it came (1) or not (2). Launched on two devices over the same memory,
+ * both see each other only if the two launches run at the same time. */
+void qv_k9_handshake(void* const* args, struct qv_cpu_ctx* ctx) {
+  uint32_t* flags = ARG_PTR(uint32_t, 0);
+  uint32_t me = ARG_VAL(uint32_t, 1);
+  uint32_t other = ARG_VAL(uint32_t, 2);
+  uint32_t timeout_ms = ARG_VAL(uint32_t, 3);
+  (void)ctx;
+  __atomic_store_n(&flags[me], 1u, __ATOMIC_SEQ_CST);
+  struct timespec start, now;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  for (;;) {
+    if (__atomic_load_n(&flags[other], __ATOMIC_SEQ_CST) != 0) {
+      __atomic_store_n(&flags[2 + me], 1u, __ATOMIC_SEQ_CST);
+      return;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t ms = (int64_t)(now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+    if (ms > (int64_t)timeout_ms) {
+      __atomic_store_n(&flags[2 + me], 2u, __ATOMIC_SEQ_CST);
+      return;
+    }
+  }
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "format/fatbin.h"
+#include "cuda_test_ptx.h"
 #include "quiver/runtime.h"
 
 namespace {
@@ -24,49 +25,7 @@ using quiver::ErrorCode;
 using quiver::format::Access;
 using quiver::format::ScalarType;
 using quiver::format::Target;
-
-// saxpy(const float* x, float* y, float a, uint32_t n): y[i] = fma(a, x[i], y[i]) for i < n.
-constexpr const char* kSaxpyPtx = R"(//
-// hand-written for quiver's CUDA backend test
-.version 7.8
-.target sm_80
-.address_size 64
-
-.visible .entry qv_k0_saxpy(
-	.param .u64 qv_k0_saxpy_param_0,
-	.param .u64 qv_k0_saxpy_param_1,
-	.param .f32 qv_k0_saxpy_param_2,
-	.param .u32 qv_k0_saxpy_param_3
-)
-{
-	.reg .pred 	%p<2>;
-	.reg .b32 	%r<6>;
-	.reg .f32 	%f<5>;
-	.reg .b64 	%rd<8>;
-
-	ld.param.u64 	%rd1, [qv_k0_saxpy_param_0];
-	ld.param.u64 	%rd2, [qv_k0_saxpy_param_1];
-	ld.param.f32 	%f1, [qv_k0_saxpy_param_2];
-	ld.param.u32 	%r1, [qv_k0_saxpy_param_3];
-	mov.u32 	%r2, %ctaid.x;
-	mov.u32 	%r3, %ntid.x;
-	mov.u32 	%r4, %tid.x;
-	mad.lo.s32 	%r5, %r2, %r3, %r4;
-	setp.ge.u32 	%p1, %r5, %r1;
-	@%p1 bra 	$L__done;
-	cvta.to.global.u64 	%rd3, %rd1;
-	cvta.to.global.u64 	%rd4, %rd2;
-	mul.wide.u32 	%rd5, %r5, 4;
-	add.s64 	%rd6, %rd3, %rd5;
-	add.s64 	%rd7, %rd4, %rd5;
-	ld.global.f32 	%f2, [%rd6];
-	ld.global.f32 	%f3, [%rd7];
-	fma.rn.f32 	%f4, %f1, %f2, %f3;
-	st.global.f32 	[%rd7], %f4;
-$L__done:
-	ret;
-}
-)";
+using quiver::test::kSaxpyPtx;
 
 std::vector<std::byte> bytes_of(const std::string& s) {
   std::vector<std::byte> out(s.size());

@@ -7,17 +7,33 @@
 # (scripts/device-check.sh).
 
 # ---- CUDA ----
+# Fake CUDA driver libraries (fake_cuda_driver.cpp) for the missing/broken-driver tests; the
+# second lacks cuLaunchKernel. Built next to the test binary, where the tests also look for them.
+add_library(quiver_test_fake_cuda MODULE fake_cuda_driver.cpp)
+add_library(quiver_test_fake_cuda_no_launch MODULE fake_cuda_driver.cpp)
+target_compile_definitions(quiver_test_fake_cuda_no_launch PRIVATE QV_FAKE_CUDA_WITHOUT_LAUNCH)
+foreach(fake quiver_test_fake_cuda quiver_test_fake_cuda_no_launch)
+  set_target_properties(${fake} PROPERTIES PREFIX "" CXX_VISIBILITY_PRESET default)
+  target_include_directories(${fake} PRIVATE ${PROJECT_SOURCE_DIR}/runtime)
+endforeach()
+
 add_executable(quiver_cuda_backend_tests
   cuda_backend_test.cpp
+  cuda_devices_test.cpp
   cuda_unavailable_test.cpp
   cuda_image_select_test.cpp
   ${PROJECT_SOURCE_DIR}/runtime/backends/cuda/cuda_image_select.cpp)
 target_include_directories(quiver_cuda_backend_tests PRIVATE ${PROJECT_SOURCE_DIR}/runtime)
-target_link_libraries(quiver_cuda_backend_tests PRIVATE quiver::runtime quiver_format GTest::gtest_main)
-# CudaBackend.* needs an NVIDIA GPU: those tests run on the GPU machine, where
-# scripts/device-check.sh runs this binary whole. ctest (CI has no GPU) lists only the rest, so
-# its summary is not padded with tests that can only skip here.
-gtest_discover_tests(quiver_cuda_backend_tests DISCOVERY_TIMEOUT 60 TEST_FILTER "-CudaBackend.*")
+target_include_directories(quiver_cuda_backend_tests SYSTEM PRIVATE ${QUIVER_DLPACK_INCLUDE_DIR})
+target_compile_definitions(quiver_cuda_backend_tests PRIVATE
+  QV_TEST_FAKE_CUDA_SO="$<TARGET_FILE:quiver_test_fake_cuda>"
+  QV_TEST_FAKE_CUDA_NO_LAUNCH_SO="$<TARGET_FILE:quiver_test_fake_cuda_no_launch>")
+target_link_libraries(quiver_cuda_backend_tests PRIVATE quiver::runtime quiver_format GTest::gtest_main ${CMAKE_DL_LIBS})
+add_dependencies(quiver_cuda_backend_tests quiver_test_fake_cuda quiver_test_fake_cuda_no_launch)
+# CudaBackend* (CudaBackend.*, CudaBackendDevices.*) needs an NVIDIA GPU: those tests run on the
+# GPU machine, where scripts/device-check.sh runs this binary whole. ctest (CI has no GPU) lists
+# only the rest, so its summary is not padded with tests that can only skip here.
+gtest_discover_tests(quiver_cuda_backend_tests DISCOVERY_TIMEOUT 60 TEST_FILTER "-CudaBackend*")
 
 # ---- Vulkan ----
 find_program(QUIVER_GLSLANG glslangValidator)
@@ -63,9 +79,17 @@ add_custom_command(OUTPUT ${_qv_vk_embedded}
 
 add_executable(quiver_vulkan_backend_tests
   vulkan_backend_test.cpp
+  vulkan_devices_test.cpp
   vulkan_spirv_inspect_test.cpp
   ${_qv_vk_embedded}
   ${PROJECT_SOURCE_DIR}/runtime/backends/vulkan/spirv_inspect.cpp)
 target_include_directories(quiver_vulkan_backend_tests PRIVATE ${PROJECT_SOURCE_DIR}/runtime)
+target_include_directories(quiver_vulkan_backend_tests SYSTEM PRIVATE ${QUIVER_DLPACK_INCLUDE_DIR})
 target_link_libraries(quiver_vulkan_backend_tests PRIVATE quiver::runtime quiver_format GTest::gtest_main)
 gtest_discover_tests(quiver_vulkan_backend_tests DISCOVERY_TIMEOUT 120)
+
+# The stress test's Vulkan half (tests/runtime/CMakeLists.txt defines the binary).
+if(TARGET quiver_stress_tests)
+  target_sources(quiver_stress_tests PRIVATE ${_qv_vk_embedded})
+  target_compile_definitions(quiver_stress_tests PRIVATE QV_STRESS_HAVE_VULKAN)
+endif()

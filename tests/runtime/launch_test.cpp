@@ -262,3 +262,20 @@ TEST(CpuLoad, FromFile) {
 }
 
 }  // namespace
+
+// Device::elapsed_ms runs the work it is given (the launches complete, results are right) and
+// reports a positive, finite time; timing a second span starts afresh.
+TEST_F(CpuLaunch, ElapsedMsRunsTheWorkAndReportsATime) {
+  const uint32_t n = 100'000;
+  std::vector<float> x = random_floats(n), y = random_floats(n);
+  Buffer<float> bx = dev.alloc<float>(n), by = dev.alloc<float>(n);
+  bx.upload(x);
+  by.upload(y);
+  for (int round = 1; round <= 2; ++round) {
+    double ms = dev.elapsed_ms([&] { mod.kernel("saxpy").launch(Grid{(n + 255) / 256}, bx, by, 1.0f, n); });
+    EXPECT_TRUE(std::isfinite(ms) && ms > 0) << ms;
+    std::vector<float> got(n);
+    by.download(got);
+    for (uint32_t i = 0; i < n; ++i) ASSERT_NEAR(got[i], y[i] + round * x[i], 1e-5f) << "element " << i;
+  }
+}

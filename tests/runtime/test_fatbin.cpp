@@ -80,6 +80,10 @@ format::Manifest test_manifest() {
   m.kernels.push_back(kernel("alignment", "qv_k8_alignment",
                              {buf("in", ScalarType::U8, Access::Read), buf("out", ScalarType::U32, Access::ReadWrite)},
                              {1, 1, 1}, 100, false));
+  m.kernels.push_back(kernel("handshake", "qv_k9_handshake",
+                             {buf("flags", ScalarType::U32, Access::ReadWrite), scalar("me", ScalarType::U32),
+                              scalar("other", ScalarType::U32), scalar("timeout_ms", ScalarType::U32)},
+                             {1, 1, 1}, 0, false));
   m.kernels.push_back(kernel("gpu_only", "qv_k6_gpu_only", {buf("out", ScalarType::F32, Access::ReadWrite)},
                              {256, 1, 1}, 0, false, {Target::PTX}));
   return m;

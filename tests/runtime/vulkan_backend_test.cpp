@@ -383,4 +383,19 @@ TEST_F(VulkanBadFiles, KernelAbsentFromImageIsNotFoundAtLaunch) {
   }
 }
 
+
+// Device::elapsed_ms through timestamp queries: the launches inside run, the time is positive.
+TEST_P(VulkanBackend, ElapsedMsRunsTheWorkAndReportsATime) {
+  const uint32_t n = 50'000;
+  std::vector<float> x(n, 1.0f), y(n, 2.0f);
+  auto bx = device_->alloc<float>(n), by = device_->alloc<float>(n);
+  bx.upload(x);
+  by.upload(y);
+  double ms = device_->elapsed_ms([&] { module_->kernel("saxpy").launch(quiver::Grid{(n + 255) / 256}, bx, by, 3.0f, n); });
+  EXPECT_TRUE(std::isfinite(ms) && ms > 0) << ms;
+  std::vector<float> got(n);
+  by.download(got);
+  for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(got[i], 5.0f) << "element " << i;
+}
+
 }  // namespace

@@ -14,7 +14,9 @@
 #include "mlir/Conversion/UBToSPIRV/UBToSPIRV.h"
 #include "mlir/Conversion/VectorToSPIRV/VectorToSPIRV.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "llvm/ADT/SetVector.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 #include "mlir/Dialect/SPIRV/Linking/ModuleCombiner.h"
 #include "mlir/Dialect/SPIRV/Transforms/Passes.h"
@@ -181,6 +183,26 @@ mlir::spirv::ModuleOp convert_kernel_module(mlir::gpu::GPUModuleOp gpu_module, s
   return spv_module;
 }
 
+// SPIR-V 1.4 entry points list every global variable they use, workgroup memory included.
+// Without that, a driver must assume each entry point uses all the module's workgroup arrays
+// (NVIDIA's does, and then refuses kernels whose sum exceeds 48 KiB). Vulkan 1.2 takes 1.4.
+void list_interfaces(mlir::spirv::ModuleOp module) {
+  module.walk([&](mlir::spirv::EntryPointOp entry) {
+    auto fn = module.lookupSymbol<mlir::spirv::FuncOp>(entry.getFnAttr().getValue());
+    if (!fn) return;
+    llvm::SetVector<mlir::Attribute> vars;
+    for (mlir::Attribute a : entry.getInterface()) vars.insert(a);
+    fn.walk([&](mlir::spirv::AddressOfOp addr) { vars.insert(addr.getVariableAttr()); });
+    entry.setInterfaceAttr(mlir::ArrayAttr::get(module.getContext(), vars.getArrayRef()));
+  });
+  mlir::spirv::VerCapExtAttr vce = *module.getVceTriple();
+  if (vce.getVersion() < mlir::spirv::Version::V_1_4)
+    module.setVceTripleAttr(mlir::spirv::VerCapExtAttr::get(
+        mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 32),
+                               static_cast<int64_t>(mlir::spirv::Version::V_1_4)),
+        vce.getCapabilitiesAttr(), vce.getExtensionsAttr()));
+}
+
 mlir::OwningOpRef<mlir::spirv::ModuleOp> combine_modules(
     llvm::ArrayRef<mlir::spirv::ModuleOp> modules, std::string& error) {
   if (modules.empty()) {
@@ -191,14 +213,27 @@ mlir::OwningOpRef<mlir::spirv::ModuleOp> combine_modules(
   mlir::MLIRContext* ctx = first.getContext();
   DiagnosticCollector diags(ctx);
   mlir::OpBuilder builder(ctx);   // no insertion point: the combined module stands alone
+  // The combiner merges global variables that look identical (same type, same attributes),
+  // which is right for builtins but wrong for workgroup arrays: two qv::shared arrays of one
+  // type would become one. A unique attribute keeps them apart; it is removed afterwards.
+  const char* kUnique = "qv.unique_workgroup";
+  size_t counter = 0;
+  for (mlir::spirv::ModuleOp m : modules)
+    m.walk([&](mlir::spirv::GlobalVariableOp var) {
+      auto ptr = llvm::dyn_cast<mlir::spirv::PointerType>(var.getType());
+      if (ptr && ptr.getStorageClass() == mlir::spirv::StorageClass::Workgroup)
+        var->setAttr(kUnique, builder.getI64IntegerAttr(static_cast<int64_t>(counter++)));
+    });
   mlir::OwningOpRef<mlir::spirv::ModuleOp> combined =
       mlir::spirv::combine(modules, builder, nullptr);
   if (!combined) {
     error = diags.take("combining the kernels' SPIR-V modules failed");
     return {};
   }
+  combined->walk([&](mlir::spirv::GlobalVariableOp var) { var->removeAttr(kUnique); });
   (*combined)->setAttr(mlir::spirv::getTargetEnvAttrName(), vulkan12_target_env(ctx));
   if (!update_vce(*combined, error)) return {};
+  list_interfaces(*combined);
   return combined;
 }
 

@@ -75,11 +75,14 @@ class SpirvTarget final : public Target {
     std::vector<mlir::func::FuncOp> funcs = spirv_target::find_kernel_functions(module, kernels);
     for (size_t i = 0; i < funcs.size(); ++i) spirv_target::check_kernel_types(funcs[i], kernels[i]);
     // SPIR-V compute vectors stop at 4 elements and SPIR-V has no bfloat16: vectors become
-    // scalars, bf16 travels as its bits (docs/ir.md).
+    // scalars, bf16 travels as its bits (docs/ir.md). f16 too: NVIDIA's Vulkan driver folds
+    // float(half(x)) back to x (seen on the H100, driver 580), which the kernel language's
+    // explicit rounding forbids; integer conversions cannot be folded away.
     log("legalising");
     ir::LegalizeOptions legal;
     legal.scalarize_vectors = true;
     legal.bf16_as_bits = true;
+    legal.f16_as_bits = true;
     if (std::string error; !ir::legalize(module, legal, error))
       throw TargetError(all_kernels(kernels), kTargetName, error);
     funcs = spirv_target::find_kernel_functions(module, kernels);

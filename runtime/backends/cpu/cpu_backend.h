@@ -18,14 +18,21 @@ namespace quiver::backend::cpu {
 // "x86_64" or "aarch64": the arch string of the CPU image this host runs.
 std::string_view host_arch();
 
+// How many CPU devices this process exposes: QUIVER_CPU_DEVICES (1..64), default 1. Each is an
+// independent Device with its own worker pool. 0 with `why_not` set when the variable is invalid.
+size_t cpu_device_count(std::string& why_not);
+
 class CpuBuffer final : public Buffer {
  public:
   explicit CpuBuffer(size_t size);   // 64-byte aligned, at least 64 bytes
+  CpuBuffer(void* foreign, size_t size);   // wraps host memory it does not own (DLPack import)
   ~CpuBuffer() override;
   void* data() const { return data_; }
+  uint64_t native_handle() const override { return reinterpret_cast<uintptr_t>(data_); }
 
  private:
   void* data_ = nullptr;
+  bool owned_ = true;
 };
 
 // 64-byte aligned storage that only grows (shared memory of one worker's block).
@@ -51,15 +58,21 @@ struct FiberSlot {
   void* sp = nullptr;             // saved stack pointer while switched out
   bool done = false;              // the kernel call returned
   WorkerScratch* worker = nullptr;
+  void* tsan_fiber = nullptr;     // ThreadSanitizer's handle for this fiber (tsan_fibers.h); else null
 };
 
 // What one worker reuses from launch to launch: its block's shared memory and, for barrier
 // kernels, one fiber (context + stack) per thread of the block.
 struct WorkerScratch {
+  WorkerScratch() = default;
+  WorkerScratch(const WorkerScratch&) = delete;
+  WorkerScratch& operator=(const WorkerScratch&) = delete;
+  ~WorkerScratch();
   AlignedScratch shared;
   FiberStacks stacks;
   std::vector<FiberSlot> fibers;
   void* scheduler_sp = nullptr;   // the worker's own context while a fiber runs
+  void* tsan_scheduler = nullptr; // ThreadSanitizer's handle for the worker's own context
   qv_cpu_kernel_fn fn = nullptr;  // the kernel the fibers are running
   void* const* args = nullptr;
   bool stray_barrier = false;     // a barrier-free kernel called barrier()
@@ -67,7 +80,7 @@ struct WorkerScratch {
 
 class CpuDevice final : public Device {
  public:
-  CpuDevice();
+  CpuDevice();   // one of QUIVER_CPU_DEVICES: each has its own worker pool
   ~CpuDevice() override;
   std::string backend_name() const override { return "cpu"; }
   std::string device_name() const override { return name_; }
@@ -77,6 +90,11 @@ class CpuDevice final : public Device {
   std::unique_ptr<Module> load(const format::FatBinary& fatbin) override;
   // Launches run to completion before launch() returns, so there is nothing left to wait for.
   void synchronize() override {}
+  // start_timer: the backend interface default (host clock; launches are synchronous here).
+  // Host memory needs no queue or driver object.
+  void* native_stream() const override { return nullptr; }
+  void* native_device() const override { return nullptr; }
+  std::unique_ptr<Buffer> import_memory(uint64_t address, size_t bytes) override;
 
   // Runs `job(worker, scratch)` on every worker; the pool starts on first use so that merely
   // probing backends (Device::available_backends) creates no threads.

@@ -1,5 +1,6 @@
 // CPU backend device: host allocations, the worker pool, and the factory registry.cpp lists.
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -8,6 +9,7 @@
 #include <thread>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/tsan_fibers.h"
 
 namespace quiver::backend::cpu {
 namespace {
@@ -42,7 +44,17 @@ std::string cpu_model_name() {
   return std::string(host_arch()) + " CPU";
 }
 
-std::unique_ptr<Device> open_cpu(std::string& why_not) {
+constexpr size_t kMaxCpuDevices = 64;
+
+size_t count_cpu(std::string& why_not) { return cpu_device_count(why_not); }
+
+std::unique_ptr<Device> open_cpu(size_t index, size_t& device_count, std::string& why_not) {
+  device_count = cpu_device_count(why_not);
+  if (device_count == 0) return nullptr;
+  if (index >= device_count) {
+    why_not = "there are " + std::to_string(device_count) + " cpu device(s) (QUIVER_CPU_DEVICES)";
+    return nullptr;
+  }
   try {
     return std::make_unique<CpuDevice>();
   } catch (const std::exception& e) {
@@ -61,8 +73,29 @@ std::string_view host_arch() {
 #endif
 }
 
+size_t cpu_device_count(std::string& why_not) {
+  const char* env = std::getenv("QUIVER_CPU_DEVICES");
+  if (env == nullptr || *env == '\0') return 1;
+  char* end = nullptr;
+  errno = 0;
+  const long long n = std::strtoll(env, &end, 10);
+  if (errno != 0 || *end != '\0' || n < 1 || n > static_cast<long long>(kMaxCpuDevices)) {
+    why_not = std::string("QUIVER_CPU_DEVICES=") + env + " is not a device count (a whole number from 1 to " +
+              std::to_string(kMaxCpuDevices) + ")";
+    return 0;
+  }
+  return static_cast<size_t>(n);
+}
+
 CpuBuffer::CpuBuffer(size_t size) : data_(aligned_or_throw(size, "a buffer")) { bytes = size; }
-CpuBuffer::~CpuBuffer() { std::free(data_); }
+CpuBuffer::CpuBuffer(void* foreign, size_t size) : data_(foreign), owned_(false) { bytes = size; }
+CpuBuffer::~CpuBuffer() {
+  if (owned_) std::free(data_);
+}
+
+WorkerScratch::~WorkerScratch() {
+  for (FiberSlot& slot : fibers) QV_TSAN_DESTROY_FIBER(slot.tsan_fiber);
+}
 
 AlignedScratch::~AlignedScratch() { std::free(data_); }
 
@@ -92,6 +125,11 @@ void CpuDevice::download(const Buffer& src, void* dst, size_t bytes) {
   std::memcpy(dst, static_cast<const CpuBuffer&>(src).data(), bytes);
 }
 
+std::unique_ptr<Buffer> CpuDevice::import_memory(uint64_t address, size_t bytes) {
+  // Host memory is one address space: any host pointer is usable as it is.
+  return std::make_unique<CpuBuffer>(reinterpret_cast<void*>(static_cast<uintptr_t>(address)), bytes);
+}
+
 std::unique_ptr<Module> CpuDevice::load(const format::FatBinary& fatbin) {
   return load_cpu_module(*this, fatbin);
 }
@@ -110,5 +148,5 @@ void CpuDevice::run_on_workers(const std::function<void(unsigned, WorkerScratch&
 
 namespace quiver::backend {
 // Declared (and listed last, the fallback) in registry.cpp.
-extern const Factory cpu_factory{"cpu", &cpu::open_cpu};
+extern const Factory cpu_factory{"cpu", &cpu::count_cpu, &cpu::open_cpu};
 }  // namespace quiver::backend

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/tsan_fibers.h"
 
 namespace quiver::backend::cpu {
 namespace {
@@ -101,13 +102,16 @@ void stray_barrier(qv_cpu_ctx* ctx) noexcept {
 // the block up to its own barrier before resuming this one.
 void fiber_barrier(qv_cpu_ctx* ctx) noexcept {
   auto* slot = static_cast<FiberSlot*>(ctx->runtime);
+  QV_TSAN_SWITCH_TO(slot->worker->tsan_scheduler);
   qv_cpu_fiber_switch(&slot->sp, slot->worker->scheduler_sp);
 }
 
-void fiber_main(void* p) noexcept {
+// Never returns, so under ThreadSanitizer it must not be instrumented (tsan_fibers.h).
+QV_NO_TSAN void fiber_main(void* p) noexcept {
   auto* slot = static_cast<FiberSlot*>(p);
   slot->worker->fn(slot->worker->args, &slot->ctx);
   slot->done = true;
+  QV_TSAN_SWITCH_TO(slot->worker->tsan_scheduler);
   qv_cpu_fiber_switch(&slot->sp, slot->worker->scheduler_sp);
   __builtin_unreachable();   // a finished fiber is never resumed
 }
@@ -209,8 +213,10 @@ class CpuModule final : public Module {
                               void* shared, uint64_t threads) {
     uint32_t block_id[3];
     block_coords(block, grid_dims, block_id);
+    w.tsan_scheduler = QV_TSAN_CURRENT_FIBER();
     for (uint64_t t = 0; t < threads; ++t) {
       FiberSlot& slot = w.fibers[t];
+      if (slot.tsan_fiber == nullptr) slot.tsan_fiber = QV_TSAN_CREATE_FIBER();
       slot.ctx = qv_cpu_ctx{};
       block_coords(t, k.block, slot.ctx.thread_id);
       std::copy(block_id, block_id + 3, slot.ctx.block_id);
@@ -228,6 +234,7 @@ class CpuModule final : public Module {
       for (uint64_t t = 0; t < threads; ++t) {
         FiberSlot& slot = w.fibers[t];
         if (slot.done) continue;
+        QV_TSAN_SWITCH_TO(slot.tsan_fiber);
         qv_cpu_fiber_switch(&w.scheduler_sp, slot.sp);
         if (slot.done) --live;
       }

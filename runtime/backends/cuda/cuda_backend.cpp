@@ -4,6 +4,7 @@
 // CUdeviceptr, a scalar as a pointer to its value.
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -23,6 +24,7 @@ struct Context {
   CUdevice device = 0;
   CUcontext context = nullptr;
   CUstream stream = nullptr;
+  int ordinal = 0;   // the driver's device ordinal = quiver's "cuda:<ordinal>"
   int cc_major = 0;
   int cc_minor = 0;
   std::string name;
@@ -71,20 +73,28 @@ class CudaBuffer final : public Buffer {
     context_->check(context_->driver->cuMemAlloc(&pointer, size),
                     "cuMemAlloc of " + std::to_string(size) + " bytes");
   }
+  // Foreign device memory (DLPack import): used in place, never freed here.
+  CudaBuffer(std::shared_ptr<Context> context, CUdeviceptr foreign, size_t size)
+      : pointer(foreign), context_(std::move(context)), owned_(false) {
+    bytes = size;
+  }
   ~CudaBuffer() override {
     if (!pointer) return;
-    // A launch still in flight may use this allocation: wait before freeing. Errors are
-    // ignored here (destructors must not throw); they resurface at the next synchronize.
+    // A launch still in flight may use this memory: wait before freeing it (or before the
+    // foreign owner is told it may free it). Errors are ignored here (destructors must not
+    // throw); they resurface at the next synchronize.
     const Driver& d = *context_->driver;
     d.cuCtxSetCurrent(context_->context);
     d.cuStreamSynchronize(context_->stream);
-    d.cuMemFree(pointer);
+    if (owned_) d.cuMemFree(pointer);
   }
+  uint64_t native_handle() const override { return pointer; }
   const std::shared_ptr<Context>& context() const { return context_; }
   CUdeviceptr pointer = 0;   // kernel parameters point at this member (it must not move)
 
  private:
   std::shared_ptr<Context> context_;
+  bool owned_ = true;
 };
 
 // Owns a CUmodule, so that a constructor that throws half-way still unloads it.
@@ -263,7 +273,78 @@ class CudaDevice final : public Device {
 
   void synchronize() override { context_->synchronize("synchronize"); }
 
+  std::unique_ptr<Timer> start_timer() override {
+    struct EventTimer final : Timer {
+      std::shared_ptr<Context> ctx;
+      CUevent start = nullptr, end = nullptr;
+      ~EventTimer() override {
+        if (start) ctx->driver->cuEventDestroy(start);
+        if (end) ctx->driver->cuEventDestroy(end);
+      }
+      double stop() override {
+        ctx->make_current();
+        ctx->check(ctx->driver->cuEventRecord(end, ctx->stream), "cuEventRecord");
+        ctx->check(ctx->driver->cuEventSynchronize(end), "cuEventSynchronize");
+        float ms = 0;
+        ctx->check(ctx->driver->cuEventElapsedTime(&ms, start, end), "cuEventElapsedTime");
+        return ms;
+      }
+    };
+    auto t = std::make_unique<EventTimer>();
+    t->ctx = context_;
+    context_->make_current();
+    context_->check(context_->driver->cuEventCreate(&t->start, 0), "cuEventCreate");
+    context_->check(context_->driver->cuEventCreate(&t->end, 0), "cuEventCreate");
+    context_->check(context_->driver->cuEventRecord(t->start, context_->stream), "cuEventRecord");
+    return t;
+  }
+
+  void* native_stream() const override { return context_->stream; }
+  void* native_device() const override { return context_->context; }
+
+  // The memory must belong to this device (cuPointerGetAttribute) and [address, address + bytes)
+  // must lie inside one allocation (cuMemGetAddressRange), so a kernel cannot be handed a range
+  // the driver never gave out.
+  std::unique_ptr<Buffer> import_memory(uint64_t address, size_t bytes) override {
+    if (bytes == 0) return std::make_unique<CudaBuffer>(context_, 0, 0);
+    const Driver& d = *context_->driver;
+    context_->make_current();
+    int ordinal = -1;
+    const std::string where = "cuda: foreign memory at " + hex(address);
+    if (CUresult r = d.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, address);
+        r != CUDA_SUCCESS)
+      throw Error(ErrorCode::InvalidArgument,
+                  where + " is not device memory the CUDA driver knows: " + d.error_text(r));
+    if (ordinal != context_->ordinal)
+      throw Error(ErrorCode::InvalidArgument, where + " belongs to cuda:" + std::to_string(ordinal) +
+                                                  ", not to this device (cuda:" +
+                                                  std::to_string(context_->ordinal) + ")");
+    // Virtual-memory-management mappings report no context; memory of another context on the
+    // same device cannot be used by kernels of ours.
+    CUcontext owner = nullptr;
+    if (d.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, address) == CUDA_SUCCESS &&
+        owner != nullptr && owner != context_->context)
+      throw Error(ErrorCode::InvalidArgument,
+                  where + " was allocated in another CUDA context; quiver uses the device's primary "
+                          "context (as the CUDA runtime and PyTorch do)");
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    if (CUresult r = d.cuMemGetAddressRange(&base, &size, address); r != CUDA_SUCCESS)
+      throw Error(ErrorCode::InvalidArgument,
+                  where + ": cuMemGetAddressRange failed: " + d.error_text(r));
+    if (address + bytes > base + size || address + bytes < address)
+      throw Error(ErrorCode::InvalidArgument,
+                  where + ": " + std::to_string(bytes) + " bytes run past the end of its allocation (" +
+                      std::to_string(size) + " bytes from " + hex(base) + ")");
+    return std::make_unique<CudaBuffer>(context_, address, bytes);
+  }
+
  private:
+  static std::string hex(uint64_t v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
+    return text;
+  }
   CudaBuffer& own(Buffer& b, const char* what) const {
     auto* buffer = dynamic_cast<CudaBuffer*>(&b);
     if (!buffer || buffer->context() != context_)
@@ -280,45 +361,51 @@ class CudaDevice final : public Device {
   std::shared_ptr<Context> context_;
 };
 
-// Which device to use: QUIVER_CUDA_DEVICE=<ordinal>, else 0.
-bool pick_ordinal(int count, int& ordinal, std::string& why_not) {
-  ordinal = 0;
-  const char* env = std::getenv("QUIVER_CUDA_DEVICE");
-  if (!env || !*env) return true;
-  char* end = nullptr;
-  long value = std::strtol(env, &end, 10);
-  if (*end != '\0' || value < 0 || value >= count) {
-    why_not = std::string("QUIVER_CUDA_DEVICE=") + env + " is not a device ordinal (the driver reports " +
-              std::to_string(count) + " device(s))";
-    return false;
-  }
-  ordinal = static_cast<int>(value);
-  return true;
-}
-
-std::unique_ptr<Device> open_device(std::string& why_not) {
+// Loads the driver, initialises it and counts its devices; nullptr with `why_not` set when any
+// step fails or there is no device.
+std::shared_ptr<const Driver> init_driver(int& count, std::string& why_not) {
+  count = 0;
   std::shared_ptr<const Driver> driver = Driver::load(why_not);
   if (!driver) return nullptr;
   CUresult result = driver->cuInit(0);
   if (result != CUDA_SUCCESS) {
-    why_not = "cuInit failed: " + driver->error_text(result);
+    why_not = "cuInit failed: " + driver->error_text(result) + " (CUDA driver " +
+              driver_version_string(driver->version) + ")";
     return nullptr;
   }
-  int count = 0;
   result = driver->cuDeviceGetCount(&count);
   if (result != CUDA_SUCCESS) {
     why_not = "cuDeviceGetCount failed: " + driver->error_text(result);
+    count = 0;
     return nullptr;
   }
-  if (count == 0) {
-    why_not = "the CUDA driver reports no devices";
+  if (count <= 0) {
+    why_not = "the CUDA driver (version " + driver_version_string(driver->version) + ") reports no devices";
+    count = 0;
     return nullptr;
   }
-  int ordinal = 0;
-  if (!pick_ordinal(count, ordinal, why_not)) return nullptr;
+  return driver;
+}
+
+size_t count_devices(std::string& why_not) {
+  int count = 0;
+  return init_driver(count, why_not) ? static_cast<size_t>(count) : 0;
+}
+
+std::unique_ptr<Device> open_device(size_t index, size_t& device_count, std::string& why_not) {
+  int count = 0;
+  std::shared_ptr<const Driver> driver = init_driver(count, why_not);
+  device_count = static_cast<size_t>(count);
+  if (!driver) return nullptr;
+  if (index >= device_count) {
+    why_not = "the CUDA driver reports " + std::to_string(count) + " device(s)";
+    return nullptr;
+  }
+  const int ordinal = static_cast<int>(index);
 
   auto context = std::make_shared<Context>();
   context->driver = driver;
+  context->ordinal = ordinal;
   try {
     context->check(driver->cuDeviceGet(&context->device, ordinal), "cuDeviceGet");
     char name[256] = {};
@@ -348,6 +435,6 @@ std::unique_ptr<Device> open_device(std::string& why_not) {
 }  // namespace cuda
 
 extern const Factory cuda_factory;
-const Factory cuda_factory{"cuda", &cuda::open_device};
+const Factory cuda_factory{"cuda", &cuda::count_devices, &cuda::open_device};
 
 }  // namespace quiver::backend

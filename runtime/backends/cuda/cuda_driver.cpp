@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <string>
 
 namespace quiver::backend::cuda {
 
@@ -19,6 +20,24 @@ std::shared_ptr<const Driver> Driver::load(std::string& why_not) {
     why_not = driver->library + " not found" + (detail ? std::string(" (") + detail + ")" : "");
     return nullptr;
   }
+  // The version first: an old driver lacks some of the newer (_v2) entry points, and "too old"
+  // says more than the first missing symbol would.
+  using GetVersion = CUresult (*)(int*);
+  auto get_version = reinterpret_cast<GetVersion>(dlsym(handle, "cuDriverGetVersion"));
+  if (!get_version) {
+    why_not = driver->library + " has no symbol cuDriverGetVersion (not NVIDIA's CUDA driver library)";
+    return nullptr;
+  }
+  if (CUresult r = get_version(&driver->version); r != CUDA_SUCCESS) {
+    why_not = driver->library + ": cuDriverGetVersion failed with CUresult " + std::to_string(r);
+    return nullptr;
+  }
+  if (driver->version < kMinDriverVersion) {
+    why_not = "the CUDA driver (" + driver->library + ") is version " + driver_version_string(driver->version) +
+              ", too old: quiver needs a driver for CUDA " + driver_version_string(kMinDriverVersion) +
+              " or newer (its PTX images use PTX ISA 7.8)";
+    return nullptr;
+  }
 #define QV_CUDA_SYMBOL(member, symbol, params)                                               \
   driver->member = reinterpret_cast<decltype(driver->member)>(dlsym(handle, symbol));        \
   if (!driver->member) {                                                                     \
@@ -28,6 +47,10 @@ std::shared_ptr<const Driver> Driver::load(std::string& why_not) {
 #include "cuda_symbols.h"
 #undef QV_CUDA_SYMBOL
   return driver;
+}
+
+std::string driver_version_string(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
 }
 
 std::string Driver::error_text(CUresult result) const {

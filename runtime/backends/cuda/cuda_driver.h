@@ -18,11 +18,17 @@ using CUcontext = struct CUctx_st*;
 using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
+using CUevent = struct CUevent_st*;
 
 enum CUdevice_attribute : int {
   CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+};
+
+enum CUpointer_attribute : int {
+  CU_POINTER_ATTRIBUTE_CONTEXT = 1,
+  CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
 };
 
 enum CUjit_option : int {
@@ -37,6 +43,13 @@ constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr unsigned int CU_STREAM_NON_BLOCKING = 0x1;
 
+// The oldest driver quiver accepts: quiverc's PTX images use PTX ISA 7.8, which a driver for
+// CUDA 11.8 or newer is needed to JIT-compile (cuDriverGetVersion's encoding: 1000 * major + 10 * minor).
+constexpr int kMinDriverVersion = 11080;
+
+// "12.4" from cuDriverGetVersion's 12040.
+std::string driver_version_string(int version);
+
 // ---- The loaded library ----
 struct Driver {
 #define QV_CUDA_SYMBOL(member, symbol, params) CUresult (*member) params = nullptr;
@@ -44,10 +57,12 @@ struct Driver {
 #undef QV_CUDA_SYMBOL
 
   std::string library;   // the name dlopen was given
+  int version = 0;       // cuDriverGetVersion
 
   // Loads `library` (default "libcuda.so.1"; QUIVER_CUDA_LIBRARY overrides it, which is how the
-  // tests simulate a machine without the driver) and resolves every symbol of the table.
-  // Returns nullptr with `why_not` set when the library or one of its symbols is missing.
+  // tests simulate a machine without the driver, or with a fake one), checks the driver version
+  // and resolves every symbol of the table. Returns nullptr with `why_not` set when the library
+  // is missing (with dlopen's message), older than kMinDriverVersion, or lacks a symbol (named).
   static std::shared_ptr<const Driver> load(std::string& why_not);
 
   // "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)"

@@ -24,6 +24,11 @@ QV_CUDA_SYMBOL(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext context))
 QV_CUDA_SYMBOL(cuStreamCreate, "cuStreamCreate", (CUstream* stream, unsigned int flags))
 QV_CUDA_SYMBOL(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream stream))
 QV_CUDA_SYMBOL(cuStreamSynchronize, "cuStreamSynchronize", (CUstream stream))
+QV_CUDA_SYMBOL(cuEventCreate, "cuEventCreate", (CUevent* event, unsigned int flags))
+QV_CUDA_SYMBOL(cuEventDestroy, "cuEventDestroy_v2", (CUevent event))
+QV_CUDA_SYMBOL(cuEventRecord, "cuEventRecord", (CUevent event, CUstream stream))
+QV_CUDA_SYMBOL(cuEventSynchronize, "cuEventSynchronize", (CUevent event))
+QV_CUDA_SYMBOL(cuEventElapsedTime, "cuEventElapsedTime", (float* ms, CUevent start, CUevent end))
 
 QV_CUDA_SYMBOL(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr* pointer, size_t bytes))
 QV_CUDA_SYMBOL(cuMemFree, "cuMemFree_v2", (CUdeviceptr pointer))
@@ -31,6 +36,11 @@ QV_CUDA_SYMBOL(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2",
                (CUdeviceptr dst, const void* src, size_t bytes, CUstream stream))
 QV_CUDA_SYMBOL(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2",
                (void* dst, CUdeviceptr src, size_t bytes, CUstream stream))
+
+QV_CUDA_SYMBOL(cuPointerGetAttribute, "cuPointerGetAttribute",
+               (void* data, CUpointer_attribute attribute, CUdeviceptr pointer))
+QV_CUDA_SYMBOL(cuMemGetAddressRange, "cuMemGetAddressRange_v2",
+               (CUdeviceptr* base, size_t* bytes, CUdeviceptr pointer))
 
 QV_CUDA_SYMBOL(cuModuleLoadDataEx, "cuModuleLoadDataEx",
                (CUmodule* module, const void* image, unsigned int option_count,

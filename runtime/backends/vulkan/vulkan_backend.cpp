@@ -59,6 +59,10 @@ class VulkanBuffer final : public Buffer {
     if (context_->has_pending()) context_->drain_noexcept();
     context_->release(allocation);
   }
+  uint64_t native_handle() const override {
+    // VkBuffer is a non-dispatchable handle: a pointer or a 64-bit integer depending on the ABI.
+    return (uint64_t)(allocation.buffer);
+  }
   const std::shared_ptr<Context>& context() const { return context_; }
   Allocation allocation;
 
@@ -378,6 +382,30 @@ class VulkanDevice final : public Device {
   }
 
   void synchronize() override { context_->drain("synchronize"); }
+  std::unique_ptr<Timer> start_timer() override {
+    struct TimestampTimer final : Timer {
+      std::shared_ptr<Context> ctx;
+      double stop() override {
+        ctx->write_timestamp(1);
+        return ctx->timer_ms();
+      }
+    };
+    context_->write_timestamp(0);
+    auto t = std::make_unique<TimestampTimer>();
+    t->ctx = context_;
+    return t;
+  }
+
+  void* native_stream() const override { return context_->queue; }
+  void* native_device() const override { return context_->device; }
+
+  std::unique_ptr<Buffer> import_memory(uint64_t, size_t) override {
+    // A Vulkan buffer needs a VkDeviceMemory of this VkDevice; a raw address cannot become one
+    // (external-memory import is a different mechanism, not offered in v1).
+    throw Error(ErrorCode::InvalidArgument,
+                "vulkan: foreign memory cannot be wrapped as a buffer of " + context_->name +
+                    " (DLPack import is supported by the cuda and cpu backends)");
+  }
 
  private:
   VulkanBuffer& own(Buffer& b, const char* what) const {
@@ -395,8 +423,10 @@ class VulkanDevice final : public Device {
   std::shared_ptr<Context> context_;
 };
 
-std::unique_ptr<Device> open_device(std::string& why_not) {
-  std::shared_ptr<Context> context = Context::open(why_not);
+size_t count_devices(std::string& why_not) { return Context::count(why_not); }
+
+std::unique_ptr<Device> open_device(size_t index, size_t& device_count, std::string& why_not) {
+  std::shared_ptr<Context> context = Context::open(index, device_count, why_not);
   if (!context) return nullptr;
   return std::make_unique<VulkanDevice>(std::move(context));
 }
@@ -405,6 +435,6 @@ std::unique_ptr<Device> open_device(std::string& why_not) {
 }  // namespace vulkan
 
 extern const Factory vulkan_factory;
-const Factory vulkan_factory{"vulkan", &vulkan::open_device};
+const Factory vulkan_factory{"vulkan", &vulkan::count_devices, &vulkan::open_device};
 
 }  // namespace quiver::backend

@@ -52,19 +52,37 @@ void record_full_barrier(const Api& vk, VkCommandBuffer cb) { full_barrier(vk, c
 // ---------------------------------------------------------------------------------------------
 // Opening
 
-std::shared_ptr<Context> Context::open(std::string& why_not) {
-  auto ctx = std::make_shared<Context>();
-  Api& vk = ctx->vk;
-  if (!vk.load_global(why_not)) return nullptr;
+namespace {
 
+// What the loader was told about drivers, for messages about a missing one.
+std::string driver_env() {
+  std::string out;
+  for (const char* name : {"VK_DRIVER_FILES", "VK_ICD_FILENAMES", "VK_ADD_DRIVER_FILES"}) {
+    if (const char* v = std::getenv(name); v != nullptr && *v != '\0')
+      out += std::string(out.empty() ? "" : ", ") + name + "=" + v;
+  }
+  return out;
+}
+
+// A physical device quiver can use: Vulkan 1.2+ with a compute queue.
+struct Candidate {
+  VkPhysicalDevice device;
+  VkPhysicalDeviceProperties props;
+  uint32_t family;
+};
+
+// Loads the loader, checks its version and creates the instance. False with `why_not` set.
+bool start_instance(Context& ctx, uint32_t& api_version, std::string& why_not) {
+  Api& vk = ctx.vk;
+  if (!vk.load_global(why_not)) return false;
   uint32_t loader_version = 0;
   if (vk.vkEnumerateInstanceVersion(&loader_version) != VK_SUCCESS ||
       loader_version < VK_API_VERSION_1_2) {
     why_not = "the Vulkan loader supports only Vulkan " + version_string(loader_version) +
               "; quiver needs 1.2";
-    return nullptr;
+    return false;
   }
-  const uint32_t api_version = std::min(loader_version, VK_API_VERSION_1_3);
+  api_version = std::min(loader_version, VK_API_VERSION_1_3);
 
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = "quiver";
@@ -72,32 +90,42 @@ std::shared_ptr<Context> Context::open(std::string& why_not) {
   app.apiVersion = api_version;
   VkInstanceCreateInfo instance_info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   instance_info.pApplicationInfo = &app;
-  VkResult result = vk.vkCreateInstance(&instance_info, nullptr, &ctx->instance);
+  VkResult result = vk.vkCreateInstance(&instance_info, nullptr, &ctx.instance);
   if (result != VK_SUCCESS) {
-    ctx->instance = VK_NULL_HANDLE;
+    ctx.instance = VK_NULL_HANDLE;
     why_not = "vkCreateInstance failed: " + result_name(result);
-    return nullptr;
+    // What the loader returns when it found no driver (ICD) at all.
+    if (result == VK_ERROR_INCOMPATIBLE_DRIVER) {
+      const std::string env = driver_env();
+      why_not += " (the Vulkan loader found no usable driver; " +
+                 (env.empty() ? std::string("is an ICD such as mesa-vulkan-drivers installed?")
+                              : "the driver search was limited by " + env) +
+                 ")";
+    }
+    return false;
   }
-  if (!vk.load_instance(ctx->instance, why_not)) return nullptr;
+  return vk.load_instance(ctx.instance, why_not);
+}
 
+// The usable devices, best type first (stable: the loader's order breaks ties); quiver's
+// "vulkan:<i>" is the i-th of this list. `rejected` lists the others with the reason.
+std::vector<Candidate> usable_devices(const Context& ctx, std::string& why_not) {
+  const Api& vk = ctx.vk;
   uint32_t count = 0;
-  vk.vkEnumeratePhysicalDevices(ctx->instance, &count, nullptr);
+  VkResult result = vk.vkEnumeratePhysicalDevices(ctx.instance, &count, nullptr);
   std::vector<VkPhysicalDevice> devices(count);
-  if (count) vk.vkEnumeratePhysicalDevices(ctx->instance, &count, devices.data());
+  if (result == VK_SUCCESS && count) result = vk.vkEnumeratePhysicalDevices(ctx.instance, &count, devices.data());
+  if (result != VK_SUCCESS && result != VK_INCOMPLETE) {
+    why_not = "vkEnumeratePhysicalDevices failed: " + result_name(result);
+    return {};
+  }
   devices.resize(count);
   if (devices.empty()) {
-    why_not = "no Vulkan physical device (is an ICD installed? VK_DRIVER_FILES may point at it)";
-    return nullptr;
+    const std::string env = driver_env();
+    why_not = "the Vulkan loader reports no physical device (is an ICD installed?" +
+              (env.empty() ? std::string() : " " + env) + ")";
+    return {};
   }
-
-  // Candidates: Vulkan 1.2+ devices with a compute queue, best type first (stable: the loader's
-  // order breaks ties). QUIVER_VULKAN_DEVICE=<index> picks from the loader's list instead.
-  struct Candidate {
-    VkPhysicalDevice device;
-    VkPhysicalDeviceProperties props;
-    uint32_t family;
-    size_t index;
-  };
   std::vector<Candidate> usable;
   std::string rejected;
   for (size_t i = 0; i < devices.size(); ++i) {
@@ -116,31 +144,41 @@ std::shared_ptr<Context> Context::open(std::string& why_not) {
     else if (family == UINT32_MAX)
       reason = "has no compute queue";
     if (!reason.empty()) {
-      rejected += std::string("; device ") + std::to_string(i) + " (" + props.deviceName + ") " + reason;
+      rejected += std::string("; ") + props.deviceName + " " + reason;
       continue;
     }
-    usable.push_back({devices[i], props, family, i});
+    usable.push_back({devices[i], props, family});
   }
   std::stable_sort(usable.begin(), usable.end(), [](const Candidate& a, const Candidate& b) {
     return type_rank(a.props.deviceType) < type_rank(b.props.deviceType);
   });
-  const Candidate* chosen = usable.empty() ? nullptr : &usable.front();
-  if (const char* env = std::getenv("QUIVER_VULKAN_DEVICE"); env && *env) {
-    char* end = nullptr;
-    long index = std::strtol(env, &end, 10);
-    chosen = nullptr;
-    for (const Candidate& c : usable)
-      if (*end == '\0' && index >= 0 && c.index == static_cast<size_t>(index)) chosen = &c;
-    if (!chosen) {
-      why_not = std::string("QUIVER_VULKAN_DEVICE=") + env + " is not a usable device index (the loader lists " +
-                std::to_string(devices.size()) + " device(s)" + rejected + ")";
-      return nullptr;
-    }
-  }
-  if (!chosen) {
-    why_not = "no usable Vulkan device" + rejected;
+  if (usable.empty()) why_not = "no usable Vulkan device" + rejected;
+  return usable;
+}
+
+}  // namespace
+
+size_t Context::count(std::string& why_not) {
+  Context ctx;
+  uint32_t api_version = 0;
+  if (!start_instance(ctx, api_version, why_not)) return 0;
+  return usable_devices(ctx, why_not).size();
+}
+
+std::shared_ptr<Context> Context::open(size_t index, size_t& device_count, std::string& why_not) {
+  device_count = 0;
+  auto ctx = std::make_shared<Context>();
+  Api& vk = ctx->vk;
+  uint32_t api_version = 0;
+  if (!start_instance(*ctx, api_version, why_not)) return nullptr;
+  const std::vector<Candidate> usable = usable_devices(*ctx, why_not);
+  device_count = usable.size();
+  if (usable.empty()) return nullptr;
+  if (index >= usable.size()) {
+    why_not = "the Vulkan loader lists " + std::to_string(usable.size()) + " usable device(s)";
     return nullptr;
   }
+  const Candidate* chosen = &usable[index];
   ctx->physical = chosen->device;
   ctx->properties = chosen->props;
   ctx->queue_family = chosen->family;
@@ -223,7 +261,7 @@ std::shared_ptr<Context> Context::open(std::string& why_not) {
   device_info.pQueueCreateInfos = &queue_info;
   device_info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   device_info.ppEnabledExtensionNames = extensions.data();
-  result = vk.vkCreateDevice(ctx->physical, &device_info, nullptr, &ctx->device);
+  VkResult result = vk.vkCreateDevice(ctx->physical, &device_info, nullptr, &ctx->device);
   if (result != VK_SUCCESS) {
     ctx->device = VK_NULL_HANDLE;
     why_not = "vkCreateDevice failed on " + ctx->name + ": " + result_name(result);
@@ -275,6 +313,8 @@ Context::~Context() {
     for (auto& slot : slots_) destroy_slot(*slot);
     release(staging_);
     if (transfer_fence_) vk.vkDestroyFence(device, transfer_fence_, nullptr);
+    if (timer_fence_) vk.vkDestroyFence(device, timer_fence_, nullptr);
+    if (timer_pool_) vk.vkDestroyQueryPool(device, timer_pool_, nullptr);
     if (command_pool_) vk.vkDestroyCommandPool(device, command_pool_, nullptr);
     vk.vkDestroyDevice(device, nullptr);
   }
@@ -463,6 +503,61 @@ void Context::destroy_slot(LaunchSlot& slot) noexcept {
   if (slot.commands) vk.vkFreeCommandBuffers(device, command_pool_, 1, &slot.commands);
   release(slot.args);
   slot = LaunchSlot{};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timestamps (Device::elapsed_ms)
+
+void Context::write_timestamp(uint32_t query) {
+  if (!timer_pool_) {
+    uint32_t count = 0;
+    vk.vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, nullptr);
+    std::vector<VkQueueFamilyProperties> families(count);
+    vk.vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, families.data());
+    timestamp_bits_ = queue_family < count ? families[queue_family].timestampValidBits : 0;
+    if (timestamp_bits_ == 0 || properties.limits.timestampPeriod <= 0)
+      throw Error(ErrorCode::NotFound, "vulkan: " + name + " has no timestamps on its compute queue");
+    VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    info.queryCount = 2;
+    check(vk.vkCreateQueryPool(device, &info, nullptr, &timer_pool_), "vkCreateQueryPool");
+    VkCommandBufferAllocateInfo cb_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cb_info.commandPool = command_pool_;
+    cb_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cb_info.commandBufferCount = 2;
+    check(vk.vkAllocateCommandBuffers(device, &cb_info, timer_commands_), "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    check(vk.vkCreateFence(device, &fence_info, nullptr, &timer_fence_), "vkCreateFence");
+    // Recorded once: a barrier (its first scope is everything submitted before, on this
+    // queue), then the timestamp once all of that has finished.
+    for (uint32_t q = 0; q < 2; ++q) {
+      VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+      check(vk.vkBeginCommandBuffer(timer_commands_[q], &begin), "vkBeginCommandBuffer");
+      if (q == 0) vk.vkCmdResetQueryPool(timer_commands_[q], timer_pool_, 0, 2);
+      full_barrier(vk, timer_commands_[q]);
+      vk.vkCmdWriteTimestamp(timer_commands_[q], VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timer_pool_, q);
+      check(vk.vkEndCommandBuffer(timer_commands_[q]), "vkEndCommandBuffer");
+    }
+  }
+  if (query == 0) drain("timer start");   // the start command buffer may be pending from before
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &timer_commands_[query];
+  check(vk.vkQueueSubmit(queue, 1, &submit, query == 1 ? timer_fence_ : VK_NULL_HANDLE), "vkQueueSubmit of a timestamp");
+}
+
+double Context::timer_ms() {
+  VkResult r = vk.vkWaitForFences(device, 1, &timer_fence_, VK_TRUE, UINT64_MAX);
+  vk.vkResetFences(device, 1, &timer_fence_);
+  check(r, "waiting for the end timestamp");
+  drain("timer stop");
+  uint64_t ticks[2] = {};
+  check(vk.vkGetQueryPoolResults(device, timer_pool_, 0, 2, sizeof(ticks), ticks, sizeof(uint64_t),
+                                 VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "vkGetQueryPoolResults");
+  uint64_t mask = timestamp_bits_ >= 64 ? ~uint64_t(0) : (uint64_t(1) << timestamp_bits_) - 1;
+  uint64_t delta = (ticks[1] - ticks[0]) & mask;
+  return double(delta) * properties.limits.timestampPeriod * 1e-6;
 }
 
 // ---------------------------------------------------------------------------------------------

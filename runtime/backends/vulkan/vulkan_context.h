@@ -38,8 +38,12 @@ struct LaunchSlot {
 
 class Context {
  public:
-  // nullptr with `why_not` set when the loader, an instance or a usable device is missing.
-  static std::shared_ptr<Context> open(std::string& why_not);
+  // Usable devices (Vulkan 1.2+, a compute queue), best type first: discrete > integrated >
+  // virtual > CPU. 0 with `why_not` set when the loader, a driver or a usable device is missing.
+  static size_t count(std::string& why_not);
+  // Opens the index-th usable device, with its own VkInstance, VkDevice and queue. nullptr with
+  // `why_not` set when it cannot; `device_count` is the number of usable devices found.
+  static std::shared_ptr<Context> open(size_t index, size_t& device_count, std::string& why_not);
   Context() = default;
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -87,6 +91,12 @@ class Context {
   // Aligned stride of one scalar argument inside a slot's args buffer.
   VkDeviceSize scalar_stride() const;
 
+  // Device::elapsed_ms: a timestamp after everything queued so far (query 0 = start, 1 = end;
+  // the start also resets the pair), and the milliseconds between the pair once the queue has
+  // drained. Throws when the queue family has no timestamps.
+  void write_timestamp(uint32_t query);
+  double timer_ms();
+
  private:
   void retire_completed();
   void wait_and_retire_front(const std::string& what);
@@ -103,6 +113,10 @@ class Context {
   Allocation staging_;
   VkCommandBuffer transfer_commands_ = VK_NULL_HANDLE;
   VkFence transfer_fence_ = VK_NULL_HANDLE;
+  VkQueryPool timer_pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer timer_commands_[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};   // start, end
+  VkFence timer_fence_ = VK_NULL_HANDLE;
+  uint32_t timestamp_bits_ = 0;
 };
 
 // Records a global memory barrier: everything earlier on the queue (kernels, copies, host

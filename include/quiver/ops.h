@@ -1,0 +1,224 @@
+// quiver::ops — the built-in op library: the operations an inference engine needs, each written
+// once in the kernel language (kernels/*.cpp), compiled by quiverc into a fat binary embedded in
+// libquiver and loaded on first use per Device. docs/ops.md describes every op; the numeric gate
+// (tests/ops) checks each one against an fp64 oracle on every backend (docs/numerics.md).
+//
+//   quiver::Device dev = quiver::Device::open();
+//   quiver::ops::rms_norm(dev, x, w, out, rows, cols, 1e-6f);
+//   dev.synchronize();
+//
+// Conventions:
+//  - Buffers are row-major and start at element 0. Activations and outputs must hold at least
+//    the elements the shape needs; per-feature parameters (norm weights and biases, scales)
+//    exactly that many. Outputs must not alias inputs.
+//  - Element types: float, quiver::bf16 and quiver::half where the op lists them; one call
+//    uses one element type for all its floating-point tensors unless stated.
+//  - Wrong shapes, sizes or element types throw quiver::Error(ErrorCode::InvalidArgument) naming
+//    the op and the argument, before anything is launched. A libquiver built without the
+//    compiler (QUIVER_BUILD_COMPILER=OFF) has no op library: every op throws ErrorCode::NotFound.
+//  - Ops are asynchronous like Kernel::launch: synchronize (or download) before reading results.
+//  - Indices are 32-bit in the kernels: every tensor must have fewer than 2^32 elements.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <quiver/runtime.h>
+
+namespace quiver::ops {
+
+namespace detail {
+// A Buffer argument with its element type erased, so each op is implemented once in libquiver
+// and checks element types at run time with a message naming the argument.
+struct Operand {
+  quiver::detail::Elem elem = quiver::detail::Elem::U8;
+  size_t size = 0;                                   // elements
+  const quiver::detail::BufferImpl* buffer = nullptr;  // null for an empty (default) Buffer
+};
+template <typename T>
+Operand operand(const Buffer<T>& b) {
+  return Operand{quiver::detail::elem_of<T>(), b.size(), b.impl().get()};
+}
+
+void rms_norm(const Device&, Operand x, Operand w, Operand out, size_t rows, size_t cols, float eps);
+void layer_norm(const Device&, Operand x, Operand w, Operand b, Operand out, size_t rows, size_t cols, float eps);
+void add_rms_norm(const Device&, Operand x, Operand residual, Operand w, Operand sum, Operand out, size_t rows,
+                  size_t cols, float eps);
+void softmax(const Device&, Operand x, Operand out, size_t rows, size_t cols, bool log);
+void silu_gate(const Device&, Operand x, Operand g, Operand out, size_t n);
+void gelu(const Device&, Operand x, Operand out, size_t n, bool tanh_form);
+void rope(const Device&, Operand x, Operand positions, Operand inv_freq, Operand out, size_t tokens, size_t heads,
+          size_t head_dim, bool interleaved);
+void embedding(const Device&, Operand table, Operand ids, Operand out, size_t tokens, size_t vocab, size_t dim);
+void matvec(const Device&, Operand w, Operand x, Operand y, size_t rows, size_t cols);
+void matvec_quantized(const Device&, Operand w, Operand x, Operand y, size_t rows, size_t cols, bool q4);
+void matmul(const Device&, Operand a, Operand b, Operand c, size_t m, size_t n, size_t k, bool b_transposed);
+void matmul_w8a8(const Device&, Operand a, Operand b, Operand a_scale, Operand b_scale, Operand c, size_t m,
+                 size_t n, size_t k);
+}  // namespace detail
+
+// ---- Normalisation ---------------------------------------------------------------------------
+// out[r, c] = x[r, c] * w[c] / sqrt(mean_c x[r, c]^2 + eps). x, out: rows x cols; w: cols.
+template <typename X, typename W, typename O>
+void rms_norm(const Device& dev, const Buffer<X>& x, const Buffer<W>& w, const Buffer<O>& out, size_t rows,
+              size_t cols, float eps = 1e-6f) {
+  detail::rms_norm(dev, detail::operand(x), detail::operand(w), detail::operand(out), rows, cols, eps);
+}
+
+// out[r, c] = (x[r, c] - mean_r) / sqrt(var_r + eps) * w[c] + b[c] (biased variance).
+template <typename X, typename W, typename B, typename O>
+void layer_norm(const Device& dev, const Buffer<X>& x, const Buffer<W>& w, const Buffer<B>& b, const Buffer<O>& out,
+                size_t rows, size_t cols, float eps = 1e-5f) {
+  detail::layer_norm(dev, detail::operand(x), detail::operand(w), detail::operand(b), detail::operand(out), rows,
+                     cols, eps);
+}
+
+// Residual add fused with rms_norm: sum = x + residual (rounded to the element type: the next
+// layer's residual), out = rms_norm(sum) * w. Two outputs, both rows x cols.
+template <typename X, typename R, typename W, typename S, typename O>
+void add_rms_norm(const Device& dev, const Buffer<X>& x, const Buffer<R>& residual, const Buffer<W>& w,
+                  const Buffer<S>& sum, const Buffer<O>& out, size_t rows, size_t cols, float eps = 1e-6f) {
+  detail::add_rms_norm(dev, detail::operand(x), detail::operand(residual), detail::operand(w), detail::operand(sum),
+                       detail::operand(out), rows, cols, eps);
+}
+
+// ---- Softmax (per row, max-subtracted) --------------------------------------------------------
+template <typename X, typename O>
+void softmax(const Device& dev, const Buffer<X>& x, const Buffer<O>& out, size_t rows, size_t cols) {
+  detail::softmax(dev, detail::operand(x), detail::operand(out), rows, cols, false);
+}
+template <typename X, typename O>
+void log_softmax(const Device& dev, const Buffer<X>& x, const Buffer<O>& out, size_t rows, size_t cols) {
+  detail::softmax(dev, detail::operand(x), detail::operand(out), rows, cols, true);
+}
+
+// ---- Activations (element-wise over n elements) ------------------------------------------------
+// out = silu(x) * g = x / (1 + exp(-x)) * g (the SwiGLU gate).
+template <typename X, typename G, typename O>
+void silu_gate(const Device& dev, const Buffer<X>& x, const Buffer<G>& g, const Buffer<O>& out, size_t n) {
+  detail::silu_gate(dev, detail::operand(x), detail::operand(g), detail::operand(out), n);
+}
+
+enum class GeluForm {
+  Erf,    // 0.5 x (1 + erf(x / sqrt 2))
+  Tanh,   // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+};
+template <typename X, typename O>
+void gelu(const Device& dev, const Buffer<X>& x, const Buffer<O>& out, size_t n, GeluForm form = GeluForm::Erf) {
+  detail::gelu(dev, detail::operand(x), detail::operand(out), n, form == GeluForm::Tanh);
+}
+
+// ---- Rotary position embedding -------------------------------------------------------------------
+enum class RopeStyle {
+  NeoX,   // GPT-NeoX / Llama: element i pairs with i + rotary_dim / 2
+  GptJ,   // GPT-J: element 2i pairs with 2i + 1
+};
+// Pair i of the first rotary_dim elements of every head rotates by the angle
+// positions[token] * inv_freq[i] (an f32 product, as in the usual f32 implementations);
+// rotary_dim = 2 * inv_freq.size() <= head_dim, the remaining elements are copied.
+// x, out: [tokens][heads][head_dim]; positions: int32, one per token; inv_freq: float.
+template <typename X, typename O>
+void rope(const Device& dev, const Buffer<X>& x, const Buffer<int32_t>& positions, const Buffer<float>& inv_freq,
+          const Buffer<O>& out, size_t tokens, size_t heads, size_t head_dim, RopeStyle style = RopeStyle::NeoX) {
+  detail::rope(dev, detail::operand(x), detail::operand(positions), detail::operand(inv_freq), detail::operand(out),
+               tokens, heads, head_dim, style == RopeStyle::GptJ);
+}
+// The standard frequencies base^(-2i / rotary_dim), i < rotary_dim / 2, computed in double and
+// rounded to float (scaled variants such as Llama 3's are the caller's own table).
+std::vector<float> rope_inv_freq(size_t rotary_dim, double base = 10000.0);
+
+// ---- Embedding gather ------------------------------------------------------------------------------
+// out[t, :] = table[ids[t], :] for t < tokens; table: vocab x dim; an id outside [0, vocab)
+// yields a row of zeros.
+template <typename T, typename O>
+void embedding(const Device& dev, const Buffer<T>& table, const Buffer<int32_t>& ids, const Buffer<O>& out,
+               size_t tokens, size_t vocab, size_t dim) {
+  detail::embedding(dev, detail::operand(table), detail::operand(ids), detail::operand(out), tokens, vocab, dim);
+}
+
+// ---- Matrix-vector (decode) ---------------------------------------------------------------------------
+// y[r] = sum_c w[r, c] x[c]; w: rows x cols (a linear layer's out x in weight), float accumulation.
+template <typename W, typename X, typename Y>
+void matvec(const Device& dev, const Buffer<W>& w, const Buffer<X>& x, const Buffer<Y>& y, size_t rows, size_t cols) {
+  detail::matvec(dev, detail::operand(w), detail::operand(x), detail::operand(y), rows, cols);
+}
+
+// Block-quantized weights in llama.cpp's layouts (cols a multiple of 32, each row cols / 32
+// blocks): q8_0 = 34-byte blocks (f16 scale, 32 int8), q4_0 = 18-byte blocks (f16 scale, 16
+// bytes of nibbles: element j low nibble, element j + 16 high nibble, value nibble - 8).
+// x: cols floats, y: rows floats.
+constexpr size_t kQuantBlock = 32;
+constexpr size_t kQ8_0BlockBytes = 34;
+constexpr size_t kQ4_0BlockBytes = 18;
+constexpr size_t q8_0_bytes(size_t rows, size_t cols) { return rows * (cols / kQuantBlock) * kQ8_0BlockBytes; }
+constexpr size_t q4_0_bytes(size_t rows, size_t cols) { return rows * (cols / kQuantBlock) * kQ4_0BlockBytes; }
+inline void matvec_q8_0(const Device& dev, const Buffer<uint8_t>& w, const Buffer<float>& x, const Buffer<float>& y,
+                        size_t rows, size_t cols) {
+  detail::matvec_quantized(dev, detail::operand(w), detail::operand(x), detail::operand(y), rows, cols, false);
+}
+inline void matvec_q4_0(const Device& dev, const Buffer<uint8_t>& w, const Buffer<float>& x, const Buffer<float>& y,
+                        size_t rows, size_t cols) {
+  detail::matvec_quantized(dev, detail::operand(w), detail::operand(x), detail::operand(y), rows, cols, true);
+}
+
+// ---- Matrix products ------------------------------------------------------------------------------------
+// c[m x n] = a[m x k] * b[k x n]
+template <typename A, typename B, typename C>
+void matmul(const Device& dev, const Buffer<A>& a, const Buffer<B>& b, const Buffer<C>& c, size_t m, size_t n,
+            size_t k) {
+  detail::matmul(dev, detail::operand(a), detail::operand(b), detail::operand(c), m, n, k, false);
+}
+// c[m x n] = a[m x k] * b[n x k]^T (b is a linear layer's out x in weight)
+template <typename A, typename B, typename C>
+void matmul_nt(const Device& dev, const Buffer<A>& a, const Buffer<B>& b, const Buffer<C>& c, size_t m, size_t n,
+               size_t k) {
+  detail::matmul(dev, detail::operand(a), detail::operand(b), detail::operand(c), m, n, k, true);
+}
+// int8 x int8 with exact int32 accumulation, then per-row / per-column scales:
+// c[i, j] = (float(sum_k a[i, k] b[j, k]) * a_scale[i]) * b_scale[j]; a: m x k, b: n x k
+// (int8, row-major), a_scale: m floats, b_scale: n floats, c: m x n floats. k <= 131072 so the
+// int32 sum cannot overflow.
+inline void matmul_w8a8(const Device& dev, const Buffer<int8_t>& a, const Buffer<int8_t>& b,
+                        const Buffer<float>& a_scale, const Buffer<float>& b_scale, const Buffer<float>& c, size_t m,
+                        size_t n, size_t k) {
+  detail::matmul_w8a8(dev, detail::operand(a), detail::operand(b), detail::operand(a_scale),
+                      detail::operand(b_scale), detail::operand(c), m, n, k);
+}
+
+// ---- Attention -----------------------------------------------------------------------------------------
+enum class AttentionLayout {
+  BHSD,   // [batch][heads][seq][head_dim]
+  BSHD,   // [batch][seq][heads][head_dim]
+};
+struct AttentionShape {
+  size_t batch = 1;
+  size_t q_heads = 0;
+  size_t kv_heads = 0;       // divides q_heads (grouped-query attention; = q_heads for MHA)
+  size_t q_len = 0;          // queries: the last q_len positions of the KV sequence
+  size_t kv_len = 0;         // KV positions attended to (>= q_len when causal)
+  size_t head_dim = 0;       // 64 or 128
+  size_t kv_capacity = 0;    // positions the k / v buffers are laid out for (a KV cache); 0 = kv_len
+  AttentionLayout layout = AttentionLayout::BHSD;   // of q, o and k, v alike
+  bool causal = false;       // key j visible to query i when j <= kv_len - q_len + i
+  float scale = 0.0f;        // 0 = 1 / sqrt(head_dim)
+};
+namespace detail {
+void attention(const Device&, Operand q, Operand k, Operand v, Operand o, const AttentionShape& shape);
+}
+// o = softmax(scale * q k^T [+ causal mask]) v, flash style (online softmax, never storing the
+// score matrix). q, o: batch x q_heads x q_len x head_dim; k, v: batch x kv_heads x kv_capacity x
+// head_dim, in the layout named.
+template <typename Q, typename K, typename V, typename O>
+void attention(const Device& dev, const Buffer<Q>& q, const Buffer<K>& k, const Buffer<V>& v, const Buffer<O>& o,
+               const AttentionShape& shape) {
+  detail::attention(dev, detail::operand(q), detail::operand(k), detail::operand(v), detail::operand(o), shape);
+}
+
+// The embedded op library as a Module (loaded on first use per Device), for listing or
+// launching its kernels directly; throws ErrorCode::NotFound when libquiver has none.
+Module library(const Device& dev);
+// Whether this libquiver has the op library built in.
+bool library_built_in() noexcept;
+
+}  // namespace quiver::ops

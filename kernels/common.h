@@ -1,0 +1,72 @@
+// Helpers shared by the op library's kernels (kernels/*.cpp). Every op is a template over its
+// element type T (float, qv::bf16, qv::half): loads go through to_f32, stores through
+// from_f32<T>, and all arithmetic is done in float, as KERNEL_LANGUAGE.md asks of half/bf16.
+// A new element type therefore needs only new explicit-instantiation lines in each op file.
+#pragma once
+
+#include <quiver/kernel.h>
+
+namespace qvops {
+
+// Threads per block of the row-wise ops (one block per row, strided loops over the columns).
+constexpr uint32_t kRowThreads = 256;
+// Threads per block of the element-wise ops (grid-stride loops).
+constexpr uint32_t kElemThreads = 256;
+// The most negative finite float: the start of a running maximum, and the marker of masked
+// attention scores (a finite sentinel keeps exp(m_old - m_new) well defined while a whole row
+// is still masked).
+constexpr float kLowest = -3.40282347e38f;
+
+template <typename T>
+QV_DEVICE float to_f32(T v) {
+  return static_cast<float>(v);
+}
+template <typename T>
+QV_DEVICE T from_f32(float v) {
+  return static_cast<T>(v);   // round to nearest even for half / bf16
+}
+
+// The row a row-wise block works on. The host splits more than 65535 rows over grid.y
+// (Vulkan guarantees only 65535 blocks per grid dimension), so the last blocks may be spare.
+QV_DEVICE uint32_t block_row() { return qv::block_id_x() + qv::block_id_y() * qv::grid_dim_x(); }
+
+// First element and stride of a grid-stride loop over a 1-D grid.
+QV_DEVICE uint32_t grid_first() { return qv::global_id_x(); }
+QV_DEVICE uint32_t grid_stride() { return qv::grid_dim_x() * qv::block_dim_x(); }
+
+// IEEE binary16 bits -> float, exactly, with integer and power-of-two arithmetic only (every
+// step is exact in float), so block-quantized weights can keep llama.cpp's byte layout with the
+// f16 scale at any byte offset.
+QV_DEVICE float f16_bits_to_f32(uint32_t bits) {
+  uint32_t exponent = (bits >> 10) & 31u;
+  uint32_t mantissa = bits & 1023u;
+  float magnitude;
+  if (exponent == 0) {
+    magnitude = static_cast<float>(mantissa) * 5.9604644775390625e-8f;   // m * 2^-24 (subnormal)
+  } else if (exponent == 31) {
+    magnitude = mantissa == 0 ? 3.40282347e38f * 2.0f : (0.0f * 3.40282347e38f * 2.0f);  // inf / NaN
+  } else {
+    // (1024 + m) * 2^(e - 25) = (1024 + m) * 2^e * 2^-25, each factor exact in float.
+    magnitude = static_cast<float>(1024u + mantissa) * static_cast<float>(1u << exponent) * 2.98023223876953125e-8f;
+  }
+  return (bits & 0x8000u) != 0 ? -magnitude : magnitude;
+}
+
+// sin and cos of x for |x| < 2^16 * pi / 2 (rope angles reach 10^5 rad in long contexts). The
+// angle is reduced by quarter turns k = round(x * 2 / pi) with pi / 2 split into pieces of at most
+// 8 significant bits, so every k * piece is exact in float for k < 2^16 whether or not the driver
+// fuses the multiply-subtract; qv::sin / qv::cos then only see |r| <= pi / 4 (+ an ulp), where
+// they are accurate on every backend. (qv::sin on lavapipe loses ~1e-4 absolute at |x| = 4096.)
+QV_DEVICE void sin_cos(float x, float& s, float& c) {
+  float k = qv::floor(x * 0.636619772367581343f + 0.5f);
+  float r = x - k * 1.5703125f;                    // pi / 2 = 1.5703125
+  r = r - k * 4.825592041015625e-4f;               //       + 0x1.fap-12
+  r = r - k * 1.2665987014770508e-6f;              //       + 0x1.54p-20
+  r = r - k * 9.92093629470503e-10f;               //       + the rest, rounded (error 5e-17)
+  float sr = qv::sin(r), cr = qv::cos(r);
+  int32_t quadrant = static_cast<int32_t>(k) & 3;  // two's complement: right for negative k too
+  s = quadrant == 0 ? sr : quadrant == 1 ? cr : quadrant == 2 ? -sr : -cr;
+  c = quadrant == 0 ? cr : quadrant == 1 ? -sr : quadrant == 2 ? -cr : sr;
+}
+
+}  // namespace qvops

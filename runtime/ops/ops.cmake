@@ -1,0 +1,31 @@
+# The op library, included from runtime/CMakeLists.txt (include(), not add_subdirectory(): the
+# custom command that makes the embedded fat binary must live in the directory of the target
+# that compiles its output). kernels/*.cpp are compiled by quiverc into one .qfb whose bytes
+# quiverc also writes as a C++ source (--emit-embed) linked into libquiver; runtime/ops/*.cpp is
+# the host side (include/quiver/ops.h). Without the compiler there is no op library and every
+# op throws quiver::Error(NotFound) saying so.
+target_sources(quiver_runtime PRIVATE ops/library.cpp ops/op_call.cpp ops/ops.cpp)
+
+if(QUIVER_BUILD_COMPILER)
+  set(_qv_ops_kernels norms.cpp softmax.cpp elementwise.cpp matvec.cpp matmul.cpp attention.cpp)
+  list(TRANSFORM _qv_ops_kernels PREPEND "${PROJECT_SOURCE_DIR}/kernels/")
+  set(_qv_ops_dir "${CMAKE_CURRENT_BINARY_DIR}/ops")
+  file(MAKE_DIRECTORY "${_qv_ops_dir}")
+  # quiverc is defined later (compiler/ comes after runtime/); target names in COMMAND and
+  # DEPENDS resolve when the build files are generated, so the order does not matter.
+  add_custom_command(
+    OUTPUT "${_qv_ops_dir}/quiver_ops.qfb" "${_qv_ops_dir}/quiver_ops_embed.cpp"
+    COMMAND quiverc ${_qv_ops_kernels} -o "${_qv_ops_dir}/quiver_ops.qfb"
+            --emit-embed "${_qv_ops_dir}/quiver_ops_embed.cpp" --namespace quiver::ops::embedded
+            --depfile "${_qv_ops_dir}/quiver_ops.d"
+    DEPENDS ${_qv_ops_kernels} quiverc
+    DEPFILE "${_qv_ops_dir}/quiver_ops.d"
+    COMMENT "quiverc: building the op library quiver_ops.qfb"
+    VERBATIM)
+  target_sources(quiver_runtime PRIVATE "${_qv_ops_dir}/quiver_ops_embed.cpp")
+  target_compile_definitions(quiver_runtime PRIVATE QUIVER_OPS_EMBEDDED=1)
+  # For tests that inspect the fat binary itself (tests/ops: image validation).
+  set_target_properties(quiver_runtime PROPERTIES QUIVER_OPS_FATBIN_FILE "${_qv_ops_dir}/quiver_ops.qfb")
+else()
+  target_compile_definitions(quiver_runtime PRIVATE QUIVER_OPS_EMBEDDED=0)
+endif()

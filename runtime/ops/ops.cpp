@@ -1,0 +1,277 @@
+// quiver::ops entry points: check every argument (messages name the op and the argument), pick
+// the kernel instantiation for the element type, launch. The kernels are kernels/*.cpp.
+#include <cmath>
+#include <string>
+
+#include "ops/op_call.h"
+#include "quiver/ops.h"
+
+namespace quiver::ops::detail {
+
+namespace {
+
+// The element types the floating-point ops are instantiated for (kernels/*.cpp).
+constexpr std::initializer_list<Elem> kFloatTypes = {Elem::F32, Elem::BF16, Elem::F16};
+
+Elem float_elem(const OpCall& call, const char* name, const Operand& o) {
+  return call.require_elem(name, o, kFloatTypes);
+}
+
+std::string kernel_name(const char* base, Elem e) { return std::string(base) + "<" + elem_name(e) + ">"; }
+
+void require_eps(const OpCall& call, float eps) {
+  if (!(eps >= 0.0f) || !std::isfinite(eps)) call.fail("eps = " + std::to_string(eps) + " must be finite and >= 0");
+}
+
+}  // namespace
+
+void rms_norm(const Device& dev, Operand x, Operand w, Operand out, size_t rows, size_t cols, float eps) {
+  OpCall call(dev, "rms_norm");
+  Elem e = float_elem(call, "x", x);
+  call.require_same_elem("w", w, "x", x);
+  call.require_same_elem("out", out, "x", x);
+  size_t n = call.elements({rows, cols}, "rows * cols");
+  call.require_at_least("x", x, n, "rows * cols");
+  call.require_exactly("w", w, cols, "cols");
+  call.require_at_least("out", out, n, "rows * cols");
+  require_eps(call, eps);
+  if (n == 0) return;
+  call.launch(kernel_name("rms_norm", e), call.row_grid(rows),
+              {x, w, out, call.dim(rows, "rows"), call.dim(cols, "cols"), eps});
+}
+
+void layer_norm(const Device& dev, Operand x, Operand w, Operand b, Operand out, size_t rows, size_t cols,
+                float eps) {
+  OpCall call(dev, "layer_norm");
+  Elem e = float_elem(call, "x", x);
+  call.require_same_elem("w", w, "x", x);
+  call.require_same_elem("b", b, "x", x);
+  call.require_same_elem("out", out, "x", x);
+  size_t n = call.elements({rows, cols}, "rows * cols");
+  call.require_at_least("x", x, n, "rows * cols");
+  call.require_exactly("w", w, cols, "cols");
+  call.require_exactly("b", b, cols, "cols");
+  call.require_at_least("out", out, n, "rows * cols");
+  require_eps(call, eps);
+  if (n == 0) return;
+  call.launch(kernel_name("layer_norm", e), call.row_grid(rows),
+              {x, w, b, out, call.dim(rows, "rows"), call.dim(cols, "cols"), eps});
+}
+
+void add_rms_norm(const Device& dev, Operand x, Operand residual, Operand w, Operand sum, Operand out, size_t rows,
+                  size_t cols, float eps) {
+  OpCall call(dev, "add_rms_norm");
+  Elem e = float_elem(call, "x", x);
+  call.require_same_elem("residual", residual, "x", x);
+  call.require_same_elem("w", w, "x", x);
+  call.require_same_elem("sum", sum, "x", x);
+  call.require_same_elem("out", out, "x", x);
+  size_t n = call.elements({rows, cols}, "rows * cols");
+  call.require_at_least("x", x, n, "rows * cols");
+  call.require_at_least("residual", residual, n, "rows * cols");
+  call.require_exactly("w", w, cols, "cols");
+  call.require_at_least("sum", sum, n, "rows * cols");
+  call.require_at_least("out", out, n, "rows * cols");
+  require_eps(call, eps);
+  if (n == 0) return;
+  call.launch(kernel_name("add_rms_norm", e), call.row_grid(rows),
+              {x, residual, w, sum, out, call.dim(rows, "rows"), call.dim(cols, "cols"), eps});
+}
+
+void softmax(const Device& dev, Operand x, Operand out, size_t rows, size_t cols, bool log) {
+  OpCall call(dev, log ? "log_softmax" : "softmax");
+  Elem e = float_elem(call, "x", x);
+  call.require_same_elem("out", out, "x", x);
+  size_t n = call.elements({rows, cols}, "rows * cols");
+  call.require_at_least("x", x, n, "rows * cols");
+  call.require_at_least("out", out, n, "rows * cols");
+  if (n == 0) return;
+  call.launch(kernel_name(log ? "log_softmax" : "softmax", e), call.row_grid(rows),
+              {x, out, call.dim(rows, "rows"), call.dim(cols, "cols")});
+}
+
+void silu_gate(const Device& dev, Operand x, Operand g, Operand out, size_t n) {
+  OpCall call(dev, "silu_gate");
+  Elem e = float_elem(call, "x", x);
+  call.require_same_elem("g", g, "x", x);
+  call.require_same_elem("out", out, "x", x);
+  n = call.elements({n}, "n");
+  call.require_at_least("x", x, n, "n");
+  call.require_at_least("g", g, n, "n");
+  call.require_at_least("out", out, n, "n");
+  if (n == 0) return;
+  call.launch(kernel_name("silu_gate", e), stride_grid(n), {x, g, out, call.dim(n, "n")});
+}
+
+void gelu(const Device& dev, Operand x, Operand out, size_t n, bool tanh_form) {
+  OpCall call(dev, "gelu");
+  Elem e = float_elem(call, "x", x);
+  call.require_same_elem("out", out, "x", x);
+  n = call.elements({n}, "n");
+  call.require_at_least("x", x, n, "n");
+  call.require_at_least("out", out, n, "n");
+  if (n == 0) return;
+  call.launch(kernel_name(tanh_form ? "gelu_tanh" : "gelu_erf", e), stride_grid(n), {x, out, call.dim(n, "n")});
+}
+
+void rope(const Device& dev, Operand x, Operand positions, Operand inv_freq, Operand out, size_t tokens,
+          size_t heads, size_t head_dim, bool interleaved) {
+  OpCall call(dev, "rope");
+  Elem e = float_elem(call, "x", x);
+  call.require_same_elem("out", out, "x", x);
+  call.require_elem("positions", positions, {Elem::I32});
+  call.require_elem("inv_freq", inv_freq, {Elem::F32});
+  if (head_dim == 0 || head_dim % 2 != 0) call.fail("head_dim = " + std::to_string(head_dim) + " must be even and > 0");
+  if (inv_freq.size == 0 || inv_freq.size > head_dim / 2)
+    call.fail("inv_freq has " + std::to_string(inv_freq.size) + " elements, expected 1 to head_dim / 2 = " +
+              std::to_string(head_dim / 2) + " (rotary_dim / 2)");
+  size_t n = call.elements({tokens, heads, head_dim}, "tokens * heads * head_dim");
+  call.require_at_least("x", x, n, "tokens * heads * head_dim");
+  call.require_at_least("positions", positions, tokens, "tokens");
+  call.require_at_least("out", out, n, "tokens * heads * head_dim");
+  if (n == 0) return;
+  call.launch(kernel_name(interleaved ? "rope_gptj" : "rope_neox", e), stride_grid(n / 2),
+              {x, positions, inv_freq, out, call.dim(tokens, "tokens"), call.dim(heads, "heads"),
+               call.dim(head_dim, "head_dim"), call.dim(inv_freq.size, "inv_freq size")});
+}
+
+void embedding(const Device& dev, Operand table, Operand ids, Operand out, size_t tokens, size_t vocab, size_t dim) {
+  OpCall call(dev, "embedding");
+  Elem e = float_elem(call, "table", table);
+  call.require_same_elem("out", out, "table", table);
+  call.require_elem("ids", ids, {Elem::I32});
+  size_t table_n = call.elements({vocab, dim}, "vocab * dim");
+  size_t n = call.elements({tokens, dim}, "tokens * dim");
+  call.require_at_least("table", table, table_n, "vocab * dim");
+  call.require_at_least("ids", ids, tokens, "tokens");
+  call.require_at_least("out", out, n, "tokens * dim");
+  if (n == 0) return;
+  call.launch(kernel_name("embedding", e), stride_grid(n),
+              {table, ids, out, call.dim(tokens, "tokens"), call.dim(dim, "dim"), call.dim(vocab, "vocab")});
+}
+
+void matvec(const Device& dev, Operand w, Operand x, Operand y, size_t rows, size_t cols) {
+  OpCall call(dev, "matvec");
+  Elem e = float_elem(call, "w", w);
+  call.require_same_elem("x", x, "w", w);
+  call.require_same_elem("y", y, "w", w);
+  size_t n = call.elements({rows, cols}, "rows * cols");
+  call.require_at_least("w", w, n, "rows * cols");
+  call.require_at_least("x", x, cols, "cols");
+  call.require_at_least("y", y, rows, "rows");
+  if (rows == 0) return;
+  call.launch(kernel_name("matvec", e), call.row_grid(rows),
+              {w, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
+}
+
+void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t rows, size_t cols, bool q4) {
+  OpCall call(dev, q4 ? "matvec_q4_0" : "matvec_q8_0");
+  call.require_elem("w", w, {Elem::U8});
+  call.require_elem("x", x, {Elem::F32});
+  call.require_elem("y", y, {Elem::F32});
+  if (cols % kQuantBlock != 0)
+    call.fail("cols = " + std::to_string(cols) + " is not a multiple of the 32-element quantization block");
+  size_t block_bytes = q4 ? kQ4_0BlockBytes : kQ8_0BlockBytes;
+  std::string expr = "rows * (cols / 32) * " + std::to_string(block_bytes);
+  size_t bytes = call.elements({rows, cols / kQuantBlock, block_bytes}, expr);
+  call.elements({rows, cols}, "rows * cols");
+  call.require_at_least("w", w, bytes, expr + " bytes");
+  call.require_at_least("x", x, cols, "cols");
+  call.require_at_least("y", y, rows, "rows");
+  if (rows == 0) return;
+  call.launch(q4 ? "matvec_q4_0" : "matvec_q8_0", call.row_grid(rows),
+              {w, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
+}
+
+namespace {
+constexpr size_t kMatmulTile = 64;   // kernels/matmul.cpp: a block computes a 64 x 64 tile of c
+
+Grid matmul_grid(const OpCall& call, size_t m, size_t n) {
+  size_t gx = (n + kMatmulTile - 1) / kMatmulTile, gy = (m + kMatmulTile - 1) / kMatmulTile;
+  if (gx > 65535 || gy > 65535) call.fail("m and n must each be at most 65535 * 64");
+  return Grid{static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), 1};
+}
+}  // namespace
+
+void matmul(const Device& dev, Operand a, Operand b, Operand c, size_t m, size_t n, size_t k, bool b_transposed) {
+  OpCall call(dev, b_transposed ? "matmul_nt" : "matmul");
+  Elem e = float_elem(call, "a", a);
+  call.require_same_elem("b", b, "a", a);
+  call.require_same_elem("c", c, "a", a);
+  call.require_at_least("a", a, call.elements({m, k}, "m * k"), "m * k");
+  call.require_at_least("b", b, call.elements({k, n}, "k * n"), b_transposed ? "n * k" : "k * n");
+  size_t mn = call.elements({m, n}, "m * n");
+  call.require_at_least("c", c, mn, "m * n");
+  call.dim(k, "k");
+  if (mn == 0) return;
+  call.launch(kernel_name(b_transposed ? "matmul_nt" : "matmul_nn", e), matmul_grid(call, m, n),
+              {a, b, c, call.dim(m, "m"), call.dim(n, "n"), call.dim(k, "k")});
+}
+
+void matmul_w8a8(const Device& dev, Operand a, Operand b, Operand a_scale, Operand b_scale, Operand c, size_t m,
+                 size_t n, size_t k) {
+  OpCall call(dev, "matmul_w8a8");
+  call.require_elem("a", a, {Elem::I8});
+  call.require_elem("b", b, {Elem::I8});
+  call.require_elem("a_scale", a_scale, {Elem::F32});
+  call.require_elem("b_scale", b_scale, {Elem::F32});
+  call.require_elem("c", c, {Elem::F32});
+  if (k > 131072) call.fail("k = " + std::to_string(k) + " exceeds 131072 (the int32 accumulator could overflow)");
+  call.require_at_least("a", a, call.elements({m, k}, "m * k"), "m * k");
+  call.require_at_least("b", b, call.elements({n, k}, "n * k"), "n * k");
+  call.require_exactly("a_scale", a_scale, m, "m");
+  call.require_exactly("b_scale", b_scale, n, "n");
+  size_t mn = call.elements({m, n}, "m * n");
+  call.require_at_least("c", c, mn, "m * n");
+  if (mn == 0) return;
+  call.launch("matmul_w8a8", matmul_grid(call, m, n),
+              {a, b, a_scale, b_scale, c, call.dim(m, "m"), call.dim(n, "n"), call.dim(k, "k")});
+}
+
+void attention(const Device& dev, Operand q, Operand k, Operand v, Operand o, const AttentionShape& s) {
+  OpCall call(dev, "attention");
+  Elem e = float_elem(call, "q", q);
+  call.require_same_elem("k", k, "q", q);
+  call.require_same_elem("v", v, "q", q);
+  call.require_same_elem("o", o, "q", q);
+  if (s.head_dim != 64 && s.head_dim != 128)
+    call.fail("head_dim = " + std::to_string(s.head_dim) + " is not supported (64 or 128)");
+  if (s.kv_heads == 0 || s.q_heads % s.kv_heads != 0)
+    call.fail("q_heads = " + std::to_string(s.q_heads) + " must be a multiple of kv_heads = " +
+              std::to_string(s.kv_heads));
+  size_t capacity = s.kv_capacity == 0 ? s.kv_len : s.kv_capacity;
+  if (s.kv_len > capacity)
+    call.fail("kv_len = " + std::to_string(s.kv_len) + " exceeds kv_capacity = " + std::to_string(capacity));
+  if (s.q_len > 0 && s.kv_len == 0) call.fail("kv_len is 0: there is nothing to attend to");
+  if (s.causal && s.kv_len < s.q_len)
+    call.fail("causal attention needs kv_len >= q_len (the queries are the last q_len of the kv_len positions); "
+              "got q_len = " + std::to_string(s.q_len) + ", kv_len = " + std::to_string(s.kv_len));
+  if (!std::isfinite(s.scale)) call.fail("scale must be finite");
+  size_t qn = call.elements({s.batch, s.q_heads, s.q_len, s.head_dim}, "batch * q_heads * q_len * head_dim");
+  size_t kvn = call.elements({s.batch, s.kv_heads, capacity, s.head_dim}, "batch * kv_heads * kv_capacity * head_dim");
+  call.require_at_least("q", q, qn, "batch * q_heads * q_len * head_dim");
+  call.require_at_least("k", k, kvn, "batch * kv_heads * kv_capacity * head_dim");
+  call.require_at_least("v", v, kvn, "batch * kv_heads * kv_capacity * head_dim");
+  call.require_at_least("o", o, qn, "batch * q_heads * q_len * head_dim");
+  if (qn == 0) return;
+  if (s.q_heads > 65535 || s.batch > 65535) call.fail("batch and q_heads must each be at most 65535");
+
+  const size_t d = s.head_dim;
+  const bool bhsd = s.layout == AttentionLayout::BHSD;
+  uint32_t q_head_stride = call.dim(bhsd ? s.q_len * d : d, "q head stride");
+  uint32_t q_seq_stride = call.dim(bhsd ? d : s.q_heads * d, "q seq stride");
+  uint32_t kv_head_stride = call.dim(bhsd ? capacity * d : d, "kv head stride");
+  uint32_t kv_seq_stride = call.dim(bhsd ? d : s.kv_heads * d, "kv seq stride");
+  uint32_t kv_batch_stride = call.dim(s.kv_heads * capacity * d, "kv batch stride");
+  float scale = s.scale == 0.0f ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))) : s.scale;
+  const size_t rows_per_block = 2048 / d;   // kernels/attention.cpp: BQ = 256 * 8 / D
+  Grid grid{static_cast<uint32_t>((s.q_len + rows_per_block - 1) / rows_per_block),
+            static_cast<uint32_t>(s.q_heads), static_cast<uint32_t>(s.batch)};
+  if (grid.x > 65535) call.fail("q_len = " + std::to_string(s.q_len) + " needs more than 65535 blocks");
+  call.launch("attention<" + elem_name(e) + ", " + std::to_string(d) + ">", grid,
+              {q, k, v, o, call.dim(s.q_heads, "q_heads"), call.dim(s.kv_heads, "kv_heads"), call.dim(s.q_len, "q_len"),
+               call.dim(s.kv_len, "kv_len"), q_head_stride, q_seq_stride, kv_head_stride, kv_seq_stride,
+               kv_batch_stride, scale, s.causal});
+}
+
+}  // namespace quiver::ops::detail

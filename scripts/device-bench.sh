@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The benchmark half of the GPU machine's run (scripts/device-check.sh is the test half):
+# quiver-bench on CUDA (every case) and on Vulkan (the memory-bound ops), JSON under $OUT.
+#   device run: carry [".device", ".gl"], command: bash scripts/device-bench.sh .device/build [filter]
+set -uo pipefail
+BUILD_DIR=${1:-.device/build}
+FILTER=${2:-}
+OUT=${OUT:-/tmp/quiver-out}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="$BUILD_DIR/runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if [ -d .gl ]; then   # the Vulkan loader and glvnd (device README, headless rendering)
+  for deb in .gl/*.deb; do dpkg -x "$deb" / 2>/dev/null; done
+fi
+[ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+ANCHORS=()
+[ -f "$BUILD_DIR/h100_baseline.json" ] && ANCHORS=(--anchors "$BUILD_DIR/h100_baseline.json")
+BENCH="$BUILD_DIR/bin/quiver-bench"
+"$BENCH" --backend cuda --json "$OUT/bench-cuda.json" "${ANCHORS[@]}" ${FILTER:+--filter "$FILTER"} 2>&1 | tee "$OUT/bench-cuda.txt"
+if [ -z "$FILTER" ]; then
+  for f in "rms_norm f32 32768x4096" "softmax f32 32768x4096" "silu_gate f32 32768x4096"; do
+    "$BENCH" --backend vulkan --filter "$f" 2>&1 | tee -a "$OUT/bench-vulkan.txt"
+  done
+fi

@@ -1,0 +1,169 @@
+// quiver::ops argument checks: wrong sizes, shapes, element types, empty or foreign buffers
+// throw quiver::Error(InvalidArgument) naming the op and the argument, and nothing is launched
+// (the output keeps its poison).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "gate.h"
+
+namespace {
+
+namespace ops = quiver::ops;
+using quiver::Buffer;
+
+quiver::Device& dev() { return gate::device(); }
+
+template <typename T>
+Buffer<T> zeros(size_t n) {
+  return gate::upload(std::vector<T>(n, T{}));
+}
+
+// Runs `call`, expects InvalidArgument with exactly `message`, and checks `out` was not written.
+template <typename F>
+void expect_error(F&& call, const std::string& message, const Buffer<float>* out = nullptr) {
+  std::vector<float> before;
+  if (out) before = gate::download(*out);
+  try {
+    call();
+    ADD_FAILURE() << "no error; expected: " << message;
+  } catch (const quiver::Error& e) {
+    EXPECT_EQ(e.code(), quiver::ErrorCode::InvalidArgument) << e.what();
+    EXPECT_EQ(std::string(e.what()), message);
+  }
+  if (out) {
+    dev().synchronize();
+    std::vector<float> after = gate::download(*out);
+    EXPECT_EQ(0, std::memcmp(before.data(), after.data(), before.size() * sizeof(float)))
+        << "a failed call wrote its output";
+  }
+}
+
+TEST(OpsErrors, LibraryIsBuiltInAndListsItsKernels) {
+  ASSERT_TRUE(ops::library_built_in());
+  std::vector<std::string> names = ops::library(dev()).kernel_names();
+  for (const char* k : {"rms_norm<float>", "rms_norm<bf16>", "softmax<half>", "attention<float, 128>",
+                        "attention<bf16, 64>", "matvec<half>", "matvec_q4_0", "matmul_w8a8"})
+    EXPECT_NE(std::find(names.begin(), names.end(), k), names.end()) << k;
+}
+
+TEST(OpsErrors, RmsNormSizes) {
+  auto x = zeros<float>(2 * 4096), w = zeros<float>(4095), out = gate::poisoned<float>(2 * 4096);
+  expect_error([&] { ops::rms_norm(dev(), x, w, out, 2, 4096); },
+               "rms_norm: w has 4095 elements, expected cols = 4096", &out);
+  auto w_ok = zeros<float>(4096);
+  expect_error([&] { ops::rms_norm(dev(), x, w_ok, out, 3, 4096); },
+               "rms_norm: x has 8192 elements, expected at least rows * cols = 12288", &out);
+  auto small_out = gate::poisoned<float>(100);
+  expect_error([&] { ops::rms_norm(dev(), x, w_ok, small_out, 2, 4096); },
+               "rms_norm: out has 100 elements, expected at least rows * cols = 8192", &small_out);
+  expect_error([&] { ops::rms_norm(dev(), x, w_ok, out, 2, 4096, -1.0f); },
+               "rms_norm: eps = -1.000000 must be finite and >= 0", &out);
+}
+
+TEST(OpsErrors, ElementTypes) {
+  auto x = zeros<float>(64), out = gate::poisoned<float>(64);
+  auto w_int = zeros<int32_t>(8);
+  expect_error([&] { ops::rms_norm(dev(), x, w_int, out, 8, 8); },
+               "rms_norm: w is a Buffer<int32_t> but x is a Buffer<float>; they must have the same element type",
+               &out);
+  auto x_int = zeros<int32_t>(64);
+  expect_error([&] { ops::softmax(dev(), x_int, out, 8, 8); },
+               "softmax: x is a Buffer<int32_t>; softmax takes Buffer<float, bf16, half>", &out);
+  auto w = zeros<float>(8);
+  auto b_u8 = zeros<uint8_t>(8);
+  expect_error([&] { ops::layer_norm(dev(), x, w, b_u8, out, 8, 8); },
+               "layer_norm: b is a Buffer<uint8_t> but x is a Buffer<float>; they must have the same element type",
+               &out);
+}
+
+TEST(OpsErrors, EmptyAndForeignBuffers) {
+  auto x = zeros<float>(16), w = zeros<float>(4), out = gate::poisoned<float>(16);
+  Buffer<float> empty;
+  expect_error([&] { ops::rms_norm(dev(), x, empty, out, 4, 4); },
+               "rms_norm: w is an empty Buffer (default-constructed or moved-from)", &out);
+  quiver::Device other = quiver::Device::open(dev().backend_name());
+  Buffer<float> foreign = other.alloc<float>(4);
+  expect_error([&] { ops::rms_norm(dev(), x, foreign, out, 4, 4); },
+               "rms_norm: w was allocated on a different quiver::Device than the one the op runs on", &out);
+}
+
+TEST(OpsErrors, ShapeLimits) {
+  auto x = zeros<float>(16), w = zeros<float>(16), out = gate::poisoned<float>(16);
+  expect_error([&] { ops::rms_norm(dev(), x, w, out, size_t{1} << 20, size_t{1} << 12); },
+               "rms_norm: rows * cols reaches 2^32 elements; the op library indexes tensors with 32-bit integers",
+               &out);
+  auto q = zeros<uint8_t>(34);
+  auto xq = zeros<float>(40);
+  expect_error([&] { ops::matvec_q8_0(dev(), q, xq, out, 1, 40); },
+               "matvec_q8_0: cols = 40 is not a multiple of the 32-element quantization block", &out);
+  expect_error([&] { ops::matvec_q4_0(dev(), q, xq, out, 2, 32); },
+               "matvec_q4_0: w has 34 elements, expected at least rows * (cols / 32) * 18 bytes = 36", &out);
+}
+
+TEST(OpsErrors, Rope) {
+  auto x = zeros<float>(16), out = gate::poisoned<float>(16);
+  auto pos = zeros<int32_t>(2);
+  auto freq = gate::upload(ops::rope_inv_freq(8));   // 4 frequencies: rotary_dim 8
+  expect_error([&] { ops::rope(dev(), x, pos, freq, out, 2, 1, 7); }, "rope: head_dim = 7 must be even and > 0", &out);
+  expect_error([&] { ops::rope(dev(), x, pos, freq, out, 2, 1, 6); },
+               "rope: inv_freq has 4 elements, expected 1 to head_dim / 2 = 3 (rotary_dim / 2)", &out);
+  expect_error([&] { ops::rope(dev(), x, pos, freq, out, 3, 1, 8); },
+               "rope: x has 16 elements, expected at least tokens * heads * head_dim = 24", &out);
+  EXPECT_THROW(ops::rope_inv_freq(7), quiver::Error);
+}
+
+TEST(OpsErrors, Attention) {
+  auto q = zeros<float>(4 * 64), k = zeros<float>(4 * 64), v = zeros<float>(4 * 64);
+  auto o = gate::poisoned<float>(4 * 64);
+  ops::AttentionShape s;
+  s.q_heads = 1;
+  s.kv_heads = 1;
+  s.q_len = 4;
+  s.kv_len = 4;
+  s.head_dim = 96;
+  expect_error([&] { ops::attention(dev(), q, k, v, o, s); },
+               "attention: head_dim = 96 is not supported (64 or 128)", &o);
+  s.head_dim = 64;
+  s.q_heads = 3;
+  s.kv_heads = 2;
+  expect_error([&] { ops::attention(dev(), q, k, v, o, s); },
+               "attention: q_heads = 3 must be a multiple of kv_heads = 2", &o);
+  s.q_heads = 1;
+  s.kv_heads = 1;
+  s.kv_len = 3;
+  s.causal = true;
+  expect_error([&] { ops::attention(dev(), q, k, v, o, s); },
+               "attention: causal attention needs kv_len >= q_len (the queries are the last q_len of the kv_len "
+               "positions); got q_len = 4, kv_len = 3",
+               &o);
+  s.kv_len = 5;
+  s.kv_capacity = 4;
+  expect_error([&] { ops::attention(dev(), q, k, v, o, s); }, "attention: kv_len = 5 exceeds kv_capacity = 4", &o);
+  s.kv_capacity = 8;
+  expect_error([&] { ops::attention(dev(), q, k, v, o, s); },
+               "attention: k has 256 elements, expected at least batch * kv_heads * kv_capacity * head_dim = 512", &o);
+}
+
+TEST(OpsErrors, MatmulW8A8Scales) {
+  auto a = zeros<int8_t>(4 * 8), b = zeros<int8_t>(3 * 8);
+  auto sa = zeros<float>(4), sb = zeros<float>(2), c = gate::poisoned<float>(12);
+  expect_error([&] { ops::matmul_w8a8(dev(), a, b, sa, sb, c, 4, 3, 8); },
+               "matmul_w8a8: b_scale has 2 elements, expected n = 3", &c);
+  expect_error([&] { ops::matmul_w8a8(dev(), a, b, sa, sb, c, 4, 3, 200000); },
+               "matmul_w8a8: k = 200000 exceeds 131072 (the int32 accumulator could overflow)", &c);
+}
+
+TEST(OpsErrors, ZeroSizedShapesLaunchNothing) {
+  auto x = zeros<float>(4), w = zeros<float>(0), out = gate::poisoned<float>(4);
+  std::vector<float> before = gate::download(out);
+  ops::rms_norm(dev(), x, w, out, 4, 0);
+  ops::softmax(dev(), x, out, 0, 4);
+  ops::gelu(dev(), x, out, 0);
+  std::vector<float> after = gate::download(out);
+  EXPECT_EQ(0, std::memcmp(before.data(), after.data(), before.size() * sizeof(float)));
+}
+
+}  // namespace

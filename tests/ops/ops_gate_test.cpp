@@ -1,0 +1,457 @@
+// The numeric gate: every op of include/quiver/ops.h, for every element type it is built for,
+// on the backend QUIVER_BACKEND names, against the fp64 oracle (oracle.cpp) on fresh random
+// inputs. Outputs are poisoned (NaN) before each run and carry a guard of extra poisoned
+// elements that must survive: an element left unwritten, or one written past the end, fails.
+//
+// Metrics and bounds (docs/numerics.md explains them):
+//  row-scaled    max |out - ref| / max |ref| of the row: f32 1e-5, f16 1e-3, bf16 8e-3 (the
+//                element type's rounding, 2^-11 / 2^-9 of the scale, plus float arithmetic)
+//  input-scaled  gelu: the same with max |x| of the row as the scale (gelu(x) -> 0 for x << 0
+//                through 1 + erf(x) cancelling, so its error scales with |x|)
+//  dot-weighted  max |out - ref| / sum_k |a_k b_k| (matvec, matmul): float accumulation of k
+//                products is within gamma_k = k u / (1 - k u) of that, u = 2^-24, in any
+//                summation order; plus the output's rounding (f16 2^-11, bf16 2^-9)
+//  v-scaled      attention: max |o - ref| / max |v|; the bound is derived per case in
+//                attention_bound() from the head dim and the KV length
+//  exact         embedding, matmul_w8a8: bit-for-bit
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include "gate.h"
+#include "oracle.h"
+
+namespace {
+
+using gate::Dtype;
+using gate::Result;
+using oracle::Vec;
+namespace ops = quiver::ops;
+
+constexpr double kU32 = 0x1p-24;   // float unit roundoff
+constexpr size_t kGuard = 7;       // poisoned elements after every output
+
+// The element types the op library is built for (kernels/*.cpp); each test runs all of them.
+template <typename F>
+void for_each_type(F&& f) {
+  f.template operator()<float>();
+  f.template operator()<quiver::bf16>();
+  f.template operator()<quiver::half>();
+}
+
+template <typename T>
+double scaled_bound() {
+  if constexpr (std::is_same_v<T, float>) return 1e-5;
+  else if constexpr (std::is_same_v<T, quiver::half>) return 1e-3;
+  else return 8e-3;
+}
+// Rounding of a float result to T, relative: the unit roundoff (0 for float: the accumulation
+// bound counts it).
+template <typename T>
+double output_rounding() {
+  if constexpr (std::is_same_v<T, float>) return 0;
+  else return Dtype<T>::unit_roundoff;
+}
+double gamma(size_t n) { return double(n) * kU32 / (1 - double(n) * kU32); }
+
+quiver::Device& dev() { return gate::device(); }
+
+// A poisoned output of n elements plus the guard.
+template <typename T>
+struct Output {
+  explicit Output(size_t n) : n(n), buffer(gate::poisoned<T>(n + kGuard)) {}
+  // The first n elements; fails the test if a guard element changed.
+  std::vector<T> raw() const {
+    std::vector<T> all = gate::download(buffer);
+    std::vector<T> poison = gate::poison_values<T>(kGuard);
+    EXPECT_EQ(0, std::memcmp(all.data() + n, poison.data(), kGuard * sizeof(T)))
+        << "the op wrote past the " << n << " elements of its output";
+    all.resize(n);
+    return all;
+  }
+  Vec read() const { return gate::values(raw()); }
+  size_t n;
+  quiver::Buffer<T> buffer;
+};
+
+template <typename T>
+quiver::Buffer<T> random_buffer(size_t n, double lo, double hi, Vec& exact) {
+  return gate::upload(gate::random_values<T>(n, lo, hi, exact));
+}
+
+struct RowShape {
+  size_t rows, cols;
+};
+std::vector<RowShape> row_shapes() {
+  std::vector<RowShape> s = {{1, 1}, {3, 17}, {5, 1000}, {33, 4096}, {2, 4099}};
+  // Big shapes stay under 2^27 bytes per f32 buffer (lavapipe's maxStorageBufferRange).
+  if (gate::big_shapes()) s.insert(s.end(), {{4096, 1024}, {8000, 4096}, {70000, 64}});
+  return s;
+}
+
+// ---- Normalisation -------------------------------------------------------------------------------
+TEST(OpsGate, RmsNorm) {
+  for_each_type([]<typename T>() {
+    std::vector<RowShape> shapes = row_shapes();
+    // More rows than blocks in grid.x: the rows continue in grid.y (host code shared by every row
+    // op and element type; one type suffices, and the 65537 blocks take seconds on CPU and lavapipe).
+    if constexpr (std::is_same_v<T, float>) shapes.push_back({65537, 3});
+    for (RowShape s : shapes) {
+      Vec x, w;
+      auto bx = random_buffer<T>(s.rows * s.cols, -2, 2, x);
+      auto bw = random_buffer<T>(s.cols, 0.5, 1.5, w);
+      Output<T> out(s.rows * s.cols);
+      ops::rms_norm(dev(), bx, bw, out.buffer, s.rows, s.cols, 1e-6f);
+      Vec ref = oracle::rms_norm(x, w, s.rows, s.cols, double(1e-6f));
+      gate::record({"rms_norm", Dtype<T>::name, gate::shape_string({s.rows, s.cols}), "row-scaled",
+                    gate::row_scaled_error(out.read(), ref, s.cols), scaled_bound<T>()});
+    }
+  });
+}
+
+TEST(OpsGate, LayerNorm) {
+  for_each_type([]<typename T>() {
+    for (RowShape s : row_shapes()) {
+      Vec x, w, b;
+      auto bx = random_buffer<T>(s.rows * s.cols, 1, 3, x);   // an offset mean, so centring matters
+      auto bw = random_buffer<T>(s.cols, 0.5, 1.5, w);
+      auto bb = random_buffer<T>(s.cols, -0.5, 0.5, b);
+      Output<T> out(s.rows * s.cols);
+      ops::layer_norm(dev(), bx, bw, bb, out.buffer, s.rows, s.cols, 1e-5f);
+      Vec ref = oracle::layer_norm(x, w, b, s.rows, s.cols, double(1e-5f));
+      gate::record({"layer_norm", Dtype<T>::name, gate::shape_string({s.rows, s.cols}), "row-scaled",
+                    gate::row_scaled_error(out.read(), ref, s.cols), scaled_bound<T>()});
+    }
+  });
+}
+
+TEST(OpsGate, AddRmsNorm) {
+  for_each_type([]<typename T>() {
+    for (RowShape s : row_shapes()) {
+      Vec x, r, w;
+      auto bx = random_buffer<T>(s.rows * s.cols, -2, 2, x);
+      auto br = random_buffer<T>(s.rows * s.cols, -2, 2, r);
+      auto bw = random_buffer<T>(s.cols, 0.5, 1.5, w);
+      Output<T> sum(s.rows * s.cols), out(s.rows * s.cols);
+      ops::add_rms_norm(dev(), bx, br, bw, sum.buffer, out.buffer, s.rows, s.cols, 1e-6f);
+      Vec ref_sum, ref_out;
+      oracle::add_rms_norm(x, r, w, s.rows, s.cols, double(1e-6f),
+                           // the op's definition: T(float(x) + float(residual))
+                           [](double v) { return Dtype<T>::value(Dtype<T>::from(double(float(v)))); }, ref_sum,
+                           ref_out);
+      std::string shape = gate::shape_string({s.rows, s.cols});
+      // The sum is one addition of two T values rounded to T: exact against the rounded oracle.
+      gate::record({"add_rms_norm.sum", Dtype<T>::name, shape, "exact",
+                    gate::row_scaled_error(sum.read(), ref_sum, s.cols), 0.0});
+      gate::record({"add_rms_norm", Dtype<T>::name, shape, "row-scaled",
+                    gate::row_scaled_error(out.read(), ref_out, s.cols), scaled_bound<T>()});
+    }
+  });
+}
+
+// ---- Softmax -----------------------------------------------------------------------------------------
+TEST(OpsGate, Softmax) {
+  for_each_type([]<typename T>() {
+    for (RowShape s : row_shapes()) {
+      for (bool log : {false, true}) {
+        Vec x;
+        auto bx = random_buffer<T>(s.rows * s.cols, -8, 8, x);
+        Output<T> out(s.rows * s.cols);
+        if (log) ops::log_softmax(dev(), bx, out.buffer, s.rows, s.cols);
+        else ops::softmax(dev(), bx, out.buffer, s.rows, s.cols);
+        Vec ref = log ? oracle::log_softmax(x, s.rows, s.cols) : oracle::softmax(x, s.rows, s.cols);
+        gate::record({log ? "log_softmax" : "softmax", Dtype<T>::name, gate::shape_string({s.rows, s.cols}),
+                      "row-scaled", gate::row_scaled_error(out.read(), ref, s.cols), scaled_bound<T>()});
+      }
+    }
+  });
+}
+
+// ---- Activations (element-wise; rows only group the error's scale) --------------------------------------
+std::vector<RowShape> elementwise_shapes() {
+  std::vector<RowShape> s = {{1, 1}, {3, 1000}, {64, 4097}};
+  // More than 65535 blocks of 256: the grid is capped and the kernels loop.
+  if (gate::big_shapes()) s.insert(s.end(), {{4096, 4096}, {8000, 4096}});
+  return s;
+}
+
+TEST(OpsGate, SiluGate) {
+  for_each_type([]<typename T>() {
+    for (RowShape s : elementwise_shapes()) {
+      size_t n = s.rows * s.cols;
+      Vec x, g;
+      auto bx = random_buffer<T>(n, -8, 8, x);
+      auto bg = random_buffer<T>(n, -2, 2, g);
+      Output<T> out(n);
+      ops::silu_gate(dev(), bx, bg, out.buffer, n);
+      gate::record({"silu_gate", Dtype<T>::name, gate::shape_string({s.rows, s.cols}), "row-scaled",
+                    gate::row_scaled_error(out.read(), oracle::silu_gate(x, g), s.cols), scaled_bound<T>()});
+    }
+  });
+}
+
+TEST(OpsGate, Gelu) {
+  for_each_type([]<typename T>() {
+    for (RowShape s : elementwise_shapes()) {
+      for (ops::GeluForm form : {ops::GeluForm::Erf, ops::GeluForm::Tanh}) {
+        size_t n = s.rows * s.cols;
+        Vec x;
+        auto bx = random_buffer<T>(n, -6, 6, x);
+        Output<T> out(n);
+        ops::gelu(dev(), bx, out.buffer, n, form);
+        bool tanh_form = form == ops::GeluForm::Tanh;
+        Vec ref = tanh_form ? oracle::gelu_tanh(x) : oracle::gelu_erf(x);
+        gate::record({tanh_form ? "gelu_tanh" : "gelu_erf", Dtype<T>::name, gate::shape_string({s.rows, s.cols}),
+                      "input-scaled", gate::row_scaled_error(out.read(), ref, s.cols, x), scaled_bound<T>()});
+      }
+    }
+  });
+}
+
+// ---- Rotary embedding ------------------------------------------------------------------------------------
+TEST(OpsGate, Rope) {
+  struct Case {
+    size_t tokens, heads, head_dim, rotary_dim;
+  };
+  std::vector<Case> cases = {{1, 1, 2, 2}, {7, 3, 64, 64}, {20, 4, 128, 128}, {5, 2, 96, 64}};
+  if (gate::big_shapes()) cases.push_back({4096, 32, 128, 128});
+  for_each_type([&]<typename T>() {
+    for (const Case& c : cases) {
+      for (ops::RopeStyle style : {ops::RopeStyle::NeoX, ops::RopeStyle::GptJ}) {
+        size_t n = c.tokens * c.heads * c.head_dim;
+        Vec x;
+        auto bx = random_buffer<T>(n, -2, 2, x);
+        std::vector<int32_t> pos(c.tokens);
+        std::uniform_int_distribution<int32_t> position(0, 65535);   // angles up to 65535 rad
+        for (int32_t& p : pos) p = position(gate::rng());
+        std::vector<float> inv_freq = ops::rope_inv_freq(c.rotary_dim, 10000.0);
+        auto bpos = gate::upload(pos);
+        auto bfreq = gate::upload(inv_freq);
+        Output<T> out(n);
+        ops::rope(dev(), bx, bpos, bfreq, out.buffer, c.tokens, c.heads, c.head_dim, style);
+        bool gptj = style == ops::RopeStyle::GptJ;
+        Vec ref = oracle::rope(x, pos, inv_freq, c.tokens, c.heads, c.head_dim, gptj);
+        gate::record({gptj ? "rope_gptj" : "rope_neox", Dtype<T>::name,
+                      gate::shape_string({c.tokens, c.heads, c.head_dim}) +
+                          (c.rotary_dim < c.head_dim ? "/rot" + std::to_string(c.rotary_dim) : ""),
+                      "row-scaled", gate::row_scaled_error(out.read(), ref, c.head_dim), scaled_bound<T>()});
+      }
+    }
+  });
+}
+
+// ---- Embedding gather --------------------------------------------------------------------------------------
+TEST(OpsGate, Embedding) {
+  struct Case {
+    size_t tokens, vocab, dim;
+  };
+  std::vector<Case> cases = {{1, 1, 1}, {50, 1000, 64}, {9, 300, 301}};
+  for_each_type([&]<typename T>() {
+    for (const Case& c : cases) {
+      Vec table;
+      auto btable = random_buffer<T>(c.vocab * c.dim, -1, 1, table);
+      std::vector<int32_t> ids(c.tokens);
+      std::uniform_int_distribution<int32_t> id(0, int32_t(c.vocab) - 1);
+      for (int32_t& i : ids) i = id(gate::rng());
+      if (c.tokens > 2) {   // ids outside the table give zero rows
+        ids[1] = -1;
+        ids[2] = int32_t(c.vocab);
+      }
+      auto bids = gate::upload(ids);
+      Output<T> out(c.tokens * c.dim);
+      ops::embedding(dev(), btable, bids, out.buffer, c.tokens, c.vocab, c.dim);
+      Vec ref = oracle::embedding(table, ids, c.vocab, c.dim);
+      gate::record({"embedding", Dtype<T>::name, gate::shape_string({c.tokens, c.vocab, c.dim}), "exact",
+                    gate::row_scaled_error(out.read(), ref, c.dim), 0.0});
+    }
+  });
+}
+
+// ---- Matrix-vector ---------------------------------------------------------------------------------------------
+TEST(OpsGate, Matvec) {
+  std::vector<RowShape> shapes = {{1, 1}, {7, 33}, {300, 1000}, {64, 4096}};
+  if (gate::big_shapes()) shapes.insert(shapes.end(), {{4096, 4096}, {8000, 4096}});
+  for_each_type([&]<typename T>() {
+    for (RowShape s : shapes) {
+      Vec w, x, weight;
+      auto bw = random_buffer<T>(s.rows * s.cols, -1, 1, w);
+      auto bx = random_buffer<T>(s.cols, -1, 1, x);
+      Output<T> y(s.rows);
+      ops::matvec(dev(), bw, bx, y.buffer, s.rows, s.cols);
+      Vec ref = oracle::matvec(w, x, s.rows, s.cols, weight);
+      gate::record({"matvec", Dtype<T>::name, gate::shape_string({s.rows, s.cols}), "dot-weighted",
+                    gate::weighted_error(y.read(), ref, weight), gamma(s.cols) + output_rounding<T>()});
+    }
+  });
+}
+
+// Random llama.cpp blocks: f16 scales of both signs over a wide range (some subnormal, to cover
+// every branch of the in-kernel f16 decoding) and random quants.
+std::vector<uint8_t> random_blocks(size_t rows, size_t cols, size_t block_bytes) {
+  std::vector<uint8_t> blocks(rows * (cols / 32) * block_bytes);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<double> magnitude(-14, -4);   // scale 2^-14 .. 2^-4
+  std::bernoulli_distribution subnormal(0.05), negative(0.3);
+  for (size_t b = 0; b < blocks.size(); b += block_bytes) {
+    uint16_t d = gate::half_bits((negative(gate::rng()) ? -1 : 1) * std::exp2(magnitude(gate::rng())));
+    if (subnormal(gate::rng())) d = uint16_t((d & 0x8000) | byte(gate::rng()) | (byte(gate::rng()) & 3) << 8);
+    blocks[b] = uint8_t(d & 0xFF);
+    blocks[b + 1] = uint8_t(d >> 8);
+    for (size_t i = 2; i < block_bytes; ++i) blocks[b + i] = uint8_t(byte(gate::rng()));
+  }
+  return blocks;
+}
+
+TEST(OpsGate, MatvecQuantized) {
+  std::vector<RowShape> shapes = {{1, 32}, {9, 96}, {100, 4096}, {257, 512}};
+  if (gate::big_shapes()) shapes.insert(shapes.end(), {{4096, 4096}, {14336, 4096}});
+  for (bool q4 : {false, true}) {
+    for (RowShape s : shapes) {
+      std::vector<uint8_t> blocks = random_blocks(s.rows, s.cols, q4 ? 18 : 34);
+      Vec x, weight;
+      auto bx = random_buffer<float>(s.cols, -1, 1, x);
+      auto bw = gate::upload(blocks);
+      Output<float> y(s.rows);
+      if (q4) ops::matvec_q4_0(dev(), bw, bx, y.buffer, s.rows, s.cols);
+      else ops::matvec_q8_0(dev(), bw, bx, y.buffer, s.rows, s.cols);
+      Vec w = q4 ? oracle::dequantize_q4_0(blocks, s.rows, s.cols) : oracle::dequantize_q8_0(blocks, s.rows, s.cols);
+      Vec ref = oracle::matvec(w, x, s.rows, s.cols, weight);
+      // d * q is exact in float, so the only error is the float dot product's.
+      gate::record({q4 ? "matvec_q4_0" : "matvec_q8_0", "f32", gate::shape_string({s.rows, s.cols}),
+                    "dot-weighted", gate::weighted_error(y.read(), ref, weight), gamma(s.cols)});
+    }
+  }
+}
+
+// ---- Matrix products -----------------------------------------------------------------------------------------------
+struct MatShape {
+  size_t m, n, k;
+};
+std::vector<MatShape> matmul_shapes() {
+  std::vector<MatShape> s = {{1, 1, 1}, {17, 33, 65}, {64, 64, 64}, {100, 75, 300}, {1, 129, 257}};
+  if (gate::big_shapes()) s.push_back({1024, 1024, 1024});
+  return s;
+}
+
+TEST(OpsGate, Matmul) {
+  for_each_type([]<typename T>() {
+    for (MatShape s : matmul_shapes()) {
+      for (bool nt : {false, true}) {
+        Vec a, b, weight;
+        auto ba = random_buffer<T>(s.m * s.k, -1, 1, a);
+        auto bb = random_buffer<T>(s.k * s.n, -1, 1, b);
+        Output<T> c(s.m * s.n);
+        if (nt) ops::matmul_nt(dev(), ba, bb, c.buffer, s.m, s.n, s.k);
+        else ops::matmul(dev(), ba, bb, c.buffer, s.m, s.n, s.k);
+        Vec ref = oracle::matmul(a, b, s.m, s.n, s.k, nt, weight);
+        gate::record({nt ? "matmul_nt" : "matmul", Dtype<T>::name, gate::shape_string({s.m, s.n, s.k}),
+                      "dot-weighted", gate::weighted_error(c.read(), ref, weight), gamma(s.k) + output_rounding<T>()});
+      }
+    }
+  });
+}
+
+TEST(OpsGate, MatmulW8A8) {
+  std::vector<MatShape> shapes = matmul_shapes();
+  shapes.push_back({5, 70, 67});   // k not a multiple of the 4-byte packing
+  for (MatShape s : shapes) {
+    std::uniform_int_distribution<int> i8(-128, 127);
+    std::uniform_real_distribution<float> scale(1e-3f, 1e-1f);
+    std::vector<int8_t> a(s.m * s.k), b(s.n * s.k);
+    for (int8_t& v : a) v = int8_t(i8(gate::rng()));
+    for (int8_t& v : b) v = int8_t(i8(gate::rng()));
+    std::vector<float> sa(s.m), sb(s.n);
+    for (float& v : sa) v = scale(gate::rng());
+    for (float& v : sb) v = scale(gate::rng());
+    auto ba = gate::upload(a), bb = gate::upload(b);
+    auto bsa = gate::upload(sa), bsb = gate::upload(sb);
+    Output<float> c(s.m * s.n);
+    ops::matmul_w8a8(dev(), ba, bb, bsa, bsb, c.buffer, s.m, s.n, s.k);
+    std::vector<float> ref = oracle::matmul_w8a8(a, b, sa, sb, s.m, s.n, s.k);
+    Vec refd(ref.begin(), ref.end());
+    gate::record({"matmul_w8a8", "f32", gate::shape_string({s.m, s.n, s.k}), "exact",
+                  gate::row_scaled_error(c.read(), refd, s.n), 0.0});
+  }
+}
+
+// ---- Attention --------------------------------------------------------------------------------------------
+// Bound, relative to max |v| (the output is a convex combination of v rows):
+//  - each score is a float dot product of length D plus the scale multiply: absolute error
+//    sigma <= gamma(D + 2) * max sum_d |scale q_d k_d|;
+//  - exp(s - m) then has relative error <= 2 sigma (s and m both perturbed) + |s - m| u (the
+//    subtraction) + 32 u (qv::exp, within 17.7 ulp on every backend measured);
+//  - the running-max rescales multiply numerator and denominator by the same value (cancels);
+//  - perturbing the softmax weights by a relative eps moves the weighted mean by <= 2 eps max|v|;
+//  - the float sums over kv_len terms (numerator and denominator): 2 gamma(kv_len + 2);
+//  - the final division, then the output's rounding.
+double attention_bound(const oracle::AttentionRef& r, const oracle::AttentionCase& c, double out_rounding) {
+  double sigma = gamma(c.head_dim + 2) * r.score_weight;
+  double eps_p = 2 * sigma + 2 * r.max_abs_score * kU32 + 32 * kU32;
+  return 2 * eps_p + 2 * gamma(c.kv_len + 2) + 2 * kU32 + out_rounding;
+}
+
+TEST(OpsGate, Attention) {
+  // batch, q_heads, kv_heads, q_len, kv_len, kv_capacity, head_dim, bshd, causal, (scale)
+  std::vector<oracle::AttentionCase> cases = {
+      {1, 2, 2, 5, 5, 5, 64, false, false, 0},
+      {2, 4, 2, 33, 100, 120, 64, true, true, 0},     // GQA, KV cache with spare capacity
+      {1, 4, 1, 1, 77, 80, 128, false, true, 0},      // decode: one query, multi-query KV
+      {1, 2, 2, 40, 40, 40, 128, false, true, 0},     // causal prefill
+      {1, 3, 3, 20, 9, 9, 64, true, false, 0},        // more queries than keys (not causal)
+  };
+  if (gate::big_shapes()) cases.push_back({1, 32, 8, 512, 2048, 2048, 128, false, true, 0});
+  for_each_type([&]<typename T>() {
+    for (oracle::AttentionCase c : cases) {
+      c.scale = 1.0 / std::sqrt(double(c.head_dim));
+      size_t qn = c.batch * c.q_heads * c.q_len * c.head_dim;
+      size_t kvn = c.batch * c.kv_heads * c.kv_capacity * c.head_dim;
+      Vec q, k, v;
+      auto hq = gate::random_values<T>(qn, -2, 2, q);
+      auto hk = gate::random_values<T>(kvn, -2, 2, k);
+      auto hv = gate::random_values<T>(kvn, -1, 1, v);
+      // Spare capacity holds NaN: reading a position past kv_len poisons the output.
+      auto spare = [&](std::vector<T>& buf, Vec& exact) {
+        for (size_t b = 0; b < c.batch; ++b)
+          for (size_t g = 0; g < c.kv_heads; ++g)
+            for (size_t j = c.kv_len; j < c.kv_capacity; ++j)
+              for (size_t e = 0; e < c.head_dim; ++e) {
+                size_t at = c.bshd ? ((b * c.kv_capacity + j) * c.kv_heads + g) * c.head_dim + e
+                                   : ((b * c.kv_heads + g) * c.kv_capacity + j) * c.head_dim + e;
+                buf[at] = Dtype<T>::poison();
+                exact[at] = NAN;
+              }
+      };
+      spare(hk, k);
+      spare(hv, v);
+      auto bq = gate::upload(hq), bk = gate::upload(hk), bv = gate::upload(hv);
+      Output<T> o(qn);
+      ops::AttentionShape shape;
+      shape.batch = c.batch;
+      shape.q_heads = c.q_heads;
+      shape.kv_heads = c.kv_heads;
+      shape.q_len = c.q_len;
+      shape.kv_len = c.kv_len;
+      shape.kv_capacity = c.kv_capacity;
+      shape.head_dim = c.head_dim;
+      shape.layout = c.bshd ? ops::AttentionLayout::BSHD : ops::AttentionLayout::BHSD;
+      shape.causal = c.causal;
+      ops::attention(dev(), bq, bk, bv, o.buffer, shape);
+      oracle::AttentionRef ref = oracle::attention(q, k, v, c);
+      Vec got = o.read();
+      double worst = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        double e = std::fabs(got[i] - ref.o[i]) / ref.max_abs_v;
+        if (std::isnan(e) || e > worst) worst = std::isnan(worst) ? worst : e;
+      }
+      std::string shape_name = gate::shape_string({c.batch, c.q_heads, c.kv_heads, c.q_len, c.kv_len, c.head_dim}) +
+                               (c.causal ? " causal" : "") + (c.bshd ? " bshd" : "");
+      gate::record({"attention", Dtype<T>::name, shape_name, "v-scaled", worst,
+                    attention_bound(ref, c, output_rounding<T>())});
+    }
+  });
+}
+
+}  // namespace

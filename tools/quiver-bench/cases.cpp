@@ -1,0 +1,267 @@
+#include "cases.h"
+
+#include <bit>
+#include <cmath>
+#include <memory>
+#include <random>
+
+#include <quiver/ops.h>
+
+namespace quiver_bench {
+namespace {
+
+using quiver::Buffer;
+using quiver::Device;
+
+std::mt19937& rng() {
+  static std::mt19937 g(12345);
+  return g;
+}
+
+template <typename T>
+T from_float(float x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return x;
+  } else if constexpr (std::is_same_v<T, quiver::bf16>) {
+    uint32_t u = std::bit_cast<uint32_t>(x);
+    return quiver::bf16{static_cast<uint16_t>((u + 0x7fff + ((u >> 16) & 1)) >> 16)};
+  } else {
+    return quiver::half{std::bit_cast<uint16_t>(static_cast<_Float16>(x))};
+  }
+}
+
+// A device buffer of n random values in [lo, hi). Large buffers repeat a 1M-element random
+// block (the values only need to be ordinary numbers; generating 10^10 randoms would dominate).
+template <typename T>
+Buffer<T> random_buffer(const Device& dev, size_t n, float lo = -1.0f, float hi = 1.0f) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<T> block(std::min<size_t>(n, size_t(1) << 20));
+  for (auto& v : block) v = from_float<T>(d(rng()));
+  std::vector<T> host(n);
+  for (size_t i = 0; i < n; ++i) host[i] = block[i % block.size()];
+  auto b = dev.alloc<T>(n);
+  b.upload(host);
+  return b;
+}
+
+std::string dims(std::initializer_list<size_t> d) {
+  std::string s;
+  for (size_t v : d) s += (s.empty() ? "" : "x") + std::to_string(v);
+  return s;
+}
+
+template <typename T> const char* dtype_name();
+template <> const char* dtype_name<float>() { return "f32"; }
+template <> const char* dtype_name<quiver::bf16>() { return "bf16"; }
+template <> const char* dtype_name<quiver::half>() { return "f16"; }
+
+// Row ops over M x N (norms, softmax) and element-wise ops over M * N.
+template <typename T>
+void add_row_cases(std::vector<Case>& cases, size_t m, size_t n) {
+  const double es = sizeof(T), mn = double(m) * n;
+  const std::string dt = dtype_name<T>(), shape = dims({m, n});
+  auto key = [&](const std::string& what) { return what + "_" + dt + "_" + shape + "_GBps"; };
+  cases.push_back({"rms_norm", dt, shape, 2 * mn * es + n * es, 0, key("rmsnorm_torch"),
+                   [=](const Device& dev, size_t sets) -> Runner {
+                     auto w = std::make_shared<Buffer<T>>(random_buffer<T>(dev, n));
+                     auto xs = std::make_shared<std::vector<std::pair<Buffer<T>, Buffer<T>>>>();
+                     for (size_t s = 0; s < sets; ++s) xs->push_back({random_buffer<T>(dev, m * n), dev.alloc<T>(m * n)});
+                     return [=, &dev](size_t s) { quiver::ops::rms_norm(dev, (*xs)[s].first, *w, (*xs)[s].second, m, n, 1e-6f); };
+                   }});
+  cases.push_back({"layer_norm", dt, shape, 2 * mn * es + 2 * n * es, 0, key("layernorm_torch"),
+                   [=](const Device& dev, size_t sets) -> Runner {
+                     auto w = std::make_shared<Buffer<T>>(random_buffer<T>(dev, n));
+                     auto b = std::make_shared<Buffer<T>>(random_buffer<T>(dev, n));
+                     auto xs = std::make_shared<std::vector<std::pair<Buffer<T>, Buffer<T>>>>();
+                     for (size_t s = 0; s < sets; ++s) xs->push_back({random_buffer<T>(dev, m * n), dev.alloc<T>(m * n)});
+                     return [=, &dev](size_t s) { quiver::ops::layer_norm(dev, (*xs)[s].first, *w, *b, (*xs)[s].second, m, n, 1e-5f); };
+                   }});
+  cases.push_back({"add_rms_norm", dt, shape, 4 * mn * es + n * es, 0, "",
+                   [=](const Device& dev, size_t sets) -> Runner {
+                     auto w = std::make_shared<Buffer<T>>(random_buffer<T>(dev, n));
+                     struct Set { Buffer<T> x, r, sum, out; };
+                     auto xs = std::make_shared<std::vector<Set>>();
+                     for (size_t s = 0; s < sets; ++s)
+                       xs->push_back({random_buffer<T>(dev, m * n), random_buffer<T>(dev, m * n), dev.alloc<T>(m * n), dev.alloc<T>(m * n)});
+                     return [=, &dev](size_t s) {
+                       auto& v = (*xs)[s];
+                       quiver::ops::add_rms_norm(dev, v.x, v.r, *w, v.sum, v.out, m, n, 1e-6f);
+                     };
+                   }});
+  for (bool log : {false, true})
+    cases.push_back({log ? "log_softmax" : "softmax", dt, shape, 2 * mn * es, 0, log ? "" : key("softmax_triton"),
+                     [=](const Device& dev, size_t sets) -> Runner {
+                       auto xs = std::make_shared<std::vector<std::pair<Buffer<T>, Buffer<T>>>>();
+                       for (size_t s = 0; s < sets; ++s) xs->push_back({random_buffer<T>(dev, m * n, -8, 8), dev.alloc<T>(m * n)});
+                       return [=, &dev](size_t s) {
+                         if (log) quiver::ops::log_softmax(dev, (*xs)[s].first, (*xs)[s].second, m, n);
+                         else quiver::ops::softmax(dev, (*xs)[s].first, (*xs)[s].second, m, n);
+                       };
+                     }});
+  cases.push_back({"silu_gate", dt, shape, 3 * mn * es, 0, key("silu_gate_torch_eager"),
+                   [=](const Device& dev, size_t sets) -> Runner {
+                     struct Set { Buffer<T> x, g, out; };
+                     auto xs = std::make_shared<std::vector<Set>>();
+                     for (size_t s = 0; s < sets; ++s)
+                       xs->push_back({random_buffer<T>(dev, m * n), random_buffer<T>(dev, m * n), dev.alloc<T>(m * n)});
+                     return [=, &dev](size_t s) { quiver::ops::silu_gate(dev, (*xs)[s].x, (*xs)[s].g, (*xs)[s].out, m * n); };
+                   }});
+  for (bool tanh_form : {false, true})
+    cases.push_back({tanh_form ? "gelu_tanh" : "gelu_erf", dt, shape, 2 * mn * es, 0, "",
+                     [=](const Device& dev, size_t sets) -> Runner {
+                       auto xs = std::make_shared<std::vector<std::pair<Buffer<T>, Buffer<T>>>>();
+                       for (size_t s = 0; s < sets; ++s) xs->push_back({random_buffer<T>(dev, m * n, -4, 4), dev.alloc<T>(m * n)});
+                       auto form = tanh_form ? quiver::ops::GeluForm::Tanh : quiver::ops::GeluForm::Erf;
+                       return [=, &dev](size_t s) { quiver::ops::gelu(dev, (*xs)[s].first, (*xs)[s].second, m * n, form); };
+                     }});
+  // rope: M tokens of N / 128 heads of 128 (the whole head rotated), NeoX style.
+  if (n % 128 == 0)
+    cases.push_back({"rope", dt, shape, 2 * mn * es + 4.0 * m, 0, "",
+                     [=](const Device& dev, size_t sets) -> Runner {
+                       auto freq = std::make_shared<Buffer<float>>(dev.alloc<float>(64));
+                       freq->upload(quiver::ops::rope_inv_freq(128));
+                       std::vector<int32_t> pos(m);
+                       for (size_t i = 0; i < m; ++i) pos[i] = static_cast<int32_t>(i % 8192);
+                       auto p = std::make_shared<Buffer<int32_t>>(dev.alloc<int32_t>(m));
+                       p->upload(pos);
+                       auto xs = std::make_shared<std::vector<std::pair<Buffer<T>, Buffer<T>>>>();
+                       for (size_t s = 0; s < sets; ++s) xs->push_back({random_buffer<T>(dev, m * n), dev.alloc<T>(m * n)});
+                       return [=, &dev](size_t s) {
+                         quiver::ops::rope(dev, (*xs)[s].first, *p, *freq, (*xs)[s].second, m, n / 128, 128);
+                       };
+                     }});
+}
+
+template <typename W>
+void add_matvec_case(std::vector<Case>& cases, size_t rows, size_t cols) {
+  std::string dt = dtype_name<W>();
+  cases.push_back({"matvec", dt, dims({rows, cols}), double(rows) * cols * sizeof(W) + 4.0 * (rows + cols),
+                   2.0 * rows * cols, "gemv_" + dt + "_" + dims({rows, cols}) + "_GBps",
+                   [=](const Device& dev, size_t sets) -> Runner {
+                     struct Set { Buffer<W> w; Buffer<float> x, y; };
+                     auto xs = std::make_shared<std::vector<Set>>();
+                     for (size_t s = 0; s < sets; ++s)
+                       xs->push_back({random_buffer<W>(dev, rows * cols), random_buffer<float>(dev, cols), dev.alloc<float>(rows)});
+                     return [=, &dev](size_t s) { quiver::ops::matvec(dev, (*xs)[s].w, (*xs)[s].x, (*xs)[s].y, rows, cols); };
+                   }});
+}
+
+void add_quant_case(std::vector<Case>& cases, size_t rows, size_t cols, bool q4) {
+  size_t wbytes = q4 ? quiver::ops::q4_0_bytes(rows, cols) : quiver::ops::q8_0_bytes(rows, cols);
+  cases.push_back({"matvec", q4 ? "q4_0" : "q8_0", dims({rows, cols}), double(wbytes) + 4.0 * (rows + cols),
+                   2.0 * rows * cols, "",
+                   [=](const Device& dev, size_t sets) -> Runner {
+                     struct Set { Buffer<uint8_t> w; Buffer<float> x, y; };
+                     auto xs = std::make_shared<std::vector<Set>>();
+                     size_t block = q4 ? quiver::ops::kQ4_0BlockBytes : quiver::ops::kQ8_0BlockBytes;
+                     for (size_t s = 0; s < sets; ++s) {
+                       // Random bytes with a valid small f16 scale (1/64) at the start of each block.
+                       std::vector<uint8_t> w(wbytes);
+                       std::uniform_int_distribution<int> byte(0, 255);
+                       for (size_t i = 0; i < std::min<size_t>(wbytes, 1 << 20); ++i) w[i] = static_cast<uint8_t>(byte(rng()));
+                       for (size_t i = 1 << 20; i < wbytes; ++i) w[i] = w[i % (1 << 20)];
+                       for (size_t b = 0; b < wbytes; b += block) { w[b] = 0x00; w[b + 1] = 0x24; }
+                       Set set{dev.alloc<uint8_t>(wbytes), random_buffer<float>(dev, cols), dev.alloc<float>(rows)};
+                       set.w.upload(w);
+                       xs->push_back(std::move(set));
+                     }
+                     return [=, &dev](size_t s) {
+                       auto& v = (*xs)[s];
+                       if (q4) quiver::ops::matvec_q4_0(dev, v.w, v.x, v.y, rows, cols);
+                       else quiver::ops::matvec_q8_0(dev, v.w, v.x, v.y, rows, cols);
+                     };
+                   }});
+}
+
+template <typename T>
+void add_matmul_case(std::vector<Case>& cases, size_t n) {
+  std::string dt = dtype_name<T>();
+  cases.push_back({"matmul", dt, dims({n, n, n}), 3.0 * n * n * sizeof(T), 2.0 * n * n * n,
+                   "gemm_" + dt + "_" + std::to_string(n) + "_TFLOPs",
+                   [=](const Device& dev, size_t) -> Runner {   // compute-bound: one set
+                     auto a = std::make_shared<Buffer<T>>(random_buffer<T>(dev, n * n));
+                     auto b = std::make_shared<Buffer<T>>(random_buffer<T>(dev, n * n));
+                     auto c = std::make_shared<Buffer<T>>(dev.alloc<T>(n * n));
+                     return [=, &dev](size_t) { quiver::ops::matmul(dev, *a, *b, *c, n, n, n); };
+                   }});
+}
+
+void add_w8a8_case(std::vector<Case>& cases, size_t n) {
+  cases.push_back({"matmul_w8a8", "int8", dims({n, n, n}), 2.0 * n * n + 4.0 * n * n, 2.0 * n * n * n,
+                   n == 8192 ? "gemm_int8_8192_TOPs" : "",
+                   [=](const Device& dev, size_t) -> Runner {
+                     std::vector<int8_t> host(n * n);
+                     std::uniform_int_distribution<int> d(-127, 127);
+                     for (auto& v : host) v = static_cast<int8_t>(d(rng()));
+                     auto a = std::make_shared<Buffer<int8_t>>(dev.alloc<int8_t>(n * n));
+                     auto b = std::make_shared<Buffer<int8_t>>(dev.alloc<int8_t>(n * n));
+                     a->upload(host);
+                     b->upload(host);
+                     auto sa = std::make_shared<Buffer<float>>(random_buffer<float>(dev, n, 0.001f, 0.01f));
+                     auto sb = std::make_shared<Buffer<float>>(random_buffer<float>(dev, n, 0.001f, 0.01f));
+                     auto c = std::make_shared<Buffer<float>>(dev.alloc<float>(n * n));
+                     return [=, &dev](size_t) { quiver::ops::matmul_w8a8(dev, *a, *b, *sa, *sb, *c, n, n, n); };
+                   }});
+}
+
+template <typename T>
+void add_attention_case(std::vector<Case>& cases, size_t b, size_t h, size_t s, size_t d, bool causal) {
+  std::string dt = dtype_name<T>();
+  std::string shape = "B" + std::to_string(b) + "H" + std::to_string(h) + "S" + std::to_string(s) + "D" + std::to_string(d);
+  double flops = 4.0 * b * h * s * s * d * (causal ? 0.5 : 1.0);
+  cases.push_back({causal ? "attention_causal" : "attention", dt, shape, 4.0 * b * h * s * d * sizeof(T), flops,
+                   "sdpa_" + dt + "_" + shape + (causal ? "_causal" : "") + "_TFLOPs",
+                   [=](const Device& dev, size_t) -> Runner {
+                     size_t n = b * h * s * d;
+                     auto q = std::make_shared<Buffer<T>>(random_buffer<T>(dev, n));
+                     auto k = std::make_shared<Buffer<T>>(random_buffer<T>(dev, n));
+                     auto v = std::make_shared<Buffer<T>>(random_buffer<T>(dev, n));
+                     auto o = std::make_shared<Buffer<T>>(dev.alloc<T>(n));
+                     quiver::ops::AttentionShape shape_;
+                     shape_.batch = b;
+                     shape_.q_heads = shape_.kv_heads = h;
+                     shape_.q_len = shape_.kv_len = s;
+                     shape_.head_dim = d;
+                     shape_.causal = causal;
+                     return [=, &dev](size_t) { quiver::ops::attention(dev, *q, *k, *v, *o, shape_); };
+                   }});
+}
+
+}  // namespace
+
+std::vector<Case> all_cases(bool quick) {
+  std::vector<Case> cases;
+  if (quick) {
+    add_row_cases<float>(cases, 64, 256);
+    add_row_cases<quiver::bf16>(cases, 64, 256);
+    add_matvec_case<quiver::bf16>(cases, 256, 512);
+    add_quant_case(cases, 256, 512, false);
+    add_quant_case(cases, 256, 512, true);
+    add_matmul_case<float>(cases, 128);
+    add_matmul_case<quiver::bf16>(cases, 128);
+    add_w8a8_case(cases, 128);
+    add_attention_case<quiver::bf16>(cases, 1, 2, 128, 64, true);
+    return cases;
+  }
+  for (auto [m, n] : {std::pair<size_t, size_t>{4096, 1024}, {8192, 4096}, {4096, 16384}, {32768, 4096}}) {
+    add_row_cases<float>(cases, m, n);
+    add_row_cases<quiver::bf16>(cases, m, n);
+  }
+  for (auto [r, c] : {std::pair<size_t, size_t>{4096, 4096}, {14336, 4096}}) {
+    add_matvec_case<quiver::bf16>(cases, r, c);
+    add_matvec_case<quiver::half>(cases, r, c);
+    add_quant_case(cases, r, c, false);
+    add_quant_case(cases, r, c, true);
+  }
+  for (size_t n : {4096, 8192}) {
+    add_matmul_case<quiver::bf16>(cases, n);
+    add_matmul_case<quiver::half>(cases, n);
+  }
+  add_matmul_case<float>(cases, 4096);
+  add_w8a8_case(cases, 8192);
+  for (bool causal : {false, true}) add_attention_case<quiver::bf16>(cases, 4, 32, 4096, 128, causal);
+  add_attention_case<quiver::bf16>(cases, 1, 32, 8192, 64, false);
+  return cases;
+}
+
+}  // namespace quiver_bench

@@ -1,0 +1,155 @@
+// quiver-bench: every op of the op library at the anchor shapes, timed on the device (events on
+// CUDA, timestamp queries on Vulkan, the host clock on the CPU backend, through
+// Device::elapsed_ms), median of >= 100 runs after warm-up, inputs rotated so that they are
+// never already in L2. Prints a table and writes JSON with GB/s (memory-bound ops, with the
+// fraction of the copy bandwidth measured in the same run) or TFLOP/s.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <quiver/ops.h>
+#include <quiver/runtime.h>
+
+#include "bench_kernels.h"
+#include "cases.h"
+
+namespace {
+
+using quiver_bench::Case;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct Timing {
+  double median_ms = 0, min_ms = 0;
+  size_t runs = 0;
+};
+
+Timing time_runs(const quiver::Device& dev, const quiver_bench::Runner& run, size_t sets, size_t warmup,
+                 size_t iters) {
+  for (size_t i = 0; i < warmup; ++i) run(i % sets);
+  dev.synchronize();
+  std::vector<double> ms;
+  for (size_t i = 0; i < iters; ++i) ms.push_back(dev.elapsed_ms([&] { run(i % sets); }));
+  return {median(ms), *std::min_element(ms.begin(), ms.end()), ms.size()};
+}
+
+// The reference bandwidth: quiver's own 16-byte copy kernel over `bytes` per buffer.
+double copy_bandwidth(const quiver::Device& dev, size_t bytes, size_t warmup, size_t iters) {
+  quiver::Module m = bench_kernels::load(dev);
+  uint32_t n4 = static_cast<uint32_t>(bytes / 16);
+  std::vector<quiver::Buffer<float>> in, out;
+  for (int s = 0; s < 2; ++s) {
+    in.push_back(dev.alloc<float>(size_t(n4) * 4));
+    out.push_back(dev.alloc<float>(size_t(n4) * 4));
+    in.back().upload(std::vector<float>(size_t(n4) * 4, 1.0f));
+  }
+  uint32_t blocks = std::min<uint32_t>((n4 + 255) / 256, 65535);
+  auto kernel = m.kernel("copy_f32x4");
+  Timing t = time_runs(dev, [&](size_t s) { kernel.launch(quiver::Grid{blocks}, in[s], out[s], n4); }, 2, warmup, iters);
+  return 2.0 * n4 * 16 / (t.median_ms * 1e-3) / 1e9;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"quiver-bench: the op library on the device, median of device-timed runs"};
+  std::string backend, json_path, filter, anchors_path;
+  size_t iters = 100, warmup = 10;
+  bool quick = false;
+  double rotate_mb = 256;
+  app.add_option("--backend", backend, "cuda, vulkan, cpu (default: the best one found)");
+  app.add_option("--json", json_path, "write the results here");
+  app.add_option("--filter", filter, "only cases whose 'op dtype shape' contains this text");
+  app.add_option("--iters", iters, "timed runs per case (median reported; at least 100 for published figures)");
+  app.add_option("--warmup", warmup, "untimed runs first");
+  app.add_option("--rotate-mb", rotate_mb, "rotate input sets until they span this many MB (> L2)");
+  app.add_option("--anchors", anchors_path, "h100_baseline.json: print each case's ratio to its anchor");
+  app.add_flag("--quick", quick, "small shapes (a smoke run for CPU / lavapipe)");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    quiver::Device dev = quiver::Device::open(backend);
+    nlohmann::json out;
+    out["backend"] = dev.backend_name();
+    out["device"] = dev.device_name();
+    out["iters"] = iters;
+    out["warmup"] = warmup;
+
+    // Module load: the op library's fat binary (first load on this Device, then a second one).
+    auto t0 = std::chrono::steady_clock::now();
+    quiver::Module lib = quiver::ops::library(dev);
+    double first_load = ms_since(t0);
+    t0 = std::chrono::steady_clock::now();
+    quiver::Module again = bench_kernels::load(dev);
+    double bench_load = ms_since(t0);
+    out["module_load_ms"] = {{"op_library_first", first_load}, {"bench_kernels", bench_load},
+                             {"image", std::string(again.backend_image())}};
+    std::printf("device: %s (%s), image %s; module load: op library %.2f ms, bench kernels %.2f ms\n",
+                dev.device_name().c_str(), dev.backend_name().c_str(), std::string(again.backend_image()).c_str(),
+                first_load, bench_load);
+
+    double copy = copy_bandwidth(dev, quick ? (size_t(4) << 20) : (size_t(512) << 20), warmup, iters);
+    out["copy_GBps"] = copy;
+    std::printf("copy (16-byte loads/stores, 2 x %s): %.1f GB/s\n", quick ? "4 MB" : "512 MB", copy);
+
+    nlohmann::json anchors;
+    if (!anchors_path.empty()) std::ifstream(anchors_path) >> anchors;
+
+    std::printf("%-18s %-5s %-18s %10s %10s %10s %8s\n", "op", "dtype", "shape", "median ms", "GB/s", "TFLOP/s",
+                "vs copy");
+    nlohmann::json results = nlohmann::json::array();
+    for (const Case& c : quiver_bench::all_cases(quick)) {
+      std::string label = c.op + " " + c.dtype + " " + c.shape;
+      if (!filter.empty() && label.find(filter) == std::string::npos) continue;
+      nlohmann::json r = {{"op", c.op}, {"dtype", c.dtype}, {"shape", c.shape}, {"bytes", c.bytes}, {"flops", c.flops}};
+      try {
+        size_t sets = c.flops > 0 && c.op != "matvec" ? 1 : std::clamp<size_t>(size_t(rotate_mb * 1e6 / c.bytes) + 1, 1, 16);
+        quiver_bench::Runner run = c.setup(dev, sets);
+        Timing t = time_runs(dev, run, sets, warmup, iters);
+        double gbps = c.bytes / (t.median_ms * 1e-3) / 1e9;
+        double tflops = c.flops / (t.median_ms * 1e-3) / 1e12;
+        r["median_ms"] = t.median_ms;
+        r["min_ms"] = t.min_ms;
+        r["runs"] = t.runs;
+        r["GBps"] = gbps;
+        r["frac_copy"] = gbps / copy;
+        if (c.flops > 0) r["TFLOPs"] = tflops;
+        std::string vs;
+        if (!c.anchor.empty() && anchors.contains(c.anchor)) {
+          double a = anchors[c.anchor].get<double>();
+          double mine = c.anchor.ends_with("GBps") ? gbps : tflops;
+          r["anchor"] = c.anchor;
+          r["anchor_value"] = a;
+          r["ratio_to_anchor"] = mine / a;
+          vs = "  anchor " + std::to_string(mine / a).substr(0, 5);
+        }
+        std::printf("%-18s %-5s %-18s %10.4f %10.1f %10.2f %7.1f%%%s\n", c.op.c_str(), c.dtype.c_str(),
+                    c.shape.c_str(), t.median_ms, gbps, tflops, 100 * gbps / copy, vs.c_str());
+      } catch (const quiver::Error& e) {
+        r["skipped"] = e.what();
+        std::printf("%-18s %-5s %-18s skipped: %s\n", c.op.c_str(), c.dtype.c_str(), c.shape.c_str(), e.what());
+      }
+      std::fflush(stdout);
+      results.push_back(r);
+    }
+    out["results"] = results;
+    if (!json_path.empty()) std::ofstream(json_path) << out.dump(1) << "\n";
+  } catch (const quiver::Error& e) {
+    std::fprintf(stderr, "quiver-bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
