@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark half of the GPU machine's run (scripts/device-check.sh is the test half):
-# quiver-bench on CUDA (every case) and on Vulkan (the memory-bound ops), JSON under $OUT.
+# quiver-bench on CUDA (every case), torch at the same shapes (scripts/bench-vs-torch.py) and
+# Vulkan (the memory-bound ops), JSON under $OUT.
 #   device run: carry [".device", ".gl"], command: bash scripts/device-bench.sh .device/build [filter]
 set -uo pipefail
 BUILD_DIR=${1:-.device/build}
@@ -16,6 +17,10 @@ ANCHORS=()
 [ -f "$BUILD_DIR/h100_baseline.json" ] && ANCHORS=(--anchors "$BUILD_DIR/h100_baseline.json")
 BENCH="$BUILD_DIR/bin/quiver-bench"
 "$BENCH" --backend cuda --json "$OUT/bench-cuda.json" "${ANCHORS[@]}" ${FILTER:+--filter "$FILTER"} 2>&1 | tee "$OUT/bench-cuda.txt"
+# torch (and Triton's fused softmax) at the same shapes, in this same call: ratios, not stored anchors.
+if python3 -c "import torch, triton" 2>/dev/null; then
+  python3 scripts/bench-vs-torch.py "$OUT/bench-cuda.json" "$OUT/vs-torch.json" "$OUT/vs-torch.md" 2>&1 | tail -n 120
+fi
 if [ -z "$FILTER" ]; then
   for f in "rms_norm f32 32768x4096" "softmax f32 32768x4096" "silu_gate f32 32768x4096"; do
     "$BENCH" --backend vulkan --filter "$f" 2>&1 | tee -a "$OUT/bench-vulkan.txt"

@@ -11,6 +11,9 @@
 #   QUIVER_DEVICE_TESTS="path/a_tests path/b_tests"  overrides which binaries run
 #   QUIVER_DEVICE_CONFIGS="auto vulkan cuda"          overrides the backend configurations
 #   QUIVER_DEVICE_TIMEOUT=300                         seconds allowed per binary and configuration
+#   QUIVER_DEVICE_SANITIZE="memcheck racecheck"       also run the kernel tests + op gate under compute-sanitizer
+#   QUIVER_DEVICE_BENCH=1 (or a --filter string)      also run scripts/device-bench.sh (quiver-bench + torch)
+#   QUIVER_DEVICE_CONFIGS=""                          skips the plain test runs (sanitizer or bench only)
 # Run from the repository root. Carry the build tree and .gl (the Vulkan loader .debs, see
 # /work/.library/device/README.md) with the call.
 set -uo pipefail
@@ -18,7 +21,7 @@ set -uo pipefail
 BUILD_DIR=${1:-${QUIVER_BUILD_DIR:-build-h3}}
 OUT=${OUT:-$PWD/device-check-out}
 TIMEOUT=${QUIVER_DEVICE_TIMEOUT:-300}
-CONFIGS=${QUIVER_DEVICE_CONFIGS:-auto vulkan}
+CONFIGS=${QUIVER_DEVICE_CONFIGS-auto vulkan}
 mkdir -p "$OUT"
 LOG="$OUT/device-check.log"
 : >"$LOG"
@@ -95,6 +98,37 @@ for bin in $BINARIES; do
       "$(echo "$end - $start" | awk '{print $1 - $3}')" >>"$WORK/runs.tsv"
   done
 done
+
+# ---- compute-sanitizer (issue 8): memcheck and racecheck over the kernel tests and the op gate on
+# CUDA. QUIVER_DEVICE_SANITIZE="memcheck racecheck" (default: none, the tools are slow); each run's
+# summary line ("ERROR SUMMARY: N errors" / "RACECHECK SUMMARY: N hazards") lands in
+# $OUT/sanitizer-<tool>-<binary>.log and in runs.tsv as its own configuration.
+SANITIZER=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+for tool in ${QUIVER_DEVICE_SANITIZE:-}; do
+  if [ -z "$SANITIZER" ]; then log "device-check: compute-sanitizer not found"; break; fi
+  for bin in $(echo "$BINARIES" | tr ' ' '\n' | grep -E 'quiver_(kernel|ops)_tests$'); do
+    name=$(basename "$bin")
+    runlog="$OUT/sanitizer-$tool-$name.log"
+    log ""
+    log "=== $name under compute-sanitizer --tool $tool (CUDA)"
+    start=$(date +%s.%N)
+    QUIVER_BACKEND=cuda timeout "$TIMEOUT" "$SANITIZER" --tool "$tool" --error-exitcode 99 \
+      "$bin" --gtest_output="json:$WORK/$name.$tool.json" >"$runlog" 2>&1
+    rc=$?
+    end=$(date +%s.%N)
+    grep -E 'SUMMARY|PASSED|FAILED' "$runlog" | tail -n 5 | tee -a "$LOG"
+    log "=== $name [$tool] exit status $rc"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "sanitizer-$tool" "$rc" "$WORK/$name.$tool.json" "$runlog" \
+      "$(echo "$end - $start" | awk '{print $1 - $3}')" >>"$WORK/runs.tsv"
+  done
+done
+
+# ---- Benchmarks (QUIVER_DEVICE_BENCH=1, or a quiver-bench --filter): quiver-bench, torch at the
+# same shapes and Vulkan, through scripts/device-bench.sh, into $OUT/bench-*.json, vs-torch.*.
+if [ -n "${QUIVER_DEVICE_BENCH:-}" ]; then
+  filter=${QUIVER_DEVICE_BENCH#1}
+  OUT="$OUT" bash "$(dirname "$0")/device-bench.sh" "$BUILD_DIR" "$filter" >>"$LOG" 2>&1 || log "device-check: bench failed"
+fi
 
 # ---- Summary JSON.
 if ! command -v python3 >/dev/null; then

@@ -1,5 +1,7 @@
 #include "disasm.h"
 
+#include "msl_image.h"
+
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -165,17 +167,39 @@ Disassembly spirv(std::span<const std::byte> data) {
 #endif
 }
 
+// One kernel's translation unit of an MSL image (runtime/backends/metal/msl_image.h), or the
+// whole text when no kernel is asked for.
+Disassembly msl(std::span<const std::byte> data, const std::string& kernel_symbol) {
+  Disassembly text = as_text(data, "MSL");
+  if (!text.ok || kernel_symbol.empty()) return text;
+  msl_image::Image image;
+  std::string error;
+  if (!msl_image::parse(text.text, image, error)) return {false, "the MSL image is malformed: " + error};
+  for (const msl_image::KernelSource& k : image.kernels)
+    if (k.symbol == kernel_symbol) {
+      std::string indices;
+      for (uint32_t b : k.buffer_index) indices += (indices.empty() ? "" : ",") + std::to_string(b);
+      return {true, "// kernel " + k.symbol + ": function " + k.function + ", parameter buffers " + indices + "\n" +
+                        k.source};
+    }
+  return {false, "the MSL image has no translation unit for '" + kernel_symbol + "'"};
+}
+
 }  // namespace
 
-Disassembly disassemble(const format::Image& image, std::span<const std::byte> data) {
+Disassembly disassemble(const format::Image& image, std::span<const std::byte> data,
+                        const std::string& kernel_symbol) {
   switch (image.target) {
     case Target::PTX: return as_text(data, "PTX");
-    case Target::MSL: return as_text(data, "MSL");
+    case Target::MSL: return msl(data, kernel_symbol);
     case Target::WGSL: return as_text(data, "WGSL");
     case Target::SPIRV: return spirv(data);
     case Target::CPU: return with_tool(data, {"llvm-objdump-19", "llvm-objdump"}, {"-d"}, "CPU");
-    case Target::HSACO:
-      return with_tool(data, {"llvm-objdump-19", "llvm-objdump"}, {"-d", "--mcpu=" + image.arch}, "HSACO");
+    case Target::HSACO: {
+      std::vector<std::string> args = {"-d", "--mcpu=" + image.arch};
+      if (!kernel_symbol.empty()) args.push_back("--disassemble-symbols=" + kernel_symbol);
+      return with_tool(data, {"llvm-objdump-19", "llvm-objdump"}, args, "HSACO");
+    }
     case Target::CUBIN: return with_tool(data, {"nvdisasm"}, {}, "cubin");
     case Target::METALLIB: return {false, "metallib disassembly is not available (it needs Apple's tools)"};
   }

@@ -16,6 +16,9 @@ struct Disassembly {
   std::string text;
 };
 
-Disassembly disassemble(const format::Image& image, std::span<const std::byte> data);
+// `kernel_symbol` (optional) narrows HSACO disassembly to that kernel's function and an MSL
+// image to that kernel's translation unit.
+Disassembly disassemble(const format::Image& image, std::span<const std::byte> data,
+                        const std::string& kernel_symbol = {});
 
 }  // namespace quiver::dump

@@ -84,7 +84,10 @@ int run(const Options& opt) {
     dump::ImageReport r;
     r.index = i;
     if (opt.disasm) {
-      dump::Disassembly d = dump::disassemble(fb.manifest().images[i], data);
+      // With --kernel, HSACO and MSL images show only that kernel's code.
+      std::string symbol;
+      if (!opt.kernel.empty() && !sel.kernels.empty()) symbol = fb.manifest().kernels[sel.kernels[0]].symbol;
+      dump::Disassembly d = dump::disassemble(fb.manifest().images[i], data, symbol);
       r.disassembly = std::move(d.text);
       r.disassembly_ok = d.ok;
     }
