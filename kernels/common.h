@@ -26,6 +26,40 @@ QV_DEVICE T from_f32(float v) {
   return static_cast<T>(v);   // round to nearest even for half / bf16
 }
 
+// ---- Wide access for the memory-bound ops ----------------------------------------------------
+// Four consecutive elements move as one access (16 bytes of float, 8 of half / bf16) and are
+// worked on as a float4; scalar element accesses leave most of the memory system's width unused.
+// `p` must be aligned to 4 elements: buffers start aligned, so row starts are whenever
+// cols % 4 == 0 and grid-stride chunks of 4 always are.
+template <typename T>
+QV_DEVICE qv::float4 load4(const T* p) {
+  qv::vec<T, 4> v = qv::load<4>(p);
+  return qv::float4(to_f32(v[0]), to_f32(v[1]), to_f32(v[2]), to_f32(v[3]));
+}
+template <typename T>
+QV_DEVICE void store4(T* p, qv::float4 v) {
+  qv::store(p, qv::vec<T, 4>(from_f32<T>(v[0]), from_f32<T>(v[1]), from_f32<T>(v[2]), from_f32<T>(v[3])));
+}
+// Row code written once for W = 4 (load4 / store4) and W = 1 (one element in lane 0, zeros in
+// the others) serves rows of any length: the kernel picks W = 4 when cols % 4 == 0.
+template <uint32_t W, typename T>
+QV_DEVICE qv::float4 load_w(const T* p) {
+  if constexpr (W == 4) {
+    return load4(p);
+  } else {
+    return qv::float4(to_f32(p[0]), 0.0f, 0.0f, 0.0f);
+  }
+}
+template <uint32_t W, typename T>
+QV_DEVICE void store_w(T* p, qv::float4 v) {
+  if constexpr (W == 4) {
+    store4(p, v);
+  } else {
+    p[0] = from_f32<T>(v[0]);
+  }
+}
+QV_DEVICE float sum4(qv::float4 v) { return (v[0] + v[1]) + (v[2] + v[3]); }
+
 // The row a row-wise block works on. The host splits more than 65535 rows over grid.y
 // (Vulkan guarantees only 65535 blocks per grid dimension), so the last blocks may be spare.
 QV_DEVICE uint32_t block_row() { return qv::block_id_x() + qv::block_id_y() * qv::grid_dim_x(); }

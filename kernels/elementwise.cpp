@@ -8,45 +8,105 @@ using qvops::from_f32;
 using qvops::kElemThreads;
 using qvops::to_f32;
 
+namespace {
+
+QV_DEVICE float silu(float v) { return v / (1.0f + qv::exp(-v)); }
+QV_DEVICE float gelu_erf_of(float v) { return 0.5f * v * (1.0f + qv::erf(v * 0.707106781186547524f)); }
+QV_DEVICE float gelu_tanh_of(float v) {
+  return 0.5f * v * (1.0f + qv::tanh(0.797884560802865356f * (v + 0.044715f * v * v * v)));
+}
+
+}  // namespace
+
+// The element-wise ops move 4 elements per access (qvops::load4): chunk i of n / 4 covers
+// elements 4i .. 4i + 3; the n % 4 elements after the last chunk go one by one. The host sizes
+// the grid for n / 4 threads.
+
 // out = silu(x) * g = x / (1 + exp(-x)) * g
 template <typename T>
 QV_KERNEL QV_BLOCK(kElemThreads) void silu_gate(const T* x, const T* g, T* out, uint32_t n) {
-  for (uint32_t i = qvops::grid_first(); i < n; i += qvops::grid_stride()) {
-    float v = to_f32(x[i]);
-    out[i] = from_f32<T>(v / (1.0f + qv::exp(-v)) * to_f32(g[i]));
+  uint32_t chunks = n / 4;
+  for (uint32_t i = qvops::grid_first(); i < chunks; i += qvops::grid_stride()) {
+    qv::float4 v = qvops::load4(x + 4 * i);
+    qv::float4 gate = qvops::load4(g + 4 * i);
+    qvops::store4(out + 4 * i, qv::float4(silu(v[0]), silu(v[1]), silu(v[2]), silu(v[3])) * gate);
   }
+  for (uint32_t i = 4 * chunks + qvops::grid_first(); i < n; i += qvops::grid_stride())
+    out[i] = from_f32<T>(silu(to_f32(x[i])) * to_f32(g[i]));
 }
 
 // gelu(x) = x * Phi(x) = 0.5 x (1 + erf(x / sqrt(2)))
 template <typename T>
 QV_KERNEL QV_BLOCK(kElemThreads) void gelu_erf(const T* x, T* out, uint32_t n) {
-  for (uint32_t i = qvops::grid_first(); i < n; i += qvops::grid_stride()) {
-    float v = to_f32(x[i]);
-    out[i] = from_f32<T>(0.5f * v * (1.0f + qv::erf(v * 0.707106781186547524f)));
+  uint32_t chunks = n / 4;
+  for (uint32_t i = qvops::grid_first(); i < chunks; i += qvops::grid_stride()) {
+    qv::float4 v = qvops::load4(x + 4 * i);
+    qvops::store4(out + 4 * i, qv::float4(gelu_erf_of(v[0]), gelu_erf_of(v[1]), gelu_erf_of(v[2]), gelu_erf_of(v[3])));
   }
+  for (uint32_t i = 4 * chunks + qvops::grid_first(); i < n; i += qvops::grid_stride())
+    out[i] = from_f32<T>(gelu_erf_of(to_f32(x[i])));
 }
 
 // The tanh approximation: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
 template <typename T>
 QV_KERNEL QV_BLOCK(kElemThreads) void gelu_tanh(const T* x, T* out, uint32_t n) {
-  for (uint32_t i = qvops::grid_first(); i < n; i += qvops::grid_stride()) {
-    float v = to_f32(x[i]);
-    float inner = 0.797884560802865356f * (v + 0.044715f * v * v * v);
-    out[i] = from_f32<T>(0.5f * v * (1.0f + qv::tanh(inner)));
+  uint32_t chunks = n / 4;
+  for (uint32_t i = qvops::grid_first(); i < chunks; i += qvops::grid_stride()) {
+    qv::float4 v = qvops::load4(x + 4 * i);
+    qvops::store4(out + 4 * i,
+                  qv::float4(gelu_tanh_of(v[0]), gelu_tanh_of(v[1]), gelu_tanh_of(v[2]), gelu_tanh_of(v[3])));
   }
+  for (uint32_t i = 4 * chunks + qvops::grid_first(); i < n; i += qvops::grid_stride())
+    out[i] = from_f32<T>(gelu_tanh_of(to_f32(x[i])));
 }
 
 namespace {
 
-// Rotary embedding of x laid out [tokens][heads][head_dim]: one thread per pair of elements.
+// Rotary embedding of x laid out [tokens][heads][head_dim].
 // Pair i < rot_half of a row is rotated by the angle pos[token] * inv_freq[i] (computed in float,
 // as the usual f32 implementations do; |angle| < 2^16 * pi / 2, see qvops::sin_cos); pairs past
 // the rotary dimensions are copied.
 // INTERLEAVED: GPT-J pairs (2i, 2i + 1); otherwise GPT-NeoX pairs (i, i + rot_half).
+// When head_dim % 8 == 0 and rot_half % 4 == 0 a thread takes 4 pairs i0 .. i0 + 3 with wide
+// accesses (qvops::load4; the host sizes the grid for n / 8 threads), otherwise one pair.
 template <typename T, bool INTERLEAVED>
 QV_DEVICE void rope_pairs(const T* x, const int32_t* pos, const float* inv_freq, T* out, uint32_t tokens,
                           uint32_t heads, uint32_t head_dim, uint32_t rot_half) {
   uint32_t half_dim = head_dim / 2;
+  if (head_dim % 8 == 0 && rot_half % 4 == 0) {
+    uint32_t groups_per_row = half_dim / 4;
+    uint32_t groups = tokens * heads * groups_per_row;
+    for (uint32_t p = qvops::grid_first(); p < groups; p += qvops::grid_stride()) {
+      uint32_t row = p / groups_per_row;
+      uint32_t i0 = 4 * (p - row * groups_per_row);
+      uint32_t base = row * head_dim;
+      if (i0 < rot_half) {
+        float position = static_cast<float>(pos[row / heads]);
+        qv::float4 freq = qv::load<4>(inv_freq + i0);
+        float s0 = 0.0f, c0 = 0.0f, s1 = 0.0f, c1 = 0.0f, s2 = 0.0f, c2 = 0.0f, s3 = 0.0f, c3 = 0.0f;
+        qvops::sin_cos(position * freq[0], s0, c0);
+        qvops::sin_cos(position * freq[1], s1, c1);
+        qvops::sin_cos(position * freq[2], s2, c2);
+        qvops::sin_cos(position * freq[3], s3, c3);
+        if constexpr (INTERLEAVED) {   // elements 2 i0 .. 2 i0 + 7 hold pairs i0 .. i0 + 3
+          qv::float4 u = qvops::load4(x + base + 2 * i0), v = qvops::load4(x + base + 2 * i0 + 4);
+          qvops::store4(out + base + 2 * i0, qv::float4(u[0] * c0 - u[1] * s0, u[1] * c0 + u[0] * s0,
+                                                        u[2] * c1 - u[3] * s1, u[3] * c1 + u[2] * s1));
+          qvops::store4(out + base + 2 * i0 + 4, qv::float4(v[0] * c2 - v[1] * s2, v[1] * c2 + v[0] * s2,
+                                                            v[2] * c3 - v[3] * s3, v[3] * c3 + v[2] * s3));
+        } else {                       // elements i0 .. i0 + 3 pair with i0 + rot_half ..
+          qv::float4 a = qvops::load4(x + base + i0), b = qvops::load4(x + base + i0 + rot_half);
+          qv::float4 c = qv::float4(c0, c1, c2, c3), s = qv::float4(s0, s1, s2, s3);
+          qvops::store4(out + base + i0, a * c - b * s);
+          qvops::store4(out + base + i0 + rot_half, b * c + a * s);
+        }
+      } else {
+        qv::store(out + base + 2 * i0, qv::load<4>(x + base + 2 * i0));
+        qv::store(out + base + 2 * i0 + 4, qv::load<4>(x + base + 2 * i0 + 4));
+      }
+    }
+    return;
+  }
   uint32_t pairs = tokens * heads * half_dim;
   for (uint32_t p = qvops::grid_first(); p < pairs; p += qvops::grid_stride()) {
     uint32_t row = p / half_dim;

@@ -1,12 +1,62 @@
 // Row normalisations: rms_norm, layer_norm and add_rms_norm (residual add fused with rms_norm).
-// One block per row; each thread walks the row with stride kRowThreads, so any cols works and
-// consecutive threads touch consecutive elements (coalesced). Statistics are accumulated in
+// One block per row; each thread walks the row in steps of kRowThreads * W elements, W = 4 (one
+// wide access) when cols % 4 == 0 and 1 otherwise, so any cols works and consecutive threads
+// touch consecutive elements (coalesced). Statistics are accumulated in
 // float and combined with qv::block_sum.
 #include "common.h"
 
-using qvops::from_f32;
 using qvops::kRowThreads;
-using qvops::to_f32;
+using qvops::load_w;
+using qvops::store_w;
+
+namespace {
+
+// The row loops of one block, W elements per thread and step (see qvops::load_w).
+template <uint32_t W, typename T>
+QV_DEVICE void rms_norm_row(const T* x, const T* w, T* out, uint32_t base, uint32_t cols, float eps) {
+  float squares = 0.0f;
+  for (uint32_t c = qv::thread_id_x() * W; c < cols; c += kRowThreads * W) {
+    qv::float4 v = load_w<W>(x + base + c);
+    squares += qvops::sum4(v * v);
+  }
+  float inv_rms = qv::rsqrt(qv::block_sum(squares) / static_cast<float>(cols) + eps);
+  for (uint32_t c = qv::thread_id_x() * W; c < cols; c += kRowThreads * W)
+    store_w<W>(out + base + c, load_w<W>(x + base + c) * inv_rms * load_w<W>(w + c));
+}
+
+template <uint32_t W, typename T>
+QV_DEVICE void layer_norm_row(const T* x, const T* w, const T* b, T* out, uint32_t base, uint32_t cols,
+                              float eps) {
+  float sum = 0.0f;
+  for (uint32_t c = qv::thread_id_x() * W; c < cols; c += kRowThreads * W) sum += qvops::sum4(load_w<W>(x + base + c));
+  float mean = qv::block_sum(sum) / static_cast<float>(cols);
+  float squares = 0.0f;
+  for (uint32_t c = qv::thread_id_x() * W; c < cols; c += kRowThreads * W) {
+    qv::float4 d = load_w<W>(x + base + c) - mean;
+    if constexpr (W == 1) d = qv::float4(d[0], 0.0f, 0.0f, 0.0f);   // the zero lanes are not data
+    squares += qvops::sum4(d * d);
+  }
+  float inv_std = qv::rsqrt(qv::block_sum(squares) / static_cast<float>(cols) + eps);
+  for (uint32_t c = qv::thread_id_x() * W; c < cols; c += kRowThreads * W)
+    store_w<W>(out + base + c, (load_w<W>(x + base + c) - mean) * inv_std * load_w<W>(w + c) + load_w<W>(b + c));
+}
+
+// Each thread re-reads only the sums it stored itself: no barrier between the loops.
+template <uint32_t W, typename T>
+QV_DEVICE void add_rms_norm_row(const T* x, const T* residual, const T* w, T* sum, T* out, uint32_t base,
+                                uint32_t cols, float eps) {
+  float squares = 0.0f;
+  for (uint32_t c = qv::thread_id_x() * W; c < cols; c += kRowThreads * W) {
+    store_w<W>(sum + base + c, load_w<W>(x + base + c) + load_w<W>(residual + base + c));
+    qv::float4 v = load_w<W>(sum + base + c);   // the stored (rounded) sum
+    squares += qvops::sum4(v * v);
+  }
+  float inv_rms = qv::rsqrt(qv::block_sum(squares) / static_cast<float>(cols) + eps);
+  for (uint32_t c = qv::thread_id_x() * W; c < cols; c += kRowThreads * W)
+    store_w<W>(out + base + c, load_w<W>(sum + base + c) * inv_rms * load_w<W>(w + c));
+}
+
+}  // namespace
 
 // out[r, c] = x[r, c] * w[c] / sqrt(mean_c(x[r, c]^2) + eps)
 template <typename T>
@@ -14,15 +64,8 @@ QV_KERNEL QV_BLOCK(kRowThreads) void rms_norm(const T* x, const T* w, T* out, ui
                                               float eps) {
   uint32_t row = qvops::block_row();
   if (row >= rows) return;   // uniform per block
-  uint32_t base = row * cols;
-  float squares = 0.0f;
-  for (uint32_t c = qv::thread_id_x(); c < cols; c += kRowThreads) {
-    float v = to_f32(x[base + c]);
-    squares += v * v;
-  }
-  float inv_rms = qv::rsqrt(qv::block_sum(squares) / static_cast<float>(cols) + eps);
-  for (uint32_t c = qv::thread_id_x(); c < cols; c += kRowThreads)
-    out[base + c] = from_f32<T>(to_f32(x[base + c]) * inv_rms * to_f32(w[c]));
+  if (cols % 4 == 0) rms_norm_row<4>(x, w, out, row * cols, cols, eps);
+  else rms_norm_row<1>(x, w, out, row * cols, cols, eps);
 }
 
 // out[r, c] = (x[r, c] - mean) / sqrt(var + eps) * w[c] + b[c]; two passes over the row (mean,
@@ -32,39 +75,20 @@ QV_KERNEL QV_BLOCK(kRowThreads) void layer_norm(const T* x, const T* w, const T*
                                                 uint32_t cols, float eps) {
   uint32_t row = qvops::block_row();
   if (row >= rows) return;
-  uint32_t base = row * cols;
-  float sum = 0.0f;
-  for (uint32_t c = qv::thread_id_x(); c < cols; c += kRowThreads) sum += to_f32(x[base + c]);
-  float mean = qv::block_sum(sum) / static_cast<float>(cols);
-  float squares = 0.0f;
-  for (uint32_t c = qv::thread_id_x(); c < cols; c += kRowThreads) {
-    float d = to_f32(x[base + c]) - mean;
-    squares += d * d;
-  }
-  float inv_std = qv::rsqrt(qv::block_sum(squares) / static_cast<float>(cols) + eps);
-  for (uint32_t c = qv::thread_id_x(); c < cols; c += kRowThreads)
-    out[base + c] = from_f32<T>((to_f32(x[base + c]) - mean) * inv_std * to_f32(w[c]) + to_f32(b[c]));
+  if (cols % 4 == 0) layer_norm_row<4>(x, w, b, out, row * cols, cols, eps);
+  else layer_norm_row<1>(x, w, b, out, row * cols, cols, eps);
 }
 
 // sum = x + residual (stored as T: the next layer's residual), out = rms_norm(sum) * w.
 // The statistics use the stored (rounded) sum, so the result equals a separate add followed by
-// rms_norm. Each thread re-reads only the elements it wrote itself: no barrier needed.
+// rms_norm.
 template <typename T>
 QV_KERNEL QV_BLOCK(kRowThreads) void add_rms_norm(const T* x, const T* residual, const T* w, T* sum, T* out,
                                                   uint32_t rows, uint32_t cols, float eps) {
   uint32_t row = qvops::block_row();
   if (row >= rows) return;
-  uint32_t base = row * cols;
-  float squares = 0.0f;
-  for (uint32_t c = qv::thread_id_x(); c < cols; c += kRowThreads) {
-    T s = from_f32<T>(to_f32(x[base + c]) + to_f32(residual[base + c]));
-    sum[base + c] = s;
-    float v = to_f32(s);
-    squares += v * v;
-  }
-  float inv_rms = qv::rsqrt(qv::block_sum(squares) / static_cast<float>(cols) + eps);
-  for (uint32_t c = qv::thread_id_x(); c < cols; c += kRowThreads)
-    out[base + c] = from_f32<T>(to_f32(sum[base + c]) * inv_rms * to_f32(w[c]));
+  if (cols % 4 == 0) add_rms_norm_row<4>(x, residual, w, sum, out, row * cols, cols, eps);
+  else add_rms_norm_row<1>(x, residual, w, sum, out, row * cols, cols, eps);
 }
 
 template void rms_norm<float>(const float*, const float*, float*, uint32_t, uint32_t, float);

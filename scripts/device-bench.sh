@@ -22,7 +22,7 @@ if python3 -c "import torch, triton" 2>/dev/null; then
   python3 scripts/bench-vs-torch.py "$OUT/bench-cuda.json" "$OUT/vs-torch.json" "$OUT/vs-torch.md" 2>&1 | tail -n 120
 fi
 if [ -z "$FILTER" ]; then
-  for f in "rms_norm f32 32768x4096" "softmax f32 32768x4096" "silu_gate f32 32768x4096"; do
-    "$BENCH" --backend vulkan --filter "$f" 2>&1 | tee -a "$OUT/bench-vulkan.txt"
-  done
+  # The memory-bound ops through Vulkan, for issue 7's Vulkan / CUDA ratio.
+  "$BENCH" --backend vulkan --json "$OUT/bench-vulkan.json" \
+    --filter "f32 32768x4096|bf16 32768x4096|f32 8192x4096|bf16 8192x4096" 2>&1 | tee "$OUT/bench-vulkan.txt"
 fi

@@ -70,7 +70,7 @@ if [ -n "${QUIVER_DEVICE_TESTS:-}" ]; then
   BINARIES=$QUIVER_DEVICE_TESTS
 else
   BINARIES=$(find "$BUILD_DIR/tests/runtime" "$BUILD_DIR/tests/kernels" "$BUILD_DIR/tests/ops" -maxdepth 1 -type f -executable \
-               -name 'quiver_*tests' 2>/dev/null | sort)
+               -name 'quiver_*tests' ! -name 'quiver_hsa_*' 2>/dev/null | sort)   # HSA: host-only unit tests
 fi
 if [ -z "$BINARIES" ]; then log "device-check: no test binaries under $BUILD_DIR/tests"; fi
 

@@ -220,5 +220,8 @@ void attention(const Device& dev, const Buffer<Q>& q, const Buffer<K>& k, const 
 Module library(const Device& dev);
 // Whether this libquiver has the op library built in.
 bool library_built_in() noexcept;
+// The embedded op library's .qfb bytes (empty when there is none): for quiver-dump-style
+// inspection, saving it to a file, or timing Device::load.
+std::span<const std::byte> library_fatbin() noexcept;
 
 }  // namespace quiver::ops

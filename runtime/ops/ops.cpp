@@ -100,7 +100,7 @@ void silu_gate(const Device& dev, Operand x, Operand g, Operand out, size_t n) {
   call.require_at_least("g", g, n, "n");
   call.require_at_least("out", out, n, "n");
   if (n == 0) return;
-  call.launch(kernel_name("silu_gate", e), stride_grid(n), {x, g, out, call.dim(n, "n")});
+  call.launch(kernel_name("silu_gate", e), stride_grid((n + 3) / 4), {x, g, out, call.dim(n, "n")});  // 4 per thread
 }
 
 void gelu(const Device& dev, Operand x, Operand out, size_t n, bool tanh_form) {
@@ -111,7 +111,7 @@ void gelu(const Device& dev, Operand x, Operand out, size_t n, bool tanh_form) {
   call.require_at_least("x", x, n, "n");
   call.require_at_least("out", out, n, "n");
   if (n == 0) return;
-  call.launch(kernel_name(tanh_form ? "gelu_tanh" : "gelu_erf", e), stride_grid(n), {x, out, call.dim(n, "n")});
+  call.launch(kernel_name(tanh_form ? "gelu_tanh" : "gelu_erf", e), stride_grid((n + 3) / 4), {x, out, call.dim(n, "n")});
 }
 
 void rope(const Device& dev, Operand x, Operand positions, Operand inv_freq, Operand out, size_t tokens,
@@ -130,7 +130,8 @@ void rope(const Device& dev, Operand x, Operand positions, Operand inv_freq, Ope
   call.require_at_least("positions", positions, tokens, "tokens");
   call.require_at_least("out", out, n, "tokens * heads * head_dim");
   if (n == 0) return;
-  call.launch(kernel_name(interleaved ? "rope_gptj" : "rope_neox", e), stride_grid(n / 2),
+  bool wide = head_dim % 8 == 0 && inv_freq.size % 4 == 0;   // kernels/elementwise.cpp: 4 pairs per thread
+  call.launch(kernel_name(interleaved ? "rope_gptj" : "rope_neox", e), stride_grid(wide ? n / 8 : n / 2),
               {x, positions, inv_freq, out, call.dim(tokens, "tokens"), call.dim(heads, "heads"),
                call.dim(head_dim, "head_dim"), call.dim(inv_freq.size, "inv_freq size")});
 }
@@ -150,6 +151,8 @@ void embedding(const Device& dev, Operand table, Operand ids, Operand out, size_
               {table, ids, out, call.dim(tokens, "tokens"), call.dim(dim, "dim"), call.dim(vocab, "vocab")});
 }
 
+constexpr size_t kMatvecRows = 8;   // kernels/matvec.cpp: output rows per block
+
 void matvec(const Device& dev, Operand w, Operand x, Operand y, size_t rows, size_t cols) {
   OpCall call(dev, "matvec");
   Elem e = float_elem(call, "w", w);
@@ -160,7 +163,7 @@ void matvec(const Device& dev, Operand w, Operand x, Operand y, size_t rows, siz
   call.require_at_least("x", x, cols, "cols");
   call.require_at_least("y", y, rows, "rows");
   if (rows == 0) return;
-  call.launch(kernel_name("matvec", e), call.row_grid(rows),
+  call.launch(kernel_name("matvec", e), call.row_grid((rows + kMatvecRows - 1) / kMatvecRows),
               {w, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
 }
 
@@ -179,7 +182,7 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
   call.require_at_least("x", x, cols, "cols");
   call.require_at_least("y", y, rows, "rows");
   if (rows == 0) return;
-  call.launch(q4 ? "matvec_q4_0" : "matvec_q8_0", call.row_grid(rows),
+  call.launch(q4 ? "matvec_q4_0" : "matvec_q8_0", call.row_grid((rows + kMatvecRows - 1) / kMatvecRows),
               {w, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
 }
 

@@ -141,6 +141,10 @@ class CudaModule final : public Module {
                       (log.empty() ? "" : "\nJIT log:\n" + log));
     }
 
+    // Every entry point is resolved here, not on first launch: under CUDA's lazy loading
+    // cuModuleGetFunction loads the function's code, and a load while another stream runs may
+    // wait for that stream — a kernel that polls for its peer on another stream would then spin
+    // forever (tests/runtime cuda_devices_test LaunchesOnTwoDevicesOverlap caught exactly that).
     for (const format::Kernel& k : fatbin.manifest().kernels) {
       Entry entry{k.name, k.symbol, k.block, nullptr};
       bool in_image = false;
