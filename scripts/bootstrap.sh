@@ -12,7 +12,12 @@ PACKAGES=(
   libhsa-runtime64-1   # ROCm's HSA runtime: the hip backend's detection is tested against it (no GPU needed)
   libcli11-dev nlohmann-json3-dev libzstd-dev zstd libgtest-dev libdlpack-dev
   libvulkan-dev mesa-vulkan-drivers vulkan-tools
+  vulkan-validationlayers   # VK_LAYER_KHRONOS_validation: the *.vulkan_validation ctests
+  libegl1 libegl-mesa0 libgles2 libgl1-mesa-dri nodejs   # tests/web: Dawn (npm webgpu) on Mesa llvmpipe, OpenGL ES
 )
+# npm for tests/web (`npm ci`); a Node.js that bundles its own npm (nodesource) must not get
+# Debian's npm package, which depends on Debian's nodejs.
+command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -112,7 +112,7 @@ for tool in ${QUIVER_DEVICE_SANITIZE:-}; do
     log ""
     log "=== $name under compute-sanitizer --tool $tool (CUDA)"
     start=$(date +%s.%N)
-    QUIVER_BACKEND=cuda timeout "$TIMEOUT" "$SANITIZER" --tool "$tool" --error-exitcode 99 \
+    QUIVER_OPS_REPORT= QUIVER_BACKEND=cuda timeout "$TIMEOUT" "$SANITIZER" --tool "$tool" --error-exitcode 99 \
       "$bin" --gtest_output="json:$WORK/$name.$tool.json" >"$runlog" 2>&1
     rc=$?
     end=$(date +%s.%N)

@@ -8,6 +8,7 @@ std::unique_ptr<Target> create_spirv_target();
 std::unique_ptr<Target> create_cpu_target();
 std::unique_ptr<Target> create_hsaco_target();
 std::unique_ptr<Target> create_msl_target();
+std::unique_ptr<Target> create_wgsl_target();
 
 std::span<const TargetEntry> target_registry() {
   static const TargetEntry entries[] = {
@@ -16,6 +17,7 @@ std::span<const TargetEntry> target_registry() {
       {"cpu", create_cpu_target},
       {"hsaco", create_hsaco_target},
       {"msl", create_msl_target},
+      {"wgsl", create_wgsl_target},
   };
   return entries;
 }

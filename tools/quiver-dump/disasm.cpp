@@ -185,6 +185,30 @@ Disassembly msl(std::span<const std::byte> data, const std::string& kernel_symbo
   return {false, "the MSL image has no translation unit for '" + kernel_symbol + "'"};
 }
 
+// The units of one kernel in a WGSL image (docs/abi.md "WGSL": each after its
+// "//@qv-kernel <symbol> ..." line), or the whole text when no kernel is asked for.
+Disassembly wgsl(std::span<const std::byte> data, const std::string& kernel_symbol) {
+  Disassembly text = as_text(data, "WGSL");
+  if (!text.ok || kernel_symbol.empty()) return text;
+  const std::string marker = "//@qv-kernel ";
+  std::string out;
+  bool in_unit = false;
+  size_t begin = 0;
+  while (begin < text.text.size()) {
+    size_t end = text.text.find('\n', begin);
+    if (end == std::string::npos) end = text.text.size();
+    std::string_view line(text.text.data() + begin, end - begin);
+    if (line.starts_with(marker)) {
+      std::string_view rest = line.substr(marker.size());
+      in_unit = rest.substr(0, rest.find(' ')) == kernel_symbol;
+    }
+    if (in_unit) out.append(line).append("\n");
+    begin = end + 1;
+  }
+  if (out.empty()) return {false, "the WGSL image has no unit for '" + kernel_symbol + "'"};
+  return {true, out};
+}
+
 }  // namespace
 
 Disassembly disassemble(const format::Image& image, std::span<const std::byte> data,
@@ -192,7 +216,7 @@ Disassembly disassemble(const format::Image& image, std::span<const std::byte> d
   switch (image.target) {
     case Target::PTX: return as_text(data, "PTX");
     case Target::MSL: return msl(data, kernel_symbol);
-    case Target::WGSL: return as_text(data, "WGSL");
+    case Target::WGSL: return wgsl(data, kernel_symbol);
     case Target::SPIRV: return spirv(data);
     case Target::CPU: return with_tool(data, {"llvm-objdump-19", "llvm-objdump"}, {"-d"}, "CPU");
     case Target::HSACO: {

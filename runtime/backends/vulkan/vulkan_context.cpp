@@ -90,10 +90,17 @@ bool start_instance(Context& ctx, uint32_t& api_version, std::string& why_not) {
   app.apiVersion = api_version;
   VkInstanceCreateInfo instance_info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   instance_info.pApplicationInfo = &app;
+  if (Validation::requested()) {
+    ctx.validation = std::make_unique<Validation>();
+    ctx.validation->prepare(instance_info);
+  }
   VkResult result = vk.vkCreateInstance(&instance_info, nullptr, &ctx.instance);
   if (result != VK_SUCCESS) {
     ctx.instance = VK_NULL_HANDLE;
     why_not = "vkCreateInstance failed: " + result_name(result);
+    if (ctx.validation && (result == VK_ERROR_LAYER_NOT_PRESENT || result == VK_ERROR_EXTENSION_NOT_PRESENT))
+      why_not += std::string(" (QUIVER_VULKAN_VALIDATION=1 needs ") + kValidationLayer +
+                 ": Debian package vulkan-validationlayers)";
     // What the loader returns when it found no driver (ICD) at all.
     if (result == VK_ERROR_INCOMPATIBLE_DRIVER) {
       const std::string env = driver_env();
@@ -104,7 +111,8 @@ bool start_instance(Context& ctx, uint32_t& api_version, std::string& why_not) {
     }
     return false;
   }
-  return vk.load_instance(ctx.instance, why_not);
+  if (!vk.load_instance(ctx.instance, why_not)) return false;
+  return !ctx.validation || ctx.validation->attach(vk, ctx.instance, why_not);
 }
 
 // The usable devices, best type first (stable: the loader's order breaks ties); quiver's
@@ -318,6 +326,7 @@ Context::~Context() {
     if (command_pool_) vk.vkDestroyCommandPool(device, command_pool_, nullptr);
     vk.vkDestroyDevice(device, nullptr);
   }
+  if (validation) validation->detach(instance);
   if (instance && vk.vkDestroyInstance) vk.vkDestroyInstance(instance, nullptr);
 }
 

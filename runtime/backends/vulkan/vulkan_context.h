@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "vulkan_api.h"
+#include "vulkan_validation.h"
 
 namespace quiver::backend::vulkan {
 
@@ -61,6 +62,7 @@ class Context {
   // download are memcpy after draining, no staging copies.
   bool unified_memory = false;
   std::string name;
+  std::unique_ptr<Validation> validation;   // QUIVER_VULKAN_VALIDATION=1 only
 
   // Throws quiver::Error (DeviceError, or OutOfMemory for the two out-of-memory codes).
   void check(VkResult result, const std::string& what) const;
