@@ -25,7 +25,9 @@ done
 # come last and win. The dictionary holds the magic and the manifest's keys and values.
 # No allocation stacks in ASan's bookkeeping (~25% of the run time on malloc-heavy JSON
 # parsing); detection is unchanged, and re-running a reproducer prints the full report.
-export ASAN_OPTIONS="malloc_context_size=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+# Leak detection stays on for the reader whatever the caller set (the asan test preset turns it off
+# for lavapipe, which the fuzzer never loads); later options win.
+export ASAN_OPTIONS="malloc_context_size=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}:detect_leaks=1"
 largest=$(stat -c %s "$work"/seeds/* | sort -n | tail -1)
 max_len=$(( (largest + 4095) / 4096 * 4096 ))
 "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2560 -max_len="$max_len" -print_final_stats=1 \
