@@ -42,15 +42,18 @@ template <uint32_t W, typename T>
 QV_DEVICE void matvec_rows(const T* w, const T* x, T* y, uint32_t rows, uint32_t cols) {
   uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
   uint32_t subgroups = (kRowThreads + sg - 1) / sg;
-  for (uint32_t r = qv::thread_id_x() / sg; r < kMatvecRows; r += subgroups) {
-    uint32_t row = qvops::block_row() * kMatvecRows + r;
-    if (row < rows) {   // uniform over the subgroup
-      float acc = 0.0f;
+  // The step count is block-uniform and subgroup_sum sits outside any thread-dependent branch
+  // (WGSL's uniformity analysis requires it); a subgroup without a row adds zeros.
+  for (uint32_t step = 0; step < (kMatvecRows + subgroups - 1) / subgroups; ++step) {
+    uint32_t row = qvops::block_row() * kMatvecRows + qv::thread_id_x() / sg + step * subgroups;
+    bool valid = qv::thread_id_x() / sg + step * subgroups < kMatvecRows && row < rows;
+    float acc = 0.0f;
+    if (valid) {
       for (uint32_t c = lane * W; c < cols; c += sg * W)
         acc += qvops::sum4(qvops::load_w<W>(w + row * cols + c) * qvops::load_w<W>(x + c));
-      acc = qv::subgroup_sum(acc);
-      if (lane == 0) y[row] = from_f32<T>(acc);
     }
+    acc = qv::subgroup_sum(acc);
+    if (valid && lane == 0) y[row] = from_f32<T>(acc);
   }
 }
 
@@ -68,11 +71,12 @@ QV_KERNEL QV_BLOCK(kRowThreads) void matvec_q8_0(const uint8_t* w, const float* 
                                                  uint32_t cols) {
   uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
   uint32_t subgroups = (kRowThreads + sg - 1) / sg;
-  for (uint32_t r = qv::thread_id_x() / sg; r < kMatvecRows; r += subgroups) {
-    uint32_t row = qvops::block_row() * kMatvecRows + r;
-    if (row < rows) {
+  for (uint32_t step = 0; step < (kMatvecRows + subgroups - 1) / subgroups; ++step) {
+    uint32_t row = qvops::block_row() * kMatvecRows + qv::thread_id_x() / sg + step * subgroups;
+    bool valid = qv::thread_id_x() / sg + step * subgroups < kMatvecRows && row < rows;
+    float acc = 0.0f;
+    if (valid) {
       uint32_t row_start = row * (cols / kQBlock) * kQ8Bytes;
-      float acc = 0.0f;
       for (uint32_t g = lane; g < cols / 4; g += sg) {
         uint32_t block_start = row_start + (g / 8) * kQ8Bytes;
         uint32_t q = block_start + 2 + 4 * (g % 8);
@@ -80,9 +84,9 @@ QV_KERNEL QV_BLOCK(kRowThreads) void matvec_q8_0(const uint8_t* w, const float* 
         float dot = q8(w, q) * xv[0] + q8(w, q + 1) * xv[1] + q8(w, q + 2) * xv[2] + q8(w, q + 3) * xv[3];
         acc += block_scale(w, block_start) * dot;
       }
-      acc = qv::subgroup_sum(acc);
-      if (lane == 0) y[row] = acc;
     }
+    acc = qv::subgroup_sum(acc);
+    if (valid && lane == 0) y[row] = acc;
   }
 }
 
@@ -92,11 +96,12 @@ QV_KERNEL QV_BLOCK(kRowThreads) void matvec_q4_0(const uint8_t* w, const float* 
                                                  uint32_t cols) {
   uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
   uint32_t subgroups = (kRowThreads + sg - 1) / sg;
-  for (uint32_t r = qv::thread_id_x() / sg; r < kMatvecRows; r += subgroups) {
-    uint32_t row = qvops::block_row() * kMatvecRows + r;
-    if (row < rows) {
+  for (uint32_t step = 0; step < (kMatvecRows + subgroups - 1) / subgroups; ++step) {
+    uint32_t row = qvops::block_row() * kMatvecRows + qv::thread_id_x() / sg + step * subgroups;
+    bool valid = qv::thread_id_x() / sg + step * subgroups < kMatvecRows && row < rows;
+    float acc = 0.0f;
+    if (valid) {
       uint32_t row_start = row * (cols / kQBlock) * kQ4Bytes;
-      float acc = 0.0f;
       for (uint32_t g = lane; g < cols / 4; g += sg) {
         uint32_t block = g / 8, j = g % 8;
         uint32_t block_start = row_start + block * kQ4Bytes;
@@ -106,9 +111,9 @@ QV_KERNEL QV_BLOCK(kRowThreads) void matvec_q4_0(const uint8_t* w, const float* 
         float dot = q4_low(b0) * lo[0] + q4_low(b1) * lo[1] + q4_high(b0) * hi[0] + q4_high(b1) * hi[1];
         acc += block_scale(w, block_start) * dot;
       }
-      acc = qv::subgroup_sum(acc);
-      if (lane == 0) y[row] = acc;
     }
+    acc = qv::subgroup_sum(acc);
+    if (valid && lane == 0) y[row] = acc;
   }
 }
 
