@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
   app.add_option("sources", sources, "kernel source files")->required()->check(CLI::ExistingFile);
   app.add_option("-o,--output", output, "output fat binary (.qfb)")->required();
   app.add_option("--targets", targets_spec,
-                 "targets and archs, e.g. 'ptx:sm_80,sm_90;spirv;cpu' (default: all available except wgsl)");
+                 "targets and archs, e.g. 'ptx:sm_80,sm_90;spirv;cpu' (default: all available)");
   app.add_option("--emit-header", header_path, "write a C++ header with typed launch wrappers");
   app.add_option("--namespace", ns, "C++ namespace of the generated header / embedding");
   app.add_option("--emit-embed", embed_path, "write a C++ source that embeds the fat binary");

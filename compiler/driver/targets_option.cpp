@@ -22,10 +22,7 @@ std::vector<TargetRequest> parse_targets(const std::string& spec, const std::vec
   static const std::vector<std::string> known = {"ptx", "hsaco", "spirv", "msl", "wgsl", "cpu"};
   std::vector<TargetRequest> out;
   if (spec.empty() || spec == "all") {
-    // wgsl is built only when asked for: WGSL cannot express 64-bit integers, so the default
-    // would fail for kernels that use them (tests/kernels/int_ops.cpp; docs/targets.md "WGSL").
-    for (const auto& a : available)
-      if (a != "wgsl") out.push_back({a, {}});
+    for (const auto& a : available) out.push_back({a, {}});
     return out;
   }
   for (const std::string& entry : split(spec, ';')) {

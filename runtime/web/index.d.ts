@@ -86,7 +86,7 @@ export interface WgslUnit {
 export function parseWgslImage(text: string, label: string): Map<string, WgslUnit[]>;
 
 /** A scalar argument: a number (or boolean for bool); for half/bf16 also the bits. */
-export type ScalarArg = number | boolean | { bits: number };
+export type ScalarArg = number | bigint | boolean | { bits: number };   // bigint (or a safe-integer number) for int64_t / uint64_t
 export type Grid = number | [number] | [number, number] | [number, number, number];
 
 export class Kernel {

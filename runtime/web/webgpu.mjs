@@ -132,7 +132,7 @@ const INT_RANGES = {
   int32_t: [-2147483648, 2147483647], uint32_t: [0, 4294967295],
 };
 
-// One scalar argument → the 32-bit word of the uniform struct (docs/abi.md "WGSL").
+// One scalar argument → its 32-bit word(s) of the uniform struct (docs/abi.md "WGSL").
 function scalarWord(param, value, where) {
   const bad = (what) => { throw new QfbError('InvalidArgument', `${where}: ${what}`); };
   const t = param.type;
@@ -147,6 +147,15 @@ function scalarWord(param, value, where) {
     return new Uint32Array(new Float32Array([value]).buffer)[0];
   }
   if (t === 'bool' && typeof value === 'boolean') return value ? 1 : 0;
+  if (t === 'int64_t' || t === 'uint64_t') {
+    // Two words, low then high (two's complement): a BigInt, or a number that is a safe integer.
+    if (typeof value === 'number' && Number.isSafeInteger(value)) value = BigInt(value);
+    if (typeof value !== 'bigint') bad(`expected a BigInt or a safe integer for a ${t} scalar, got ${value}`);
+    const [lo, hi] = t === 'int64_t' ? [-(1n << 63n), (1n << 63n) - 1n] : [0n, (1n << 64n) - 1n];
+    if (value < lo || value > hi) bad(`${value} is out of range for ${t}`);
+    const bits = BigInt.asUintN(64, value);
+    return [Number(bits & 0xffffffffn), Number(bits >> 32n)];
+  }
   const range = INT_RANGES[t];
   if (!range) throw new QfbError('Unsupported', `${where}: ${t} scalars are not expressible in WGSL`);
   if (typeof value !== 'number' || !Number.isInteger(value)) bad(`expected an integer for a ${t} scalar, got ${value}`);
@@ -188,7 +197,7 @@ export class Kernel {
           throw new QfbError('InvalidArgument', `${at}: the buffer lacks GPUBufferUsage.STORAGE`);
         if (this.unit.bindings.some((b) => b.index === i)) entries.push({ binding: i, resource: { buffer } });
       } else {
-        scalarWords.push(scalarWord(p, args[i], at));
+        scalarWords.push(...[scalarWord(p, args[i], at)].flat());
       }
     });
     let uniform = null;

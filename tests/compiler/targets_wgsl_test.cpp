@@ -164,6 +164,29 @@ module {
   EXPECT_NE(text.find("dot4I8Packed("), std::string::npos) << text;
 }
 
+TEST(TargetsWgsl, Int64IsAPairOfWordsWithHelpersAndTwoScalarMembers) {
+  std::string text = compile_wgsl(R"mlir(
+module {
+  func.func @qv_k0_wide(%a: memref<?xi64>, %out: memref<?xi64>, %k: i64)
+      attributes {qv.kernel, qv.block = array<i32: 64, 1, 1>} {
+    %tid = gpu.thread_id x
+    %v = memref.load %a[%tid] : memref<?xi64>
+    %p = arith.muli %v, %k : i64
+    %q = arith.divsi %p, %v : i64
+    %s = arith.shrsi %q, %k : i64
+    memref.store %s, %out[%tid] : memref<?xi64>
+    return
+  }
+}
+)mlir");
+  EXPECT_NE(text.find("array<vec2<u32>>"), std::string::npos) << text;
+  EXPECT_NE(text.find("s2_lo: u32"), std::string::npos) << text;
+  EXPECT_NE(text.find("s2_hi: u32"), std::string::npos) << text;
+  for (const char* helper : {"fn qv_mul64(", "fn qv_mul32x32(", "fn qv_sdivrem64(", "fn qv_udivrem64(", "fn qv_shrs64("})
+    EXPECT_NE(text.find(helper), std::string::npos) << helper << "\n" << text;
+  EXPECT_EQ(text.find("fn qv_u64_to_f32("), std::string::npos) << "only the helpers the kernel uses";
+}
+
 TEST(TargetsWgsl, RefusesWhatWgslCannotExpressNamingKernelAndReason) {
   std::string i64 = wgsl_error(R"mlir(
 module {
@@ -171,13 +194,13 @@ module {
       attributes {qv.kernel, qv.block = array<i32: 64, 1, 1>} {
     %c = arith.constant 1 : i64
     %tid = gpu.thread_id x
-    memref.store %c, %out[%tid] : memref<?xi64>
+    %old = memref.atomic_rmw addi %c, %out[%tid] : (i64, memref<?xi64>) -> i64
     return
   }
 }
 )mlir");
   EXPECT_NE(i64.find("kernel 'qv_k0_wide'"), std::string::npos) << i64;
-  EXPECT_NE(i64.find("64-bit integers"), std::string::npos) << i64;
+  EXPECT_NE(i64.find("atomics on 64-bit elements"), std::string::npos) << i64;
   std::string f64 = wgsl_error(R"mlir(
 module {
   func.func @qv_k0_dbl(%out: memref<?xf64>, %v: f64)

@@ -1,11 +1,11 @@
-// Writes the web test's cases: for each kernel of the tests/kernels suite that WGSL can express,
-// fresh random inputs, the launch (grid, arguments) and the host reference of every output, as
-// one JSON file per case. run_kernels.mjs runs each case through the JavaScript loader on a
-// WebGPU device (outputs poisoned first) and compares. The references are written here,
+// Writes the web test's cases (cases.h): for each kernel of the tests/kernels suite that WGSL can
+// express, fresh random inputs, the launch (grid, arguments) and the host reference of every
+// output, as one JSON file per case. run_kernels.mjs runs each case through the JavaScript loader
+// on a WebGPU device (outputs poisoned first) and compares. The references are written here,
 // independently of the kernels, in the manner of tests/kernels/kernels_test.cpp (whose
 // references live inside gtest cases and cannot be called from here).
 //
-// Usage: quiver_web_cases <output dir> kernels|ops   (ops: the op gate's row ops, tests/ops/oracle.cpp)
+// Usage: quiver_web_cases <output dir> kernels|ops   (ops: the op library, op_cases.cpp)
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -13,155 +13,18 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "oracle.h"
+#include "cases.h"
+#include "int64_ref.h"
+#include "int_ops_ref.h"
+
+using namespace webcases;
 
 namespace {
-
-std::mt19937& rng() {
-  static std::mt19937 g(std::random_device{}());
-  return g;
-}
-std::vector<float> random_floats(size_t n, float lo, float hi) {
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng());
-  return v;
-}
-template <typename T>
-std::vector<T> random_ints(size_t n, int64_t lo, int64_t hi) {
-  std::uniform_int_distribution<int64_t> d(lo, hi);
-  std::vector<T> v(n);
-  for (auto& x : v) x = static_cast<T>(d(rng()));
-  return v;
-}
-
-uint16_t half_bits(float x) { return std::bit_cast<uint16_t>(static_cast<_Float16>(x)); }
-float half_value(uint16_t bits) { return static_cast<float>(std::bit_cast<_Float16>(bits)); }
-float bf16_value(uint16_t bits) { return std::bit_cast<float>(uint32_t(bits) << 16); }
-// bfloat16 nearest to x, ties to even, by comparing the two neighbours in double.
-uint16_t bf16_bits(float x) {
-  if (std::isnan(x)) return 0x7fc0;
-  uint32_t u = std::bit_cast<uint32_t>(x);
-  uint32_t lo = u & 0xffff0000u, hi = lo + 0x10000u;
-  double dlo = std::bit_cast<float>(lo);
-  double dhi = (hi & 0x7fffffffu) == 0x7f800000u ? std::copysign(std::ldexp(1.0, 128), x) : double(std::bit_cast<float>(hi));
-  double below = std::fabs(double(x) - dlo), above = std::fabs(dhi - double(x));
-  uint32_t pick = below < above ? lo : above < below ? hi : ((lo >> 16) & 1 ? hi : lo);
-  return static_cast<uint16_t>(pick >> 16);
-}
-
-template <typename T>
-std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
-  std::vector<uint8_t> b(v.size() * sizeof(T));
-  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
-// How run_kernels.mjs compares an output with its reference (docs in run_kernels.mjs).
-struct Check {
-  std::string kind = "exact";   // exact | f32 | f16 | bf16 | near | ulp | permutation | pair_slots | row_scaled
-  std::vector<uint8_t> expect;
-  double rel = 0, abs = 0, ulp = 0, max_mismatch_fraction = 0;
-  // row_scaled (the op gate's metric, tests/ops/ops_gate_test.cpp): `expect` holds doubles;
-  // max |got - ref| / max |ref| per group of `group` elements of type `elem` must stay within
-  // `bound`, and the `guard` poisoned elements after the output must survive.
-  std::string elem;
-  double group = 0, bound = 0, guard = 0;
-};
-
-struct Buffer {
-  std::string name;
-  std::vector<uint8_t> init;   // empty: poisoned (0xA5 bytes) by the runner
-  size_t bytes = 0;
-  bool checked = false;
-  Check check;
-};
-
-struct Case {
-  std::string name, kernel;
-  std::string fatbin = "web_kernels.qfb";
-  uint32_t grid[3] = {1, 1, 1};
-  std::vector<std::string> args;   // JSON of each argument
-  std::vector<Buffer> buffers;
-
-  std::string buffer(const std::string& n, std::vector<uint8_t> init) {
-    size_t bytes = init.size();
-    buffers.push_back({n, std::move(init), bytes});
-    return add_buffer_arg();
-  }
-  std::string output(const std::string& n, size_t bytes, Check check, std::vector<uint8_t> init = {}) {
-    buffers.push_back({n, std::move(init), bytes, true, std::move(check)});
-    return add_buffer_arg();
-  }
-  std::string add_buffer_arg() {
-    args.push_back("{\"buffer\":" + std::to_string(buffers.size() - 1) + "}");
-    return args.back();
-  }
-  void scalar(double v) {
-    char b[64];
-    std::snprintf(b, sizeof b, "{\"value\":%.17g}", v);
-    args.push_back(b);
-  }
-  void half_scalar(uint16_t bits) { args.push_back("{\"bits\":" + std::to_string(bits) + "}"); }
-};
-
-template <typename T>
-Check exact(const std::vector<T>& ref, const char* kind = "exact") {
-  Check c;
-  c.kind = kind;
-  c.expect = bytes_of(ref);
-  return c;
-}
-Check near(const std::vector<float>& ref, double rel, double abs) {
-  Check c = exact(ref, "near");
-  c.rel = rel;
-  c.abs = abs;
-  return c;
-}
-
-std::string hex(const std::vector<uint8_t>& b) {
-  static const char* d = "0123456789abcdef";
-  std::string s;
-  s.reserve(b.size() * 2);
-  for (uint8_t x : b) s += d[x >> 4], s += d[x & 15];
-  return s;
-}
-
-void write_case(const std::filesystem::path& dir, const Case& c) {
-  std::ofstream out(dir / (c.name + ".json"));
-  out << "{\"name\":\"" << c.name << "\",\"fatbin\":\"" << c.fatbin << "\",\"kernel\":\"" << c.kernel << "\",\"grid\":[" << c.grid[0] << ","
-      << c.grid[1] << "," << c.grid[2] << "],\"args\":[";
-  for (size_t i = 0; i < c.args.size(); ++i) out << (i ? "," : "") << c.args[i];
-  out << "],\"buffers\":[";
-  for (size_t i = 0; i < c.buffers.size(); ++i) {
-    const Buffer& b = c.buffers[i];
-    out << (i ? "," : "") << "{\"name\":\"" << b.name << "\",\"bytes\":" << b.bytes << ",\"init\":\"" << hex(b.init)
-        << "\"";
-    if (b.checked) {
-      char tol[320];
-      std::snprintf(tol, sizeof tol,
-                    ",\"rel\":%.17g,\"abs\":%.17g,\"ulp\":%.17g,\"max_mismatch_fraction\":%.17g,\"elem\":\"%s\","
-                    "\"group\":%.17g,\"bound\":%.17g,\"guard\":%.17g",
-                    b.check.rel, b.check.abs, b.check.ulp, b.check.max_mismatch_fraction, b.check.elem.c_str(),
-                    b.check.group, b.check.bound, b.check.guard);
-      out << ",\"check\":{\"kind\":\"" << b.check.kind << "\",\"expect\":\"" << hex(b.check.expect) << "\"" << tol << "}";
-    }
-    out << "}";
-  }
-  out << "]}\n";
-  if (!out) {
-    std::fprintf(stderr, "quiver_web_cases: cannot write %s\n", (dir / (c.name + ".json")).c_str());
-    std::exit(1);
-  }
-}
-
-uint32_t blocks(uint32_t n, uint32_t b) { return (n + b - 1) / b; }
 
 std::vector<Case> make_cases() {
   std::vector<Case> cases;
@@ -503,100 +366,46 @@ std::vector<Case> make_cases() {
     c.scalar(n4);
     cases.push_back(c);
   }
-  return cases;
-}
-
-
-// ---- The op gate's row ops through WGSL (tests/ops: same oracle, same metric and bounds) -----
-// Each element type's storage: float, half or bf16 bits, and the value a stored element means.
-struct Elem {
-  const char* name;   // the kernel's template argument and the check's element kind
-  size_t bytes;
-  double bound;       // row-scaled bound of tests/ops/ops_gate_test.cpp
-};
-constexpr Elem kElems[] = {{"float", 4, 1e-5}, {"half", 2, 1e-3}, {"bf16", 2, 8e-3}};
-constexpr size_t kGuard = 7;
-
-// Values rounded to the element type (the inputs are what the device reads), as bytes.
-std::vector<uint8_t> stored(const Elem& e, std::vector<float>& v) {
-  std::vector<uint8_t> out(v.size() * e.bytes);
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (e.bytes == 4) {
-      std::memcpy(&out[i * 4], &v[i], 4);
-      continue;
-    }
-    uint16_t bits = e.name[0] == 'h' ? half_bits(v[i]) : bf16_bits(v[i]);
-    v[i] = e.name[0] == 'h' ? half_value(bits) : bf16_value(bits);
-    std::memcpy(&out[i * 2], &bits, 2);
+  {
+    Case c{"int_ops", "int_ops"};
+    const uint32_t n = 20000;
+    auto a = random_ints<int32_t>(n, INT32_MIN, INT32_MAX);
+    auto b = random_ints<uint32_t>(n, 0, 100000);
+    std::vector<int32_t> out(n);
+    std::vector<int64_t> wide(n);
+    for (uint32_t i = 0; i < n; ++i) out[i] = int_ops_ref::out(a[i], b[i]), wide[i] = int_ops_ref::wide(a[i], b[i]);
+    c.grid[0] = blocks(n, 128);
+    c.buffer("a", bytes_of(a));
+    c.buffer("b", bytes_of(b));
+    c.output("out", n * 4, exact(out));
+    c.output("wide", n * 8, exact(wide));
+    c.scalar(n);
+    cases.push_back(c);
   }
-  return out;
-}
-oracle::Vec widen(const std::vector<float>& v) { return oracle::Vec(v.begin(), v.end()); }
-
-Check row_scaled(const Elem& e, const oracle::Vec& ref, size_t group) {
-  Check c;
-  c.kind = "row_scaled";
-  c.expect = bytes_of(ref);
-  c.elem = e.name[0] == 'f' ? "f32" : e.name[0] == 'h' ? "f16" : "bf16";
-  c.group = double(group);
-  c.bound = e.bound;
-  c.guard = kGuard;
-  return c;
-}
-
-std::vector<Case> make_op_cases() {
-  std::vector<Case> cases;
-  const size_t rows = 37, cols = 1000;
-  const size_t n = rows * cols;
-  for (const Elem& e : kElems) {
-    std::string t = e.name;
-    auto op = [&](const char* base) {
-      Case c{std::string(base) + "_" + t, std::string(base) + "<" + t + ">"};
-      c.fatbin = "web_ops.qfb";
-      return c;
-    };
-    {
-      Case c = op("rms_norm");
-      auto x = random_floats(n, -3, 3), w = random_floats(cols, 0.5f, 1.5f);
-      c.buffer("x", stored(e, x));
-      c.buffer("w", stored(e, w));
-      c.output("out", (n + kGuard) * e.bytes, row_scaled(e, oracle::rms_norm(widen(x), widen(w), rows, cols, double(1e-6f)), cols));
-      c.grid[0] = rows;
-      c.scalar(rows), c.scalar(cols), c.scalar(1e-6f);
-      cases.push_back(c);
+  {
+    // Every 64-bit operation WGSL emulates (compiler/targets/wgsl/wgsl_int64.cpp).
+    Case c{"int64_ops", "int64_ops"};
+    const uint32_t n = 3000;
+    auto a = int64_ref::inputs(n, rng()), b = int64_ref::inputs(n, rng());
+    int64_ref::fix_divisors(a, b);
+    auto f = int64_ref::floats(n, rng());
+    int64_t k = int64_ref::inputs(1, rng())[0];
+    std::vector<int64_t> out(16 * size_t(n));
+    std::vector<float> fout(2 * size_t(n));
+    for (uint32_t i = 0; i < n; ++i) {
+      int64_ref::Result r = int64_ref::compute(a[i], b[i], f[i], k, i);
+      std::copy(r.out.begin(), r.out.end(), out.begin() + 16 * size_t(i));
+      fout[2 * size_t(i)] = r.f[0], fout[2 * size_t(i) + 1] = r.f[1];
     }
-    {
-      Case c = op("layer_norm");
-      auto x = random_floats(n, -3, 3), w = random_floats(cols, 0.5f, 1.5f), b = random_floats(cols, -1, 1);
-      c.buffer("x", stored(e, x));
-      c.buffer("w", stored(e, w));
-      c.buffer("b", stored(e, b));
-      c.output("out", (n + kGuard) * e.bytes,
-               row_scaled(e, oracle::layer_norm(widen(x), widen(w), widen(b), rows, cols, double(1e-6f)), cols));
-      c.grid[0] = rows;
-      c.scalar(rows), c.scalar(cols), c.scalar(1e-6f);
-      cases.push_back(c);
-    }
-    for (int log = 0; log < 2; ++log) {
-      Case c = op(log ? "log_softmax" : "softmax");
-      auto x = random_floats(n, -8, 8);
-      c.buffer("x", stored(e, x));
-      oracle::Vec ref = log ? oracle::log_softmax(widen(x), rows, cols) : oracle::softmax(widen(x), rows, cols);
-      c.output("out", (n + kGuard) * e.bytes, row_scaled(e, ref, cols));
-      c.grid[0] = rows;
-      c.scalar(rows), c.scalar(cols);
-      cases.push_back(c);
-    }
-    {
-      Case c = op("silu_gate");
-      auto x = random_floats(n, -6, 6), g = random_floats(n, -2, 2);
-      c.buffer("x", stored(e, x));
-      c.buffer("g", stored(e, g));
-      c.output("out", (n + kGuard) * e.bytes, row_scaled(e, oracle::silu_gate(widen(x), widen(g)), cols));
-      c.grid[0] = uint32_t(std::min<size_t>(blocks(uint32_t(n), 256), 65535));
-      c.scalar(double(n));
-      cases.push_back(c);
-    }
+    c.grid[0] = blocks(n, 64);
+    c.buffer("a", bytes_of(a));
+    c.buffer("b", bytes_of(b));
+    c.buffer("f", bytes_of(f));
+    c.output("out", out.size() * 8, exact(out));
+    c.output("fout", fout.size() * 4, exact(fout, "f32"));
+    c.int64_scalar(k);
+    c.scalar(n);
+    cases.push_back(c);
   }
   return cases;
 }

@@ -67,17 +67,17 @@ async function runOne(fatbinDir, casePath) {
     device.queue.writeBuffer(buf, 0, new Uint8Array(Math.ceil(b.bytes / 4) * 4).fill(0xa5));
     return buf;
   });
-  const launchArgs = c.args.map((a) => ('buffer' in a ? buffers[a.buffer] : 'bits' in a ? { bits: a.bits } : a.value));
+  const launchArgs = c.args.map((a) => ('buffer' in a ? buffers[a.buffer] : 'bits' in a ? { bits: a.bits } : 'bigint' in a ? BigInt(a.bigint) : a.value));
   const t0 = performance.now();
   kernel.launch(c.grid, launchArgs);
   await device.queue.onSubmittedWorkDone();
   const ms = performance.now() - t0;
-  const problems = [];
+  const problems = [], errors = [];
   for (let i = 0; i < c.buffers.length; i++) {
     const b = c.buffers[i];
     if (!b.check) continue;
     const got = await download(device, buffers[i], b.bytes);
-    const why = compare(b.check, got, fromHex(b.check.expect));
+    const why = compare(b.check, got, fromHex(b.check.expect), (e) => errors.push(`${b.name} ${e.toExponential(2)} <= ${b.check.bound.toExponential(2)}`));
     if (why) problems.push(`  output '${b.name}': ${why}`);
   }
   const info = adapter.info ?? {};
@@ -86,7 +86,7 @@ async function runOne(fatbinDir, casePath) {
     console.log(`FAIL ${c.name} (${c.kernel}, ${unit} unit) on ${info.description || info.vendor || 'adapter'}\n${problems.join('\n')}`);
     process.exit(1);
   }
-  console.log(`ok   ${c.name} (${c.kernel}, ${unit} unit, ${ms.toFixed(1)} ms)`);
+  console.log(`ok   ${c.name} (${c.kernel}, ${unit} unit, ${ms.toFixed(1)} ms)${errors.length ? ' error ' + errors.join(', ') : ''}`);
   process.exit(0);
 }
 
@@ -94,7 +94,10 @@ async function runOne(fatbinDir, casePath) {
 // matching any NaN; near (|got - ref| <= rel |ref| + abs); ulp (error in units of the
 // reference's last place); permutation (u32 values 0..n-1 each once); pair_slots (u32 slot p is
 // 2p or 2p + 1). max_mismatch_fraction lets that fraction of exact u32 elements differ.
-function compare(check, got, expect) {
+// row_scaled (the op gate's metric: per group of elements, max |got - ref| / max |ref|) and scaled
+// (|got - ref| / scale[i], the scale given per element: the gate's input-scaled, dot-weighted and
+// v-scaled metrics) hand their worst error to `measured`, then check the guard after the output.
+function compare(check, got, expect, measured = () => {}) {
   const f32 = (b) => new Float32Array(b.buffer, b.byteOffset, b.length / 4);
   const u32 = (b) => new Uint32Array(b.buffer, b.byteOffset, b.length / 4);
   const u16 = (b) => new Uint16Array(b.buffer, b.byteOffset, b.length / 2);
@@ -132,10 +135,11 @@ function compare(check, got, expect) {
       for (let i = 0; i < E.length; i++) if (G[i] !== E[i] && !(isNan(G[i]) && isNan(E[i]))) mismatch(i, '0x' + G[i].toString(16), '0x' + E[i].toString(16));
       return report(bad, E.length, first);
     }
-    case 'row_scaled': {
-      // The op gate's metric: per group, max |got - ref| / max |ref|; then the guard.
+    case 'row_scaled': case 'scaled': {
       const n = e.length / 8, size = check.elem === 'f32' ? 4 : 2;
       const R = new Float64Array(e.buffer, e.byteOffset, n);
+      const S = check.kind === 'scaled' ? new Float64Array(fromHex(check.scale).buffer) : null;
+      if (S && S.length !== n) return `${S.length} scales for ${n} elements`;
       const value = (i) => {
         if (size === 4) return new DataView(g.buffer).getFloat32(g.byteOffset + 4 * i, true);
         const bits = new DataView(g.buffer).getUint16(g.byteOffset + 2 * i, true);
@@ -151,13 +155,14 @@ function compare(check, got, expect) {
         for (let i = start; i < end; i++) scale = Math.max(scale, Math.abs(R[i]));
         if (scale === 0) scale = 1;
         for (let i = start; i < end; i++) {
-          const err = Math.abs(value(i) - R[i]) / scale;
+          const err = Math.abs(value(i) - R[i]) / (S ? S[i] : scale);
           if (!(err <= worst)) { worst = Number.isNaN(err) ? Infinity : err; at = i; }
         }
       }
       for (let i = n * size; i < g.length; i++)
         if (g[i] !== 0xa5) return `the guard after the output was overwritten (byte ${i})`;
-      if (worst > check.bound) return `row-scaled error ${worst.toExponential(3)} > bound ${check.bound} (worst at [${at}]: got ${value(at)}, reference ${R[at]})`;
+      measured(worst);
+      if (worst > check.bound) return `${check.kind.replace('_', '-')} error ${worst.toExponential(3)} > bound ${check.bound} (worst at [${at}]: got ${value(at)}, reference ${R[at]}${S ? ', scale ' + S[at] : ''})`;
       return null;
     }
     case 'permutation': {

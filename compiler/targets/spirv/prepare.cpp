@@ -150,6 +150,19 @@ void check_kernel_types(mlir::func::FuncOp func, const format::Kernel& kernel) {
   });
 }
 
+void exact_signed_remainder(mlir::func::FuncOp func) {
+  llvm::SmallVector<mlir::arith::RemSIOp> rems;
+  func.walk([&](mlir::arith::RemSIOp op) { rems.push_back(op); });
+  for (mlir::arith::RemSIOp op : rems) {
+    mlir::OpBuilder b(op);
+    mlir::Location loc = op.getLoc();
+    mlir::Value q = b.create<mlir::arith::DivSIOp>(loc, op.getLhs(), op.getRhs());
+    mlir::Value prod = b.create<mlir::arith::MulIOp>(loc, q, op.getRhs());
+    op.replaceAllUsesWith(b.create<mlir::arith::SubIOp>(loc, op.getLhs(), prod).getResult());
+    op.erase();
+  }
+}
+
 void structure_control_flow(mlir::func::FuncOp func, const format::Kernel& kernel) {
   if (func.getBody().getBlocks().size() != 1)
     fail(kernel, "unstructured control flow (several blocks) reached the spirv target");

@@ -32,6 +32,12 @@ void check_kernel_types(mlir::func::FuncOp func, const format::Kernel& kernel);
 // since MLIR 19's SCF→SPIR-V patterns handle neither.
 void structure_control_flow(mlir::func::FuncOp func, const format::Kernel& kernel);
 
+// Rewrites arith.remsi(a, b) as a - (a / b) * b. MLIR 19's Vulkan lowering of remsi takes
+// |a| mod |b| and negates it unless a == |a|, which gives the wrong sign for INT_MIN (|INT_MIN|
+// is INT_MIN): INT64_MIN % -2147483511 came out +37538 instead of -37538 on lavapipe.
+// OpSDiv truncates toward zero like C++, so the rewrite is exact wherever C++ defines a % b.
+void exact_signed_remainder(mlir::func::FuncOp func);
+
 // Moves `func` into a new gpu.module (inserted at the end of its parent module) as a gpu.func
 // kernel with spirv.entry_point_abi (LocalSize = kernel.block) and spirv.interface_var_abi
 // (set 0, binding i) on every parameter. Workgroup allocas become memref.alloc (lowered to

@@ -98,6 +98,7 @@ class SpirvTarget final : public Target {
       const format::Kernel& kernel = kernels[i];
       log("lowering " + kernel.symbol);
       spirv_target::structure_control_flow(funcs[i], kernel);
+      spirv_target::exact_signed_remainder(funcs[i]);
       mlir::gpu::GPUModuleOp gpu_module = spirv_target::wrap_as_gpu_kernel(funcs[i], kernel);
       std::string error;
       mlir::spirv::ModuleOp spv = spirv_target::convert_kernel_module(gpu_module, error);

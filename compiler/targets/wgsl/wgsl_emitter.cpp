@@ -52,9 +52,8 @@ std::optional<std::string> unsupported(mlir::Type type) {
   if (type.isF64())
     return "double is not expressible in WGSL (no f64 in WebGPU); build this kernel without wgsl "
            "(QV_TARGETS on the kernel, or --targets without wgsl)";
-  if (auto i = llvm::dyn_cast<mlir::IntegerType>(type); i && i.getWidth() > 32)
-    return "64-bit integers (int64_t / uint64_t) are not expressible in WGSL; build this kernel "
-           "without wgsl (QV_TARGETS on the kernel, or --targets without wgsl)";
+  if (auto i = llvm::dyn_cast<mlir::IntegerType>(type); i && i.getWidth() > 64)
+    return "integers wider than 64 bits are not expressible in WGSL";
   if (llvm::isa<mlir::FloatType>(type) && !type.isF32() && !type.isF16() && !type.isBF16())
     return "floating-point type " + print(type) + " is not expressible in WGSL";
   return std::nullopt;
@@ -152,6 +151,7 @@ std::string KernelEmitter::type_of(mlir::Type t, mlir::Operation* where) const {
   if (t.isInteger(1)) return "bool";
   unsigned w = int_width(t);
   if (w > 0 && w <= 32) return "u32";
+  if (w == 64) return "vec2<u32>";
   if (t.isF32()) return "f32";
   std::string reason = "type " + print(t) + " has no WGSL representation";
   if (where) fail_op(where, reason);
@@ -162,6 +162,7 @@ std::string KernelEmitter::zero_of(mlir::Type t, mlir::Operation* where) const {
   std::string ty = type_of(t, where);
   if (ty == "bool") return "false";
   if (ty == "f32") return "0.0f";
+  if (ty == "vec2<u32>") return "vec2<u32>(0u, 0u)";
   return "0u";
 }
 
@@ -248,6 +249,7 @@ void KernelEmitter::emit_op(mlir::Operation* op) {
 bool KernelEmitter::emit_arith(mlir::Operation* op) {
   namespace arith = mlir::arith;
   if (!op->getDialect() || op->getDialect()->getNamespace() != "arith") return false;
+  if (emit_arith64(op)) return true;
   if (llvm::isa<arith::ConstantOp>(op)) {
     let(op->getResult(0), constant(op));
     return true;
@@ -388,6 +390,11 @@ bool KernelEmitter::emit_math(mlir::Operation* op) {
   mlir::Value r = op->getResult(0);
   if (!r.getType().isF32() && !llvm::isa<math::CountLeadingZerosOp, math::CtPopOp, math::AbsIOp>(op))
     fail_op(op, "math on a type other than f32");
+  if (is_int64(r.getType())) {
+    if (!llvm::isa<math::AbsIOp>(op)) fail_op(op, "64-bit bit counting is not supported by the wgsl target");
+    let(r, abs64(name(op->getOperand(0))));
+    return true;
+  }
   auto a = [&](unsigned i) { return name(op->getOperand(i)); };
   std::string e;
   if (llvm::isa<math::SqrtOp>(op)) e = "sqrt(" + a(0) + ")";
@@ -446,6 +453,7 @@ bool KernelEmitter::emit_gpu(mlir::Operation* op) {
     using R = gpu::AllReduceOperation;
     R kind = o.getOp();
     if (w == 1) fail_op(op, "subgroup reduction of bool");
+    if (w == 64) fail_op(op, "subgroup reduction of a 64-bit integer is not supported by the wgsl target");
     const char* fn = nullptr;
     bool is_signed = kind == R::MINSI || kind == R::MAXSI;
     switch (kind) {
@@ -528,6 +536,7 @@ bool KernelEmitter::emit_scf(mlir::Operation* op) {
     // loop { if !(iv < ub) break; let args = vars; body; vars = yields; iv += step }: the let
     // copies make the yield's parallel assignment safe when it permutes the arguments.
     unsigned w = int_width(o.getInductionVar().getType());
+    if (w == 64) fail_op(op, "a loop with a 64-bit counter is not supported by the wgsl target");
     bool unsigned_cmp = op->hasAttr("unsignedCmp");
     std::string iv = fresh("i");
     line("var " + iv + ": u32 = " + name(o.getLowerBound()) + ";");
@@ -577,6 +586,7 @@ bool KernelEmitter::emit_scf(mlir::Operation* op) {
   }
   if (auto o = llvm::dyn_cast<scf::IndexSwitchOp>(op)) {
     std::vector<std::string> vars = result_vars(op);
+    if (is_int64(o.getArg().getType())) fail_op(op, "a switch on a 64-bit value is not supported by the wgsl target");
     line("switch (" + sext(name(o.getArg()), 32) + ") {");
     ++indent_;
     llvm::ArrayRef<int64_t> cases = o.getCases();
@@ -630,9 +640,16 @@ KernelModule KernelEmitter::run() {
     std::string ty = type_of(arg.getType(), nullptr);
     if (ty == "bool") fail("parameter " + std::to_string(i) + " is i1 (bool scalars are i32 in the neutral IR)");
     std::string member = "s" + std::to_string(i);
-    scalar_struct_ += "  " + member + ": " + ty + ",   // parameter " + std::to_string(i) + " '" +
-                      kernel_.params[i].name + "' (" + std::string(format::to_string(kernel_.params[i].type)) + ")\n";
+    std::string comment = "   // parameter " + std::to_string(i) + " '" + kernel_.params[i].name + "' (" +
+                          std::string(format::to_string(kernel_.params[i].type)) + ")";
     unsigned w = int_width(arg.getType());
+    if (w == 64) {   // two 4-byte members (a vec2<u32> member would need 8-byte alignment)
+      scalar_struct_ += "  " + member + "_lo: u32,\n  " + member + "_hi: u32," + comment + "\n";
+      scalar_lets.push_back({arg, "vec2<u32>(qv_scalars." + member + "_lo, qv_scalars." + member + "_hi)"});
+      scalar_count += 2;
+      continue;
+    }
+    scalar_struct_ += "  " + member + ": " + ty + "," + comment + "\n";
     scalar_lets.push_back({arg, w && w < 32 ? wrap("qv_scalars." + member, w) : "qv_scalars." + member});
     ++scalar_count;
   }
@@ -651,6 +668,7 @@ KernelModule KernelEmitter::run() {
     out << "struct QvScalars {\n" << scalar_struct_ << "}\n";
     out << "@group(0) @binding(" << func_.getNumArguments() << ") var<uniform> qv_scalars: QvScalars;\n";
   }
+  if (!int64_helpers_.empty()) out << "// 64-bit integers as vec2<u32> (low, high).\n" << int64_helper_text();
   if (body_.str().find("qv_f32_from_bits(") != std::string::npos)
     out << "// Infinities and NaNs: a call is never a constant expression, which may not produce them.\n"
            "fn qv_f32_from_bits(bits: u32) -> f32 { return bitcast<f32>(bits); }\n";

@@ -8,13 +8,16 @@
 // - i1 is `bool`; every other integer (i8, i16, i32, index) is a `u32` holding the value
 //   zero-extended from its width, so equality and unsigned ops work directly; signed ops
 //   sign-extend into an `i32` first and results are masked back to the width;
+// - i64 is a `vec2<u32>` (low word, high word) with helper functions for carries, products,
+//   shifts, comparisons, division and float conversions (wgsl_int64.cpp);
 // - f32 is `f32`. f16/bf16 reach the emitter as i16 bits (legalize's exact conversions);
-//   f64 and 64-bit integers are rejected before emission (check_types).
+//   f64 and integers wider than 64 bits are rejected before emission (check_types).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -45,7 +48,7 @@ struct KernelModule {
   std::string source;
 };
 
-// Rejects what WGSL cannot express (f64, 64-bit integers, other float types), naming kernel,
+// Rejects what WGSL cannot express (f64, other float types, integers wider than 64 bits), naming kernel,
 // where and why; run on the neutral IR before legalisation so messages speak of the source types.
 void check_types(mlir::func::FuncOp func, const format::Kernel& kernel);
 
@@ -60,12 +63,14 @@ KernelModule emit_kernel(mlir::func::FuncOp func, const format::Kernel& kernel, 
 
 namespace detail {
 
+bool is_int64(mlir::Type t);
+
 // A memref the kernel touches: a buffer parameter, a workgroup array or a private array.
 struct Memory {
   enum class Space { Storage, Workgroup, Private };
   std::string name;                // the WGSL variable
   Space space = Space::Storage;
-  unsigned elem_bits = 32;         // 8, 16 or 32
+  unsigned elem_bits = 32;         // 8, 16, 32 or 64 (vec2<u32> elements)
   bool is_float = false;           // f32 elements (kept as f32 unless atomic)
   bool packed = false;             // 8/16-bit elements, 32/elem_bits of them per u32 word
   bool atomic = false;             // array<atomic<u32|i32>>
@@ -99,6 +104,12 @@ class KernelEmitter {
   static std::string wrap(const std::string& x, unsigned width);   // mask to the width
   std::string as_u32(mlir::Value v);                                 // bool → 0u/1u
   std::string constant(mlir::Operation* op);
+
+  // --- wgsl_int64.cpp: 64-bit integers as vec2<u32>.
+  bool emit_arith64(mlir::Operation* op);
+  std::string call64(const std::string& helper, const std::string& args);   // records the helper
+  std::string abs64(const std::string& x);
+  std::string int64_helper_text() const;
 
   void emit_block(mlir::Block& block, const std::vector<std::string>& yield_to);
   void emit_op(mlir::Operation* op);
@@ -134,6 +145,7 @@ class KernelEmitter {
   std::vector<Memory> memories_;
   std::vector<Binding> bindings_;
   std::string scalar_struct_;   // the uniform struct's members
+  std::set<std::string> int64_helpers_;   // wgsl_int64.cpp's helper functions the kernel calls
 };
 
 }  // namespace detail

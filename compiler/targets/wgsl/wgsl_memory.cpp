@@ -31,6 +31,7 @@ bool is_workgroup(mlir::MemRefType type) {
 std::string Memory::word_type() const {
   if (atomic) return atomic_signed ? "atomic<i32>" : "atomic<u32>";
   if (is_float && !packed) return "f32";
+  if (elem_bits == 64) return "vec2<u32>";
   return "u32";
 }
 
@@ -47,7 +48,8 @@ void KernelEmitter::analyse_memories() {
     mlir::Type elem = type.getElementType();
     if (elem.isF32()) {
       m.is_float = true;
-    } else if (auto i = llvm::dyn_cast<mlir::IntegerType>(elem); i && (i.getWidth() == 8 || i.getWidth() == 16 || i.getWidth() == 32)) {
+    } else if (auto i = llvm::dyn_cast<mlir::IntegerType>(elem);
+               i && (i.getWidth() == 8 || i.getWidth() == 16 || i.getWidth() == 32 || i.getWidth() == 64)) {
       m.elem_bits = i.getWidth();
     } else {
       fail_op(where, "memory of elements of a type WGSL cannot store");
@@ -84,6 +86,7 @@ void KernelEmitter::analyse_memories() {
       fail_op(where, "signed and unsigned atomic min/max on the same memory");
     if (m.atomic && m.space == Memory::Space::Private) fail_op(where, "atomics on a private (thread-local) array");
     if (m.atomic && m.packed) fail_op(where, "atomics on 8- or 16-bit elements are not supported by the wgsl target");
+    if (m.atomic && m.elem_bits == 64) fail_op(where, "atomics on 64-bit elements are not supported by the wgsl target");
     if (m.packed && m.written) m.atomic = true;
     m.atomic_signed = m.atomic && signed_minmax;
     memory_index_[memref] = memories_.size();
@@ -234,7 +237,7 @@ void KernelEmitter::emit_atomic_rmw(mlir::Operation* op) {
   mlir::Type type = rmw.getValue().getType();
   std::string v = name(rmw.getValue());
   unsigned w = int_width(type);
-  if (w != 0 && w != 32) fail_op(op, "atomics on integers narrower than 32 bits");
+  if (w != 0 && w != 32) fail_op(op, "atomics on integers other than 32 bits");
   using K = mlir::arith::AtomicRMWKind;
   const char* fn = nullptr;
   switch (rmw.getKind()) {
@@ -282,7 +285,7 @@ void KernelEmitter::emit_generic_atomic(mlir::Operation* op) {
   if (rmw.getIndices().size() != 1) fail_op(op, "atomic with other than one index");
   mlir::Type type = rmw.getResult().getType();
   unsigned w = int_width(type);
-  if (w != 0 && w != 32) fail_op(op, "atomics on integers narrower than 32 bits");
+  if (w != 0 && w != 32) fail_op(op, "atomics on integers other than 32 bits");
   std::string ref = element_ref(m, name(rmw.getIndices()[0]));
   // Load the word, compute the new value with the op's body, compare-exchange; retry while
   // another invocation changed the word in between (or the weak exchange failed spuriously).
