@@ -177,10 +177,16 @@ struct CctxDeleter {
   void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
 };
 
-// The first output allocation of a decompression. Memory then grows only as real output
+// The first output allocation of a decompression. A frame whose declared size is at most
+// kTrustedRatio times its compressed size gets its whole output at once: zstd then decodes it in
+// one pass straight into that buffer (measured on the op library: the 877 KB SPIR-V image 1.7 ms
+// instead of 4.4 ms through a growing buffer and zstd's window copies; its images compress 3.5x
+// to 16x). Any other frame starts at kInitialOutputBytes and memory grows only as real output
 // arrives, so a frame that declares a large content size but holds little data (a tiny file
-// making the reader allocate up to 1 GiB) costs a small multiple of what it really decodes.
+// making the reader allocate up to 1 GiB) costs a small multiple of what it really decodes, and
+// never more than kTrustedRatio times the bytes the file really spends on it.
 constexpr size_t kInitialOutputBytes = 256u << 10;
+constexpr uint64_t kTrustedRatio = 16;
 
 // Decompresses one zstd frame whose declared content size the caller has checked equals
 // `raw_size` (<= limits::kMaxImageRawBytes). Output never exceeds `raw_size` bytes: a frame that
@@ -195,7 +201,8 @@ std::vector<std::byte> decompress_bounded(std::span<const std::byte> frame, uint
   if (!dctx) throw Error(ErrorCode::OutOfMemory, label + ": cannot create a zstd decompression context");
   ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax, kMaxWindowLog);
   const size_t limit = static_cast<size_t>(raw_size);
-  std::vector<std::byte> out(std::min(limit, kInitialOutputBytes));
+  const bool plausible = raw_size <= kTrustedRatio * frame.size();   // frame.size() < the 4 GiB file limit
+  std::vector<std::byte> out(plausible ? limit : std::min(limit, kInitialOutputBytes));
   ZSTD_inBuffer in{frame.data(), frame.size(), 0};
   size_t produced = 0;
   for (;;) {
@@ -216,7 +223,8 @@ std::vector<std::byte> decompress_bounded(std::span<const std::byte> frame, uint
     if (out.size() < limit) {
       // Doubling, but straight to `limit` once doubling passes half of it: the step into the
       // final size then starts from at most limit / 2, so peak memory stays <= 1.5 x raw_size
-      // for an honest frame, and <= 4 x what it decoded for a lying one. reserve() allocates
+      // for an honest frame, and <= 4 x what it decoded for a lying one (or the first
+      // allocation, kTrustedRatio x the frame's size, when that is larger). reserve() allocates
       // exactly (resize alone may double the capacity past `limit`).
       const size_t grown = out.size() * 2 > limit / 2 ? limit : out.size() * 2;
       out.reserve(grown);

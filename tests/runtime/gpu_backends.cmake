@@ -88,6 +88,14 @@ target_include_directories(quiver_vulkan_backend_tests SYSTEM PRIVATE ${QUIVER_D
 target_link_libraries(quiver_vulkan_backend_tests PRIVATE quiver::runtime quiver_format GTest::gtest_main)
 gtest_discover_tests(quiver_vulkan_backend_tests DISCOVERY_TIMEOUT 120)
 
+# One VkInstance per process (40 Devices opened and closed): a binary of its own, so its
+# instance counter starts at zero however the binary is run.
+add_executable(quiver_vulkan_instance_tests vulkan_instance_test.cpp ${_qv_vk_embedded})
+target_include_directories(quiver_vulkan_instance_tests PRIVATE ${PROJECT_SOURCE_DIR}/runtime ${CMAKE_CURRENT_SOURCE_DIR})
+target_include_directories(quiver_vulkan_instance_tests SYSTEM PRIVATE ${QUIVER_VULKAN_INCLUDE_DIR})
+target_link_libraries(quiver_vulkan_instance_tests PRIVATE quiver::runtime quiver_format GTest::gtest_main)
+gtest_discover_tests(quiver_vulkan_instance_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS vulkan)
+
 # The stress test's Vulkan half (tests/runtime/CMakeLists.txt defines the binary).
 if(TARGET quiver_stress_tests)
   target_sources(quiver_stress_tests PRIVATE ${_qv_vk_embedded})

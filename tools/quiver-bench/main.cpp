@@ -103,15 +103,8 @@ int main(int argc, char** argv) {
     out["iters"] = iters;
     out["warmup"] = warmup;
 
-    // Module load: the op library's fat binary (first load on this Device, then a second one).
-    auto t0 = std::chrono::steady_clock::now();
-    quiver::Module lib = quiver::ops::library(dev);
-    double first_load = ms_since(t0);
-    t0 = std::chrono::steady_clock::now();
-    quiver::Module again = bench_kernels::load(dev);
-    double bench_load = ms_since(t0);
-    // Then the median of fresh loads (each a new Module: parse + verify the .qfb, decompress
-    // the device's image, hand it to the driver) of both fat binaries.
+    // Module load: the median of fresh loads (each a new Module: parse + verify the .qfb,
+    // decompress the device's image, hand it to the driver) after the first load on this Device.
     auto median_load = [&](std::span<const std::byte> qfb) {
       std::vector<double> ms;
       if (load_repeats <= 0) return 0.0;
@@ -123,16 +116,26 @@ int main(int argc, char** argv) {
       std::sort(ms.begin(), ms.end());
       return ms[ms.size() / 2];
     };
+    // The op library first, reported on its own line before the bench kernels are loaded, so
+    // its load time is measured even where the bench kernels cannot load.
+    auto t0 = std::chrono::steady_clock::now();
+    quiver::Module lib = quiver::ops::library(dev);
+    double first_load = ms_since(t0);
     double lib_median = median_load(quiver::ops::library_fatbin());
+    std::printf("device: %s (%s), image %s; module load: op library %.2f ms first, %.2f ms median of %d "
+                "(%zu-byte .qfb)\n",
+                dev.device_name().c_str(), dev.backend_name().c_str(), std::string(lib.backend_image()).c_str(),
+                first_load, lib_median, load_repeats, quiver::ops::library_fatbin().size());
+    std::fflush(stdout);
+    t0 = std::chrono::steady_clock::now();
+    quiver::Module again = bench_kernels::load(dev);
+    double bench_load = ms_since(t0);
     double bench_median = median_load(bench_kernels::fatbin());
     out["module_load_ms"] = {{"op_library_first", first_load}, {"bench_kernels_first", bench_load},
                              {"op_library_median", lib_median}, {"bench_kernels_median", bench_median},
                              {"op_library_qfb_bytes", quiver::ops::library_fatbin().size()},
                              {"image", std::string(again.backend_image())}};
-    std::printf("device: %s (%s), image %s; module load: op library %.2f ms first, %.2f ms median of %d "
-                "(%zu-byte .qfb); bench kernels %.2f ms first, %.2f ms median\n",
-                dev.device_name().c_str(), dev.backend_name().c_str(), std::string(again.backend_image()).c_str(),
-                first_load, lib_median, load_repeats, quiver::ops::library_fatbin().size(), bench_load, bench_median);
+    std::printf("module load: bench kernels %.2f ms first, %.2f ms median\n", bench_load, bench_median);
 
     double copy = copy_bandwidth(dev, quick ? (size_t(4) << 20) : (size_t(512) << 20), warmup, iters);
     out["copy_GBps"] = copy;

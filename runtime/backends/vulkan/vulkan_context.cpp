@@ -1,9 +1,11 @@
 #include "vulkan_context.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string_view>
 #include <vector>
 
@@ -71,34 +73,90 @@ struct Candidate {
   uint32_t family;
 };
 
-// Loads the loader, checks its version and creates the instance. False with `why_not` set.
-bool start_instance(Context& ctx, uint32_t& api_version, std::string& why_not) {
-  Api& vk = ctx.vk;
-  if (!vk.load_global(why_not)) return false;
+// ---------------------------------------------------------------------------------------------
+// The process-wide instance
+//
+// One VkInstance serves every Context of the process. It is created on first use and kept until
+// the process exits, never destroyed: NVIDIA's driver 580 refuses vkCreateInstance
+// (VK_ERROR_INCOMPATIBLE_DRIVER) once about 30 instances have been created and destroyed in one
+// process, and reference counting would still create and destroy one per open/close cycle of a
+// program (or test binary) that uses one Device at a time. Destroying it at exit would race with
+// Devices held by other static objects and with the driver's own exit handlers; the loader
+// library is never dlclose()d either (vulkan_api.cpp), and the OS reclaims both at exit.
+//
+// What vkCreateInstance returns depends on the environment the loader and this backend read when
+// it runs (which loader library, which drivers and layers, validation on or off), and programs
+// (the backend's tests) change it to show that detection fails cleanly and then works again. So
+// an instance belongs to one such configuration (instance_key()): a request made under another
+// configuration gets, or creates, that configuration's instance, also kept. A failure is not
+// kept: the next request tries again. A program that never changes these variables creates
+// exactly one instance.
+
+// The environment that decides what vkCreateInstance yields.
+std::string instance_key() {
+  std::string key;
+  for (const char* name : {"QUIVER_VULKAN_LIBRARY", "QUIVER_VULKAN_VALIDATION", "VK_DRIVER_FILES",
+                           "VK_ICD_FILENAMES", "VK_ADD_DRIVER_FILES", "VK_LAYER_PATH", "VK_ADD_LAYER_PATH",
+                           "VK_INSTANCE_LAYERS", "VK_LOADER_LAYERS_ENABLE", "VK_LOADER_LAYERS_DISABLE",
+                           "VK_LOADER_DRIVERS_SELECT", "VK_LOADER_DRIVERS_DISABLE"}) {
+    const char* v = std::getenv(name);
+    key += name;
+    key += v ? "=" + std::string(v) : std::string("(unset)");
+    key += '\n';
+  }
+  return key;
+}
+
+struct SharedInstance {
+  std::string key;
+  Api vk;                                  // global and instance commands
+  VkInstance instance = VK_NULL_HANDLE;
+  uint32_t api_version = 0;                // what the instance was created with
+  std::unique_ptr<Validation> validation;  // its debug messenger, QUIVER_VULKAN_VALIDATION=1 only
+};
+
+// Leaked on purpose (see above): no destructor runs at exit while Devices may still use them.
+std::mutex& instances_mutex() {
+  static std::mutex* mutex = new std::mutex;
+  return *mutex;
+}
+std::vector<SharedInstance*>& instances() {
+  static auto* list = new std::vector<SharedInstance*>;
+  return *list;
+}
+std::atomic<size_t> g_instances_created{0};
+
+// Loads the loader, checks its version and creates an instance for the current environment.
+// nullptr with `why_not` set; nothing is kept then.
+std::unique_ptr<SharedInstance> create_instance(std::string key, std::string& why_not) {
+  auto shared = std::make_unique<SharedInstance>();
+  shared->key = std::move(key);
+  Api& vk = shared->vk;
+  if (!vk.load_global(why_not)) return nullptr;
   uint32_t loader_version = 0;
   if (vk.vkEnumerateInstanceVersion(&loader_version) != VK_SUCCESS ||
       loader_version < VK_API_VERSION_1_2) {
     why_not = "the Vulkan loader supports only Vulkan " + version_string(loader_version) +
               "; quiver needs 1.2";
-    return false;
+    return nullptr;
   }
-  api_version = std::min(loader_version, VK_API_VERSION_1_3);
+  shared->api_version = std::min(loader_version, VK_API_VERSION_1_3);
 
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = "quiver";
   app.pEngineName = "quiver";
-  app.apiVersion = api_version;
+  app.apiVersion = shared->api_version;
   VkInstanceCreateInfo instance_info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   instance_info.pApplicationInfo = &app;
   if (Validation::requested()) {
-    ctx.validation = std::make_unique<Validation>();
-    ctx.validation->prepare(instance_info);
+    shared->validation = std::make_unique<Validation>();
+    shared->validation->prepare(instance_info);
   }
-  VkResult result = vk.vkCreateInstance(&instance_info, nullptr, &ctx.instance);
+  VkInstance instance = VK_NULL_HANDLE;
+  VkResult result = vk.vkCreateInstance(&instance_info, nullptr, &instance);
   if (result != VK_SUCCESS) {
-    ctx.instance = VK_NULL_HANDLE;
     why_not = "vkCreateInstance failed: " + result_name(result);
-    if (ctx.validation && (result == VK_ERROR_LAYER_NOT_PRESENT || result == VK_ERROR_EXTENSION_NOT_PRESENT))
+    if (shared->validation && (result == VK_ERROR_LAYER_NOT_PRESENT || result == VK_ERROR_EXTENSION_NOT_PRESENT))
       why_not += std::string(" (QUIVER_VULKAN_VALIDATION=1 needs ") + kValidationLayer +
                  ": Debian package vulkan-validationlayers)";
     // What the loader returns when it found no driver (ICD) at all.
@@ -109,20 +167,41 @@ bool start_instance(Context& ctx, uint32_t& api_version, std::string& why_not) {
                               : "the driver search was limited by " + env) +
                  ")";
     }
-    return false;
+    return nullptr;
   }
-  if (!vk.load_instance(ctx.instance, why_not)) return false;
-  return !ctx.validation || ctx.validation->attach(vk, ctx.instance, why_not);
+  g_instances_created.fetch_add(1, std::memory_order_relaxed);
+  // From here a failure destroys the instance again: it is never handed out, so nothing uses it.
+  bool usable = vk.load_instance(instance, why_not) &&
+                (!shared->validation || shared->validation->attach(vk, instance, why_not));
+  if (!usable) {
+    if (shared->validation) shared->validation->detach(instance);
+    if (vk.vkDestroyInstance) vk.vkDestroyInstance(instance, nullptr);
+    return nullptr;
+  }
+  shared->instance = instance;
+  return shared;
+}
+
+// The instance for the current environment, created on first use. Call with instances_mutex()
+// held; the result lives until the process exits.
+const SharedInstance* shared_instance(std::string& why_not) {
+  std::string key = instance_key();
+  for (const SharedInstance* s : instances())
+    if (s->key == key) return s;
+  std::unique_ptr<SharedInstance> created = create_instance(std::move(key), why_not);
+  if (!created) return nullptr;
+  instances().push_back(created.get());
+  return created.release();
 }
 
 // The usable devices, best type first (stable: the loader's order breaks ties); quiver's
 // "vulkan:<i>" is the i-th of this list. `rejected` lists the others with the reason.
-std::vector<Candidate> usable_devices(const Context& ctx, std::string& why_not) {
-  const Api& vk = ctx.vk;
+std::vector<Candidate> usable_devices(const SharedInstance& shared, std::string& why_not) {
+  const Api& vk = shared.vk;
   uint32_t count = 0;
-  VkResult result = vk.vkEnumeratePhysicalDevices(ctx.instance, &count, nullptr);
+  VkResult result = vk.vkEnumeratePhysicalDevices(shared.instance, &count, nullptr);
   std::vector<VkPhysicalDevice> devices(count);
-  if (result == VK_SUCCESS && count) result = vk.vkEnumeratePhysicalDevices(ctx.instance, &count, devices.data());
+  if (result == VK_SUCCESS && count) result = vk.vkEnumeratePhysicalDevices(shared.instance, &count, devices.data());
   if (result != VK_SUCCESS && result != VK_INCOMPLETE) {
     why_not = "vkEnumeratePhysicalDevices failed: " + result_name(result);
     return {};
@@ -166,11 +245,12 @@ std::vector<Candidate> usable_devices(const Context& ctx, std::string& why_not) 
 
 }  // namespace
 
+size_t instances_created() { return g_instances_created.load(std::memory_order_relaxed); }
+
 size_t Context::count(std::string& why_not) {
-  Context ctx;
-  uint32_t api_version = 0;
-  if (!start_instance(ctx, api_version, why_not)) return 0;
-  return usable_devices(ctx, why_not).size();
+  std::lock_guard lock(instances_mutex());
+  const SharedInstance* shared = shared_instance(why_not);
+  return shared ? usable_devices(*shared, why_not).size() : 0;
 }
 
 std::shared_ptr<Context> Context::open(size_t index, size_t& device_count, std::string& why_not) {
@@ -178,8 +258,18 @@ std::shared_ptr<Context> Context::open(size_t index, size_t& device_count, std::
   auto ctx = std::make_shared<Context>();
   Api& vk = ctx->vk;
   uint32_t api_version = 0;
-  if (!start_instance(*ctx, api_version, why_not)) return nullptr;
-  const std::vector<Candidate> usable = usable_devices(*ctx, why_not);
+  std::vector<Candidate> usable;
+  {
+    // The lock also covers the enumeration: the instance is shared by every thread.
+    std::lock_guard lock(instances_mutex());
+    const SharedInstance* shared = shared_instance(why_not);
+    if (!shared) return nullptr;
+    vk = shared->vk;   // device commands are loaded into this copy below
+    ctx->instance = shared->instance;
+    ctx->validation = shared->validation.get();
+    api_version = shared->api_version;
+    usable = usable_devices(*shared, why_not);
+  }
   device_count = usable.size();
   if (usable.empty()) return nullptr;
   if (index >= usable.size()) {
@@ -326,8 +416,7 @@ Context::~Context() {
     if (command_pool_) vk.vkDestroyCommandPool(device, command_pool_, nullptr);
     vk.vkDestroyDevice(device, nullptr);
   }
-  if (validation) validation->detach(instance);
-  if (instance && vk.vkDestroyInstance) vk.vkDestroyInstance(instance, nullptr);
+  // The instance is the process's (shared_instance): it outlives every Context.
 }
 
 void Context::check(VkResult result, const std::string& what) const {

@@ -1,6 +1,7 @@
-// One opened Vulkan device: instance, physical device, logical device, compute queue, memory
-// helpers, the staging path for uploads/downloads and the pool of per-launch resources.
-// Buffers and modules hold a shared_ptr to it, so it outlives all of them.
+// One opened Vulkan device: physical device, logical device, compute queue, memory helpers, the
+// staging path for uploads/downloads and the pool of per-launch resources. Buffers and modules
+// hold a shared_ptr to it, so it outlives all of them. The VkInstance is not its own: one
+// instance per process serves every Context (vulkan_context.cpp, "The process-wide instance").
 //
 // Launch model: each launch records its own command buffer and is submitted at once with its
 // own fence (asynchronous). The command buffer, descriptor pool, args buffer and fence form a
@@ -42,8 +43,9 @@ class Context {
   // Usable devices (Vulkan 1.2+, a compute queue), best type first: discrete > integrated >
   // virtual > CPU. 0 with `why_not` set when the loader, a driver or a usable device is missing.
   static size_t count(std::string& why_not);
-  // Opens the index-th usable device, with its own VkInstance, VkDevice and queue. nullptr with
-  // `why_not` set when it cannot; `device_count` is the number of usable devices found.
+  // Opens the index-th usable device, with its own VkDevice and queue on the process's
+  // VkInstance. nullptr with `why_not` set when it cannot; `device_count` is the number of usable
+  // devices found.
   static std::shared_ptr<Context> open(size_t index, size_t& device_count, std::string& why_not);
   Context() = default;
   Context(const Context&) = delete;
@@ -51,7 +53,7 @@ class Context {
   ~Context();
 
   Api vk;
-  VkInstance instance = VK_NULL_HANDLE;
+  VkInstance instance = VK_NULL_HANDLE;   // the process's, shared; never destroyed by a Context
   VkPhysicalDevice physical = VK_NULL_HANDLE;
   VkDevice device = VK_NULL_HANDLE;
   VkQueue queue = VK_NULL_HANDLE;
@@ -62,7 +64,8 @@ class Context {
   // download are memcpy after draining, no staging copies.
   bool unified_memory = false;
   std::string name;
-  std::unique_ptr<Validation> validation;   // QUIVER_VULKAN_VALIDATION=1 only
+  // QUIVER_VULKAN_VALIDATION=1 only: the instance's messenger (owned by the shared instance).
+  const Validation* validation = nullptr;
 
   // Throws quiver::Error (DeviceError, or OutOfMemory for the two out-of-memory codes).
   void check(VkResult result, const std::string& what) const;
@@ -120,6 +123,10 @@ class Context {
   VkFence timer_fence_ = VK_NULL_HANDLE;
   uint32_t timestamp_bits_ = 0;
 };
+
+// VkInstances this backend has created in this process (a test hook: a program that does not
+// change the loader's environment creates exactly one, however many Devices it opens).
+size_t instances_created();
 
 // Records a global memory barrier: everything earlier on the queue (kernels, copies, host
 // writes) happens-before everything later.

@@ -1,5 +1,5 @@
-// The Khronos validation layer, on request: with QUIVER_VULKAN_VALIDATION=1 every instance the
-// backend creates enables VK_LAYER_KHRONOS_validation (with synchronization validation) and
+// The Khronos validation layer, on request: with QUIVER_VULKAN_VALIDATION=1 the instance the
+// backend creates (one per process and configuration, vulkan_context.cpp) enables VK_LAYER_KHRONOS_validation (with synchronization validation) and
 // VK_EXT_debug_utils, and a messenger prints each warning or error the layer reports to stderr
 // as "quiver: Vulkan validation <severity>: <message>" and counts it. ctest's vulkan.validation
 // fails on that line (docs/reliability.md). Off by default: the layer costs time and is a
@@ -25,7 +25,8 @@ class Validation {
   void prepare(VkInstanceCreateInfo& info);
   // Creates the messenger on `instance`; false with `why_not` when the layer lacks it.
   bool attach(const Api& vk, VkInstance instance, std::string& why_not);
-  // Destroys the messenger; call before vkDestroyInstance.
+  // Destroys the messenger; call before vkDestroyInstance (the backend's shared instance is never
+  // destroyed, so only an instance that failed half-way through its setup gets here).
   void detach(VkInstance instance) noexcept;
 
   // Warnings and errors reported in this process so far, by every instance.
