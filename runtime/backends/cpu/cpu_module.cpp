@@ -62,9 +62,18 @@ void check_elf(const std::vector<std::byte>& data, const std::string& what) {
   }
 }
 
+// A shared object loaded from memory: the dlopen handle and the memfd it was opened through.
+struct LoadedImage {
+  void* handle = nullptr;
+  int fd = -1;
+};
+
 // Loads a shared object from memory: memfd_create + dlopen("/proc/self/fd/N"), so nothing is
-// written to the file system. Returns the dlopen handle.
-void* dlopen_from_memory(const std::vector<std::byte>& data, const std::string& what) {
+// written to the file system. The memfd stays open as long as the handle: glibc's dlopen returns
+// the already-loaded object when the path string matches one, and a closed fd's number is the
+// next memfd's, so a second module loaded while the first is alive got the first one's handle
+// ("symbol ... missing" for every kernel of the second fat binary).
+LoadedImage dlopen_from_memory(const std::vector<std::byte>& data, const std::string& what) {
   int fd = memfd_create("quiver-cpu-image", MFD_CLOEXEC);
   if (fd < 0) {
     throw Error(ErrorCode::DeviceError, "cannot load " + what + ": memfd_create: " + std::strerror(errno));
@@ -83,12 +92,17 @@ void* dlopen_from_memory(const std::vector<std::byte>& data, const std::string& 
   const std::string path = "/proc/self/fd/" + std::to_string(fd);
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   const char* err = handle == nullptr ? dlerror() : nullptr;
-  close(fd);   // the mapping made by dlopen keeps the contents alive
   if (handle == nullptr) {
-    throw Error(ErrorCode::InvalidFatBinary,
-                "cannot load " + what + ": dlopen: " + (err ? err : "unknown error"));
+    const std::string message = err ? err : "unknown error";
+    close(fd);
+    throw Error(ErrorCode::InvalidFatBinary, "cannot load " + what + ": dlopen: " + message);
   }
-  return handle;
+  return {handle, fd};
+}
+
+void unload(const LoadedImage& image) {
+  dlclose(image.handle);
+  close(image.fd);
 }
 
 // barrier() of a barrier-free kernel: the manifest promised no barriers, so the block runs as
@@ -124,9 +138,9 @@ void block_coords(uint64_t linear, const std::array<uint32_t, 3>& dims, uint32_t
 
 class CpuModule final : public Module {
  public:
-  CpuModule(CpuDevice& device, void* handle, std::vector<KernelEntry> kernels, std::string label)
-      : device_(device), handle_(handle), kernels_(std::move(kernels)), label_(std::move(label)) {}
-  ~CpuModule() override { dlclose(handle_); }
+  CpuModule(CpuDevice& device, LoadedImage image, std::vector<KernelEntry> kernels, std::string label)
+      : device_(device), image_(image), kernels_(std::move(kernels)), label_(std::move(label)) {}
+  ~CpuModule() override { unload(image_); }
 
   std::string image_description() const override { return "cpu " + std::string(host_arch()); }
 
@@ -242,7 +256,7 @@ class CpuModule final : public Module {
   }
 
   CpuDevice& device_;
-  void* handle_;
+  LoadedImage image_;
   std::vector<KernelEntry> kernels_;
   std::string label_;
 };
@@ -260,7 +274,8 @@ std::unique_ptr<Module> load_cpu_module(CpuDevice& device, const format::FatBina
   const std::string what = "the cpu " + image.arch + " image of '" + fatbin.label() + "'";
   const std::vector<std::byte> data = fatbin.image_data(static_cast<size_t>(index));
   check_elf(data, what);
-  void* handle = dlopen_from_memory(data, what);
+  LoadedImage loaded = dlopen_from_memory(data, what);
+  void* handle = loaded.handle;
 
   std::vector<KernelEntry> kernels;
   kernels.reserve(m.kernels.size());
@@ -296,10 +311,10 @@ std::unique_ptr<Module> load_cpu_module(CpuDevice& device, const format::FatBina
       kernels.push_back(std::move(e));
     }
   } catch (...) {
-    dlclose(handle);
+    unload(loaded);
     throw;
   }
-  return std::make_unique<CpuModule>(device, handle, std::move(kernels), fatbin.label());
+  return std::make_unique<CpuModule>(device, loaded, std::move(kernels), fatbin.label());
 }
 
 }  // namespace quiver::backend::cpu
