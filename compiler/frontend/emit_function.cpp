@@ -31,6 +31,8 @@ mlir::Location FunctionEmitter::loc(clang::SourceLocation l) {
 
 ScalarType FunctionEmitter::kind_of(clang::QualType t, clang::SourceLocation where) {
   if (auto k = scalar_kind(t)) return *k;
+  if (is_matrix(t))
+    error(where, "a matrix tile cannot be used here (its elements are not addressable: use the qv::*_matrix builtins)");
   if (is_vec(t))
     error(where, "a qv::vec value cannot be used here (it is not a scalar: use v[i] for an element)");
   if (const auto* rd = t->getAsCXXRecordDecl(); rd && rd->isLambda())
@@ -45,6 +47,15 @@ mlir::Type FunctionEmitter::type_of(clang::QualType t, clang::SourceLocation whe
     mlir::Type v = storage_type(*builder_.getContext(), t);
     if (!v) error(where, "qv::vec elements must be integers, float, double, qv::half or qv::bf16 (not '" +
                              elem.getAsString() + "')");
+    return v;
+  }
+  MatrixUse use;
+  if (is_matrix(t, &elem, &use)) {
+    mlir::Type v = storage_type(*builder_.getContext(), t);
+    if (!v)
+      error(where, std::string(use == MatrixUse::Acc ? "qv::matrix_acc elements must be float"
+                                                     : "qv::matrix_a / qv::matrix_b elements must be qv::half or qv::bf16") +
+                       " (not '" + elem.getAsString() + "')");
     return v;
   }
   return value_type(*builder_.getContext(), kind_of(t, where));

@@ -45,7 +45,7 @@ FunctionEmitter::RValue FunctionEmitter::emit_construct(const clang::CXXConstruc
 mlir::Value FunctionEmitter::vector_arith(clang::OverloadedOperatorKind op, clang::QualType vec_type, mlir::Value a,
                                           mlir::Value b, clang::SourceLocation where) {
   clang::QualType elem;
-  is_vec(vec_type, &elem);
+  value_element(vec_type, &elem);
   auto k = scalar_kind(elem);
   if (!k || is_16bit_float(k) || *k == ScalarType::Bool)
     error(where, "arithmetic on '" + canonical_type_name(vec_type) +
@@ -118,7 +118,7 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_value_call(cons
   const auto* op = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e);
   if (!op) return std::nullopt;
   bool first_is_value = op->getNumArgs() > 0 && is_value_record(op->getArg(0)->getType());
-  bool second_is_vec = op->getNumArgs() > 1 && is_vec(op->getArg(1)->getType());
+  bool second_is_vec = op->getNumArgs() > 1 && value_element(op->getArg(1)->getType(), nullptr);
   if (!first_is_value && !second_is_vec) return std::nullopt;
   clang::OverloadedOperatorKind kind = op->getOperator();
   if (kind == clang::OO_Subscript) return RValue{load(emit_lvalue(e), l)};

@@ -104,6 +104,8 @@ class FunctionEmitter {
   // builtins (builtins.cpp): qv::thread_id_x() and friends, math, barrier.
   RValue emit_builtin(const clang::CallExpr* e, const clang::FunctionDecl* fn);
   RValue emit_atomic(const clang::CallExpr* e, const std::string& name);
+  // qv::load_matrix_*, qv::mma, qv::store_matrix (emit_matrix.cpp). Null when `name` is none of them.
+  std::optional<RValue> try_emit_matrix_builtin(const clang::CallExpr* e, const std::string& name);
 
   // helpers
   mlir::Location loc(clang::SourceLocation l);

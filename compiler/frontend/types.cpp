@@ -92,9 +92,25 @@ bool is_vec(clang::QualType t, clang::QualType* element, uint32_t* count) {
   return true;
 }
 
+bool is_matrix(clang::QualType t, clang::QualType* element, MatrixUse* use) {
+  clang::QualType c = t.getCanonicalType().getUnqualifiedType();
+  const auto* spec = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(c->getAsCXXRecordDecl());
+  if (!spec || spec->getTemplateArgs().size() != 1) return false;
+  MatrixUse u;
+  if (is_qv_record(c, "matrix_a")) u = MatrixUse::A;
+  else if (is_qv_record(c, "matrix_b")) u = MatrixUse::B;
+  else if (is_qv_record(c, "matrix_acc")) u = MatrixUse::Acc;
+  else return false;
+  if (element) *element = spec->getTemplateArgs()[0].getAsType();
+  if (use) *use = u;
+  return true;
+}
+
+bool value_element(clang::QualType t, clang::QualType* element) { return is_vec(t, element) || is_matrix(t, element); }
+
 bool is_value_record(clang::QualType t) {
   clang::QualType c = t.getCanonicalType().getUnqualifiedType();
-  return is_qv_record(c, "half") || is_qv_record(c, "bf16") || is_vec(c);
+  return is_qv_record(c, "half") || is_qv_record(c, "bf16") || is_vec(c) || is_matrix(c);
 }
 
 mlir::Type storage_type(mlir::MLIRContext& ctx, clang::QualType t) {
@@ -104,6 +120,12 @@ mlir::Type storage_type(mlir::MLIRContext& ctx, clang::QualType t) {
     auto k = scalar_kind(elem);
     if (!k || *k == ScalarType::Bool) return {};
     return mlir::VectorType::get({n}, value_type(ctx, *k));
+  }
+  MatrixUse use;
+  if (is_matrix(t, &elem, &use)) {
+    auto k = scalar_kind(elem);
+    bool ok = k && (use == MatrixUse::Acc ? *k == ScalarType::F32 : (*k == ScalarType::F16 || *k == ScalarType::BF16));
+    return ok ? mlir::VectorType::get({256}, value_type(ctx, *k)) : mlir::Type();
   }
   if (auto k = scalar_kind(t)) return memory_type(ctx, *k);
   return {};
@@ -139,6 +161,7 @@ std::string canonical_type_name(clang::QualType qt) {
   }
   if (const auto* spec = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(
           t->getAsCXXRecordDecl())) {
+    if (is_matrix(t)) return spec->getName().str() + "<" + canonical_type_name(spec->getTemplateArgs()[0].getAsType()) + ">";
     if (spec->getName() == "vec" && spec->getTemplateArgs().size() == 2)
       return "vec<" + canonical_type_name(spec->getTemplateArgs()[0].getAsType()) + ", " +
              llvm::toString(spec->getTemplateArgs()[1].getAsIntegral(), 10) + ">";

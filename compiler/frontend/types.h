@@ -27,10 +27,17 @@ bool is_shared_array(clang::QualType t, clang::QualType* element = nullptr, uint
 
 // qv::vec<T, N>: returns the element type and N.
 bool is_vec(clang::QualType t, clang::QualType* element = nullptr, uint32_t* count = nullptr);
-// qv::half, qv::bf16 and qv::vec<T, N>: class types the kernel language treats as values.
+// qv::matrix_a<T>, qv::matrix_b<T>, qv::matrix_acc<T>: 16x16 tiles of a subgroup (docs/matrix.md).
+enum class MatrixUse { A, B, Acc };
+bool is_matrix(clang::QualType t, clang::QualType* element = nullptr, MatrixUse* use = nullptr);
+// The element type of a qv::vec or a qv::matrix_*.
+bool value_element(clang::QualType t, clang::QualType* element);
+// qv::half, qv::bf16, qv::vec<T, N> and the matrix tiles: class types the kernel language treats as values.
 bool is_value_record(clang::QualType t);
 // The MLIR type of a value held in memory (buffers, shared arrays, slots): scalars as
-// memory_type, qv::vec<T, N> as vector<N x T>. Null for anything else.
+// memory_type, qv::vec<T, N> as vector<N x T>, a matrix tile as vector<256 x T> (row-major, the
+// neutral IR's tile value: docs/ir.md). Null for anything else (and for matrix element types the
+// matrix units do not take: A and B are half or bf16, accumulators float).
 mlir::Type storage_type(mlir::MLIRContext& ctx, clang::QualType t);
 
 // Whether `d` (or the template it was instantiated from) carries [[clang::annotate(what)]].

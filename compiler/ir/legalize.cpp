@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "ir/intrinsics.h"
+#include "ir/matrix.h"
 #include "ir/normalize.h"
 #include "mlir/IR/Verifier.h"
 
@@ -10,6 +11,7 @@ namespace quiver::ir {
 
 bool legalize(mlir::ModuleOp module, const LegalizeOptions& options, std::string& error) {
   try {
+    if (options.expand_matrix) expand_matrix_ops(module);
     if (options.expand_dot4_i8) expand_dot4_i8(module);
     if (options.scalarize_vectors) scalarize_vectors(module);
     carry_16bit_floats_as_bits(module, options.f16_as_bits, options.bf16_as_bits);

@@ -15,6 +15,7 @@ struct LegalizeOptions {
   bool f16_as_bits = false;         // f16 carried as i16, conversions in integer arithmetic
   bool bf16_as_bits = false;        // same for bf16
   bool expand_dot4_i8 = true;       // byte-lane arithmetic for kDot4I8 (else the target lowers it)
+  bool expand_matrix = true;        // the portable matrix-tile fallback (else the target lowers them)
 };
 
 // Applies `options`, then lift-cf-to-scf + canonicalize + cse. False with `error` on failure.

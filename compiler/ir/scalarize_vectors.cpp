@@ -209,6 +209,15 @@ class Scalarizer {
     }
     if (auto x = llvm::dyn_cast<mlir::vector::SplatOp>(op))
       return replace(op, llvm::SmallVector<mlir::Value>(x.getType().getNumElements(), x.getInput()));
+    if (auto x = llvm::dyn_cast<mlir::vector::ShuffleOp>(op)) {
+      if (x.getV1VectorType().getRank() != 1) fail(op, "a shuffle of nested vectors");
+      auto from = lanes(op, x.getV1());
+      auto second = lanes(op, x.getV2());
+      from.append(second.begin(), second.end());
+      llvm::SmallVector<mlir::Value> out;
+      for (mlir::Attribute m : x.getMask()) out.push_back(from[llvm::cast<mlir::IntegerAttr>(m).getInt()]);
+      return replace(op, out);
+    }
     if (auto x = llvm::dyn_cast<mlir::vector::FromElementsOp>(op))
       return replace(op, llvm::SmallVector<mlir::Value>(x.getElements()));
     if (op->getNumResults() == 1 && op->getNumRegions() == 0 && op->getDialect() &&

@@ -197,6 +197,58 @@ QV_BUILTIN_ double min(double a, double b);
 QV_BUILTIN_ double max(double a, double b);
 QV_BUILTIN_ double fma(double a, double b, double c);
 
+// ---- Matrix units: 16x16x16 tiles held by one subgroup (docs/matrix.md) ---------------------------
+// C = A x B + C on 16 x 16 tiles, lowered to the target's matrix unit (PTX: mma.sync on tensor
+// cores) or to a portable scalar fallback (docs/matrix.md lists which target does which). A tile
+// is a value owned jointly by the threads of one subgroup: which thread holds which element is the
+// target's business, so elements are not addressable. Every matrix builtin must be reached by all
+// threads of the subgroup with the same arguments (uniform control flow, like barrier()).
+// Memory operands point into a buffer or a qv::shared array; p must be 16-byte aligned and the
+// stride (in elements) a multiple of 8. Inputs are half or bf16, the accumulator is float; products
+// are exact and sums are done in at least float precision, in an order the target chooses.
+inline constexpr uint32_t matrix_tile = 16;
+// A: 16 rows (M) x 16 columns (K).
+template <typename T>
+struct QV_ANNOTATE_("qv.matrix_a") matrix_a {
+  matrix_a() = default;   // all zero
+ private:
+  T elems_[256];
+};
+// B: 16 rows (K) x 16 columns (N).
+template <typename T>
+struct QV_ANNOTATE_("qv.matrix_b") matrix_b {
+  matrix_b() = default;   // all zero
+ private:
+  T elems_[256];
+};
+// C: 16 x 16 float accumulators. Element-wise + - with another accumulator and * / by a float.
+template <typename T>
+struct QV_ANNOTATE_("qv.matrix_acc") matrix_acc {
+  matrix_acc() = default;   // all zero
+  QV_BUILTIN_ explicit matrix_acc(T all);
+  QV_BUILTIN_ matrix_acc operator+(matrix_acc b) const;
+  QV_BUILTIN_ matrix_acc operator-(matrix_acc b) const;
+  QV_BUILTIN_ matrix_acc operator*(T s) const;
+  QV_BUILTIN_ matrix_acc operator/(T s) const;
+  QV_BUILTIN_ matrix_acc& operator+=(matrix_acc b);
+  QV_BUILTIN_ matrix_acc& operator*=(T s);
+
+ private:
+  T elems_[256];
+};
+// A[i][k] = p[i * stride + k].
+template <typename T> QV_BUILTIN_ matrix_a<T> load_matrix_a(const T* p, uint32_t stride);
+// B[k][j] = p[k * stride + j] (B stored row-major, K x N).
+template <typename T> QV_BUILTIN_ matrix_b<T> load_matrix_b(const T* p, uint32_t stride);
+// B[k][j] = p[j * stride + k] (B stored as its transpose, N x K: weights of x * W^T, keys of Q * K^T).
+template <typename T> QV_BUILTIN_ matrix_b<T> load_matrix_b_transposed(const T* p, uint32_t stride);
+// C[i][j] = p[i * stride + j].
+QV_BUILTIN_ matrix_acc<float> load_matrix_acc(const float* p, uint32_t stride);
+// A x B + C.
+template <typename T> QV_BUILTIN_ matrix_acc<float> mma(matrix_a<T> a, matrix_b<T> b, matrix_acc<float> c);
+// p[i * stride + j] = T(C[i][j]) for T = float, half or bf16 (round to nearest even).
+template <typename T> QV_BUILTIN_ void store_matrix(T* p, uint32_t stride, matrix_acc<float> c);
+
 // ---- Block-wide reductions, written in the kernel language itself ----------------------------
 // Every thread of the block gets the result; call from uniform control flow. Subgroups are
 // the block's consecutive linear thread ids, as on every target quiver supports.

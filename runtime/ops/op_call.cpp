@@ -1,6 +1,7 @@
 // OpCall: checks and launches shared by every quiver::ops entry point (runtime/ops/ops.cpp).
 #include "ops/op_call.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -104,6 +105,11 @@ size_t OpCall::elements(std::initializer_list<size_t> dims, const std::string& e
 uint32_t OpCall::dim(size_t v, const char* name) const {
   if (v >= kIndexLimit) fail(std::string(name) + " = " + std::to_string(v) + " does not fit in 32 bits");
   return static_cast<uint32_t>(v);
+}
+
+bool OpCall::has_kernel(const std::string& name) const {
+  std::vector<std::string> names = library(dev_).kernel_names();
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 void OpCall::launch(const std::string& kernel, Grid grid, std::initializer_list<LaunchValue> args) const {

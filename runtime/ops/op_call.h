@@ -53,6 +53,10 @@ class OpCall {
   // dimension); kernels recompute the row as block_id_x + block_id_y * grid_dim_x.
   Grid row_grid(size_t rows) const;
 
+  // Whether the library has kernel `name` for this Device's backend (kernels limited with
+  // QV_TARGETS exist only where they were built).
+  bool has_kernel(const std::string& name) const;
+
   // Launches the library kernel `name` (e.g. "rms_norm<float>") on this call's Device.
   void launch(const std::string& kernel, Grid grid, std::initializer_list<LaunchValue> args) const;
 

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "targets/llvm_common/llvm_common.h"
 #include "targets/llvm_common/process.h"
+#include "targets/ptx/matrix_mma_sync.h"
 #include "targets/target.h"
 
 namespace quiver::compiler {
@@ -184,8 +185,10 @@ class PtxTarget final : public Target {
     llvm_common::prepare_context(*module.getContext());
     quiver::ir::LegalizeOptions legal;
     legal.expand_dot4_i8 = false;   // dp4a below
+    legal.expand_matrix = false;    // mma.sync below
     llvm_common::legalize(module, legal, all);
     lower_dot4_to_dp4a(module);
+    ptx::lower_matrix_to_mma_sync(module);
     std::vector<mlir::func::FuncOp> funcs;
     for (const format::Kernel& k : kernels)
       funcs.push_back(llvm_common::find_kernel(module, k.symbol, {k.name, kTargetName}));

@@ -240,7 +240,27 @@ mlir::OwningOpRef<mlir::spirv::ModuleOp> combine_modules(
 bool update_vce(mlir::spirv::ModuleOp module, std::string& error) {
   if (!module->hasAttr(mlir::spirv::getTargetEnvAttrName()))
     module->setAttr(mlir::spirv::getTargetEnvAttrName(), vulkan12_target_env(module.getContext()));
-  return run_pass(module, mlir::spirv::createSPIRVUpdateVCEPass(), error, "spirv-update-vce");
+  if (!run_pass(module, mlir::spirv::createSPIRVUpdateVCEPass(), error, "spirv-update-vce")) return false;
+  // MLIR 19's VCE deduction does not see the capability a BuiltIn decoration needs: a module that
+  // reads the subgroup lane or size (and does no subgroup arithmetic) would lack GroupNonUniform.
+  bool subgroup_builtin = false;
+  module.walk([&](mlir::spirv::GlobalVariableOp var) {
+    // The decoration lives in the "built_in" attribute (GlobalVariableOp::getBuiltin reads another).
+    auto builtin = var->getAttrOfType<mlir::StringAttr>(
+        mlir::spirv::SPIRVDialect::getAttributeName(mlir::spirv::Decoration::BuiltIn));
+    if (builtin && (builtin.getValue() == "SubgroupLocalInvocationId" || builtin.getValue() == "SubgroupSize"))
+      subgroup_builtin = true;
+  });
+  auto vce = module.getVceTriple();
+  if (subgroup_builtin && vce) {
+    llvm::SmallVector<mlir::spirv::Capability> caps(vce->getCapabilities());
+    if (!llvm::is_contained(caps, mlir::spirv::Capability::GroupNonUniform)) {
+      caps.push_back(mlir::spirv::Capability::GroupNonUniform);
+      llvm::SmallVector<mlir::spirv::Extension> exts(vce->getExtensions());
+      module.setVceTripleAttr(mlir::spirv::VerCapExtAttr::get(vce->getVersion(), caps, exts, module.getContext()));
+    }
+  }
+  return true;
 }
 
 bool serialize_module(mlir::spirv::ModuleOp module, std::vector<uint32_t>& words,

@@ -1,0 +1,200 @@
+// Matrix-unit intrinsics: names, in-place retyping of tile values, and the portable fallback.
+#include "ir/matrix.h"
+
+#include <stdexcept>
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace quiver::ir {
+
+namespace {
+
+constexpr std::pair<MatrixOp, const char*> kNames[] = {
+    {MatrixOp::LoadA, "qv.matrix_load_a"},     {MatrixOp::LoadB, "qv.matrix_load_b"},
+    {MatrixOp::LoadBT, "qv.matrix_load_bt"},   {MatrixOp::LoadAcc, "qv.matrix_load_acc"},
+    {MatrixOp::Store, "qv.matrix_store"},      {MatrixOp::Mma, "qv.matrix_mma"},
+};
+
+std::string type_tag(mlir::Type t) {
+  if (auto m = llvm::dyn_cast<mlir::MemRefType>(t))
+    return (m.getMemorySpace() ? "s" + std::to_string(m.getNumElements()) : std::string("g")) + "." +
+           type_tag(m.getElementType());
+  if (auto v = llvm::dyn_cast<mlir::VectorType>(t)) return type_tag(v.getElementType());
+  if (t.isBF16()) return "bf16";
+  if (t.isF16()) return "f16";
+  if (t.isF32()) return "f32";
+  return "";   // index / i32 operands carry no tag
+}
+
+}  // namespace
+
+const char* matrix_base_name(MatrixOp op) {
+  for (auto [o, name] : kNames)
+    if (o == op) return name;
+  return "";
+}
+
+std::string matrix_intrinsic_name(MatrixOp op, mlir::TypeRange operands) {
+  std::string name = matrix_base_name(op);
+  // The memory operand names the declaration for loads and stores, the input type for mma.
+  name += "." + type_tag(operands.front());
+  return name;
+}
+
+std::optional<MatrixOp> matrix_op_of(llvm::StringRef callee) {
+  for (auto [op, name] : kNames)
+    if (callee.starts_with(name) && callee.size() > strlen(name) && callee[strlen(name)] == '.') return op;
+  return std::nullopt;
+}
+
+bool is_matrix_type(mlir::Type t) {
+  auto v = llvm::dyn_cast<mlir::VectorType>(t);
+  return v && v.getRank() == 1 && v.getNumElements() == kMatrixElements;
+}
+
+void retype_matrix_values(mlir::Operation* root, llvm::function_ref<mlir::VectorType(mlir::VectorType)> convert) {
+  auto retyped = [&](mlir::Type t) -> mlir::Type {
+    if (is_matrix_type(t)) return convert(llvm::cast<mlir::VectorType>(t));
+    if (auto m = llvm::dyn_cast<mlir::MemRefType>(t); m && is_matrix_type(m.getElementType()))
+      return mlir::MemRefType::get(m.getShape(), convert(llvm::cast<mlir::VectorType>(m.getElementType())),
+                                   m.getLayout(), m.getMemorySpace());
+    return {};
+  };
+  root->walk([&](mlir::Block* block) {
+    for (mlir::BlockArgument arg : block->getArguments())
+      if (mlir::Type t = retyped(arg.getType())) arg.setType(t);
+  });
+  root->walk([&](mlir::Operation* op) {
+    for (mlir::OpResult r : op->getResults()) {
+      mlir::Type t = retyped(r.getType());
+      if (!t) continue;
+      if (auto cst = llvm::dyn_cast<mlir::arith::ConstantOp>(op)) {
+        auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(cst.getValue());
+        auto vt = llvm::cast<mlir::VectorType>(t);
+        if (!dense || !dense.isSplat() || !llvm::isa<mlir::FloatType>(vt.getElementType()))
+          throw std::runtime_error("internal error: a matrix tile constant that is not a float splat");
+        llvm::APFloat v = dense.getSplatValue<llvm::APFloat>();
+        bool lost = false;
+        v.convert(llvm::cast<mlir::FloatType>(vt.getElementType()).getFloatSemantics(),
+                  llvm::APFloat::rmNearestTiesToEven, &lost);
+        cst.setValueAttr(mlir::DenseElementsAttr::get(vt, v));
+      }
+      r.setType(t);
+    }
+  });
+}
+
+namespace {
+
+// The fallback's pieces, built before `call`.
+class FallbackExpander {
+ public:
+  explicit FallbackExpander(mlir::func::CallOp call) : b_(call), l_(call.getLoc()), call_(call) {}
+
+  void expand(MatrixOp op) {
+    mlir::ValueRange args = call_.getOperands();
+    switch (op) {
+      case MatrixOp::LoadA:
+      case MatrixOp::LoadAcc: replace(load(args, /*transposed=*/false)); break;
+      case MatrixOp::LoadB: replace(load(args, false)); break;
+      case MatrixOp::LoadBT: replace(load(args, true)); break;
+      case MatrixOp::Mma: replace(mma(args[0], args[1], args[2])); break;
+      case MatrixOp::Store: store(args); break;
+    }
+    call_.erase();
+  }
+
+ private:
+  mlir::Value index(int64_t v) { return b_.create<mlir::arith::ConstantIndexOp>(l_, v); }
+
+  // Element (r, c) of the tile is at off + r * stride + c (transposed: off + c * stride + r).
+  mlir::Value address(mlir::ValueRange args, int64_t r, int64_t c, bool transposed) {
+    mlir::Value stride = b_.create<mlir::arith::IndexCastUIOp>(l_, b_.getIndexType(), args[2]);
+    if (transposed) std::swap(r, c);
+    mlir::Value row = b_.create<mlir::arith::MulIOp>(l_, index(r), stride);
+    return b_.create<mlir::arith::AddIOp>(l_, args[1], b_.create<mlir::arith::AddIOp>(l_, row, index(c)));
+  }
+
+  mlir::Value load(mlir::ValueRange args, bool transposed) {
+    llvm::SmallVector<mlir::Value> elems;
+    for (int64_t r = 0; r < kMatrixTile; ++r)
+      for (int64_t c = 0; c < kMatrixTile; ++c) {
+        mlir::Value v = b_.create<mlir::memref::LoadOp>(l_, args[0], address(args, r, c, transposed));
+        if (!v.getType().isF32()) v = b_.create<mlir::arith::ExtFOp>(l_, b_.getF32Type(), v);
+        elems.push_back(v);
+      }
+    return b_.create<mlir::vector::FromElementsOp>(l_, call_.getResult(0).getType(), elems);
+  }
+
+  // Sixteen rank-1 updates on whole tiles: C += column k of A (spread along rows) * row k of B
+  // (spread along columns). Small IR (LLVM's vectorisers choke on 4096 scalar fmas); targets
+  // without 256-wide vectors scalarise it back to those fmas.
+  mlir::Value mma(mlir::Value a, mlir::Value bm, mlir::Value c) {
+    mlir::Value acc = c;
+    for (int64_t k = 0; k < kMatrixTile; ++k) {
+      llvm::SmallVector<int64_t> column, row;
+      for (int64_t i = 0; i < kMatrixTile; ++i)
+        for (int64_t j = 0; j < kMatrixTile; ++j) {
+          column.push_back(i * kMatrixTile + k);
+          row.push_back(k * kMatrixTile + j);
+        }
+      mlir::Value ak = b_.create<mlir::vector::ShuffleOp>(l_, a, a, column);
+      mlir::Value bk = b_.create<mlir::vector::ShuffleOp>(l_, bm, bm, row);
+      acc = b_.create<mlir::math::FmaOp>(l_, ak, bk, acc);
+    }
+    return acc;
+  }
+
+  // Lane `lane` writes the elements e with e % subgroup_size == lane: every element once.
+  void store(mlir::ValueRange args) {
+    mlir::Value lane = b_.create<mlir::gpu::LaneIdOp>(l_, mlir::IntegerAttr());
+    mlir::Value size = b_.create<mlir::gpu::SubgroupSizeOp>(l_, mlir::IntegerAttr());
+    mlir::Type elem = llvm::cast<mlir::MemRefType>(args[0].getType()).getElementType();
+    for (int64_t e = 0; e < kMatrixElements; ++e) {
+      mlir::Value mine = b_.create<mlir::arith::CmpIOp>(
+          l_, mlir::arith::CmpIPredicate::eq, b_.create<mlir::arith::RemUIOp>(l_, index(e), size), lane);
+      auto branch = b_.create<mlir::scf::IfOp>(l_, mine, /*withElseRegion=*/false);
+      mlir::OpBuilder::InsertionGuard guard(b_);
+      b_.setInsertionPointToStart(branch.thenBlock());
+      mlir::Value v = b_.create<mlir::vector::ExtractOp>(l_, args[3], e);
+      if (elem != v.getType()) v = b_.create<mlir::arith::TruncFOp>(l_, elem, v);
+      b_.create<mlir::memref::StoreOp>(l_, v, args[0], address(args, e / kMatrixTile, e % kMatrixTile, false));
+    }
+  }
+
+  void replace(mlir::Value v) { call_.getResult(0).replaceAllUsesWith(v); }
+
+  mlir::OpBuilder b_;
+  mlir::Location l_;
+  mlir::func::CallOp call_;
+};
+
+}  // namespace
+
+void expand_matrix_ops(mlir::ModuleOp module) {
+  llvm::SmallVector<std::pair<mlir::func::CallOp, MatrixOp>> calls;
+  module.walk([&](mlir::func::CallOp call) {
+    if (auto op = matrix_op_of(call.getCallee())) calls.push_back({call, *op});
+  });
+  llvm::SmallVector<mlir::func::FuncOp> decls;
+  for (mlir::func::FuncOp fn : module.getOps<mlir::func::FuncOp>())
+    if (fn.isExternal() && matrix_op_of(fn.getSymName())) decls.push_back(fn);
+  if (calls.empty() && decls.empty()) return;
+  // Every lane holds the whole tile as f32 (inputs widen exactly).
+  for (mlir::func::FuncOp fn : module.getOps<mlir::func::FuncOp>())
+    if (!fn.isExternal())
+      retype_matrix_values(fn, [](mlir::VectorType t) {
+        return mlir::VectorType::get({kMatrixElements}, mlir::Float32Type::get(t.getContext()));
+      });
+  for (auto [call, op] : calls) FallbackExpander(call).expand(op);
+  for (mlir::func::FuncOp fn : decls) fn.erase();
+}
+
+}  // namespace quiver::ir

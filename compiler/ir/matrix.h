@@ -1,0 +1,56 @@
+// Matrix-unit intrinsics of the neutral IR (docs/ir.md "Matrix tiles", docs/matrix.md).
+//
+// A 16x16 tile of the kernel language (qv::matrix_a / matrix_b / matrix_acc) is, in the neutral
+// IR, one `vector<256 x T>` value: the whole tile, row-major. Nothing else in the language makes
+// 256-element vectors, so the type alone marks a tile. Targets decide how a subgroup holds it:
+// PTX gives each lane the 8 elements mma.sync wants (compiler/targets/ptx/matrix_mma_sync.cpp);
+// the portable fallback here gives every lane the whole tile as floats.
+//
+// The intrinsics are calls to private declarations whose name starts with the operation's
+// base name and continues with the operand types (one declaration per memory type):
+//   qv.matrix_load_a.*   (memref<..xT> m, index off, i32 stride) -> vector<256xT>  A[i][k] = m[off + i*stride + k]
+//   qv.matrix_load_b.*   same                                                       B[k][j] = m[off + k*stride + j]
+//   qv.matrix_load_bt.*  same                                                       B[k][j] = m[off + j*stride + k]
+//   qv.matrix_load_acc.* (memref<..xf32>, index, i32) -> vector<256xf32>            C[i][j] = m[off + i*stride + j]
+//   qv.matrix_store.*    (memref<..xU>, index, i32, vector<256xf32>)                m[off + i*stride + j] = U(C[i][j])
+//   qv.matrix_mma.*      (vector<256xT> a, vector<256xT> b, vector<256xf32> c) -> vector<256xf32>   a x b + c
+// T is f16 or bf16, U is f32, f16 or bf16 (round to nearest even).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace quiver::ir {
+
+inline constexpr int64_t kMatrixTile = 16;
+inline constexpr int64_t kMatrixElements = kMatrixTile * kMatrixTile;
+
+enum class MatrixOp { LoadA, LoadB, LoadBT, LoadAcc, Store, Mma };
+
+// "qv.matrix_load_a" and so on.
+const char* matrix_base_name(MatrixOp op);
+// The declaration name for these operand types, e.g. "qv.matrix_load_a.g.bf16", "qv.matrix_store.s4096.f32".
+std::string matrix_intrinsic_name(MatrixOp op, mlir::TypeRange operands);
+// Which matrix intrinsic `callee` is, if any.
+std::optional<MatrixOp> matrix_op_of(llvm::StringRef callee);
+
+// vector<256 x T>: a tile.
+bool is_matrix_type(mlir::Type t);
+
+// Changes, in place, the type of every tile value under `root` (block arguments, results,
+// memref slots holding tiles) to `convert(old)`, and splat constants with it. The operations
+// that carry tiles without looking inside (branches, scf, select, slots, element-wise arith)
+// stay valid; the matrix intrinsics must be rewritten by the caller.
+void retype_matrix_values(mlir::Operation* root, llvm::function_ref<mlir::VectorType(mlir::VectorType)> convert);
+
+// The portable fallback: every lane holds the whole tile as f32; loads read all 256 elements,
+// mma is 4096 fused multiply-adds in k order, a store writes element e from lane e % subgroup size.
+// Correct for any subgroup size; drops the declarations.
+void expand_matrix_ops(mlir::ModuleOp module);
+
+}  // namespace quiver::ir

@@ -1,0 +1,165 @@
+// Matrix tiles on NVIDIA tensor cores: each 16x16x16 qv::mma is two mma.sync.m16n8k16 (sm_80+),
+// and a tile value becomes the 8 elements one lane holds in those instructions' fragments
+// (PTX ISA, "Matrix Fragments for mma.m16n8k16"). With g = lane / 4 and t = lane % 4, lane
+// element p of a tile is:
+//   A (16x16, M x K):  p = 2q + s, q = 0..3:  row g + 8 (q & 1), column 2t + s + 8 (q >> 1)
+//   B (16x16, K x N):  p = 4h + 2q + s:       row 2t + s + 8q,  column 8h + g   (h: the n8 half)
+//   C (16x16 float):   p = 4h + 2r + s:       row g + 8r,       column 8h + 2t + s
+// so A, B^T (stored N x K) and C move in pairs of adjacent elements: one 4-byte (8-byte for
+// float) access each; B stored K x N is gathered element by element.
+#include "targets/ptx/matrix_mma_sync.h"
+
+#include "ir/matrix.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace quiver::compiler::ptx {
+
+namespace {
+
+using quiver::ir::MatrixOp;
+constexpr int64_t kLaneElements = 8;
+
+class MmaSyncLowering {
+ public:
+  explicit MmaSyncLowering(mlir::func::CallOp call) : b_(call), l_(call.getLoc()), call_(call) {
+    mlir::Value lane = b_.create<mlir::gpu::LaneIdOp>(l_, mlir::IntegerAttr());
+    g_ = b_.create<mlir::arith::ShRUIOp>(l_, lane, index(2));
+    t_ = b_.create<mlir::arith::AndIOp>(l_, lane, index(3));
+  }
+
+  void lower(MatrixOp op) {
+    mlir::ValueRange args = call_.getOperands();
+    switch (op) {
+      case MatrixOp::LoadA: replace(load_pairs(args, [](int q) { return std::pair{q & 1, q >> 1}; }, false)); break;
+      case MatrixOp::LoadBT: replace(load_pairs(args, [](int q) { return std::pair{q >> 1, q & 1}; }, true)); break;
+      case MatrixOp::LoadAcc: replace(load_pairs(args, [](int q) { return std::pair{q & 1, q >> 1}; }, false, true)); break;
+      case MatrixOp::LoadB: replace(load_b(args)); break;
+      case MatrixOp::Store: store(args); break;
+      case MatrixOp::Mma: replace(mma(args[0], args[1], args[2])); break;
+    }
+    call_.erase();
+  }
+
+ private:
+  mlir::Value index(int64_t v) { return b_.create<mlir::arith::ConstantIndexOp>(l_, v); }
+  mlir::Value add(mlir::Value a, mlir::Value c) { return b_.create<mlir::arith::AddIOp>(l_, a, c); }
+  mlir::Value mul(mlir::Value a, mlir::Value c) { return b_.create<mlir::arith::MulIOp>(l_, a, c); }
+  mlir::Value stride(mlir::ValueRange args) {
+    return b_.create<mlir::arith::IndexCastUIOp>(l_, b_.getIndexType(), args[2]);
+  }
+  // off + row * stride + col
+  mlir::Value at(mlir::ValueRange args, mlir::Value row, mlir::Value col) {
+    return add(args[1], add(mul(row, stride(args)), col));
+  }
+  mlir::Type element(mlir::ValueRange args) { return llvm::cast<mlir::MemRefType>(args[0].getType()).getElementType(); }
+
+  // Pair q (of four) of A / C: row g + 8 * rq, column 2t + 8 * cq. Of B^T (stored N x K):
+  // stored row (= column of B) g + 8 * rq, stored column 2t + 8 * cq, with the pair's order
+  // p = 4 * rq + 2 * cq. A's pairs are in q order (rq = q & 1, cq = q >> 1), C's in
+  // p = 4 * cq + 2 * rq order, which `acc_order` selects.
+  template <typename Pos>
+  mlir::Value load_pairs(mlir::ValueRange args, Pos pos, bool bt, bool acc_order = false) {
+    mlir::Type elem = element(args);
+    auto pair_type = mlir::VectorType::get({2}, elem);
+    llvm::SmallVector<mlir::Value> elems(kLaneElements);
+    for (int q = 0; q < 4; ++q) {
+      auto [rq, cq] = pos(q);
+      mlir::Value row = add(g_, index(8 * rq));
+      mlir::Value col = add(mul(t_, index(2)), index(8 * cq));
+      mlir::Value pair = b_.create<mlir::vector::LoadOp>(l_, pair_type, args[0], mlir::ValueRange{at(args, row, col)});
+      int p = bt ? 4 * rq + 2 * cq : acc_order ? 4 * cq + 2 * rq : 2 * q;
+      for (int s = 0; s < 2; ++s) elems[p + s] = b_.create<mlir::vector::ExtractOp>(l_, pair, s);
+    }
+    return b_.create<mlir::vector::FromElementsOp>(l_, mlir::VectorType::get({kLaneElements}, elem), elems);
+  }
+
+  // B stored K x N: element (2t + s + 8q, 8h + g), gathered.
+  mlir::Value load_b(mlir::ValueRange args) {
+    llvm::SmallVector<mlir::Value> elems;
+    for (int h = 0; h < 2; ++h)
+      for (int q = 0; q < 2; ++q)
+        for (int s = 0; s < 2; ++s) {
+          mlir::Value row = add(mul(t_, index(2)), index(s + 8 * q));
+          mlir::Value col = add(g_, index(8 * h));
+          elems.push_back(b_.create<mlir::memref::LoadOp>(l_, args[0], at(args, row, col)));
+        }
+    return b_.create<mlir::vector::FromElementsOp>(l_, mlir::VectorType::get({kLaneElements}, element(args)), elems);
+  }
+
+  void store(mlir::ValueRange args) {
+    mlir::Type elem = element(args);
+    for (int h = 0; h < 2; ++h)
+      for (int r = 0; r < 2; ++r) {
+        int p = 4 * h + 2 * r;
+        mlir::Value pair = b_.create<mlir::vector::FromElementsOp>(
+            l_, mlir::VectorType::get({2}, b_.getF32Type()),
+            mlir::ValueRange{b_.create<mlir::vector::ExtractOp>(l_, args[3], p).getResult(),
+                             b_.create<mlir::vector::ExtractOp>(l_, args[3], p + 1).getResult()});
+        if (!elem.isF32()) pair = b_.create<mlir::arith::TruncFOp>(l_, mlir::VectorType::get({2}, elem), pair);
+        mlir::Value row = add(g_, index(8 * r));
+        mlir::Value col = add(mul(t_, index(2)), index(8 * h));
+        b_.create<mlir::vector::StoreOp>(l_, pair, args[0], mlir::ValueRange{at(args, row, col)});
+      }
+  }
+
+  // Two mma.sync.m16n8k16 (columns 0-7 and 8-15 of C), f32 accumulators.
+  mlir::Value mma(mlir::Value a, mlir::Value bm, mlir::Value c) {
+    mlir::Type elem = llvm::cast<mlir::VectorType>(a.getType()).getElementType();
+    std::string type = elem.isBF16() ? "bf16" : "f16";
+    auto words = mlir::VectorType::get({4}, b_.getI32Type());
+    mlir::Value aw = b_.create<mlir::vector::BitCastOp>(l_, words, a);
+    mlir::Value bw = b_.create<mlir::vector::BitCastOp>(l_, words, bm);
+    mlir::Type f32 = b_.getF32Type();
+    auto result = mlir::LLVM::LLVMStructType::getLiteral(b_.getContext(), {f32, f32, f32, f32});
+    auto dialect = mlir::LLVM::AsmDialectAttr::get(b_.getContext(), mlir::LLVM::AsmDialect::AD_ATT);
+    std::string text = "mma.sync.aligned.m16n8k16.row.col.f32." + type + "." + type +
+                       ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
+    llvm::SmallVector<mlir::Value> out;
+    for (int h = 0; h < 2; ++h) {
+      llvm::SmallVector<mlir::Value> operands;
+      for (int i = 0; i < 4; ++i) operands.push_back(b_.create<mlir::vector::ExtractOp>(l_, aw, i));
+      for (int i = 0; i < 2; ++i) operands.push_back(b_.create<mlir::vector::ExtractOp>(l_, bw, 2 * h + i));
+      for (int i = 0; i < 4; ++i) operands.push_back(b_.create<mlir::vector::ExtractOp>(l_, c, 4 * h + i));
+      auto asm_op = b_.create<mlir::LLVM::InlineAsmOp>(l_, result, operands, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
+                                                       /*has_side_effects=*/false, /*is_align_stack=*/false, dialect,
+                                                       /*operand_attrs=*/mlir::ArrayAttr());
+      for (int64_t i = 0; i < 4; ++i)
+        out.push_back(b_.create<mlir::LLVM::ExtractValueOp>(l_, asm_op.getResult(0), llvm::ArrayRef<int64_t>{i}));
+    }
+    return b_.create<mlir::vector::FromElementsOp>(l_, c.getType(), out);
+  }
+
+  void replace(mlir::Value v) { call_.getResult(0).replaceAllUsesWith(v); }
+
+  mlir::OpBuilder b_;
+  mlir::Location l_;
+  mlir::func::CallOp call_;
+  mlir::Value g_, t_;
+};
+
+}  // namespace
+
+void lower_matrix_to_mma_sync(mlir::ModuleOp module) {
+  llvm::SmallVector<std::pair<mlir::func::CallOp, MatrixOp>> calls;
+  module.walk([&](mlir::func::CallOp call) {
+    if (auto op = quiver::ir::matrix_op_of(call.getCallee())) calls.push_back({call, *op});
+  });
+  llvm::SmallVector<mlir::func::FuncOp> decls;
+  for (mlir::func::FuncOp fn : module.getOps<mlir::func::FuncOp>())
+    if (fn.isExternal() && quiver::ir::matrix_op_of(fn.getSymName())) decls.push_back(fn);
+  if (calls.empty() && decls.empty()) return;
+  for (mlir::func::FuncOp fn : module.getOps<mlir::func::FuncOp>())
+    if (!fn.isExternal())
+      quiver::ir::retype_matrix_values(
+          fn, [](mlir::VectorType t) { return mlir::VectorType::get({kLaneElements}, t.getElementType()); });
+  for (auto [call, op] : calls) MmaSyncLowering(call).lower(op);
+  for (mlir::func::FuncOp fn : decls) fn.erase();
+}
+
+}  // namespace quiver::compiler::ptx

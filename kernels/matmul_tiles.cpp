@@ -1,0 +1,144 @@
+// Matrix products on the matrix units (docs/matrix.md), for 16-bit inputs with float accumulation:
+//   matmul_tiles_nn<T>: C[M][N] = A[M][K] * B[K][N]
+//   matmul_tiles_nt<T>: C[M][N] = A[M][K] * B[N][K]^T
+// Built for PTX only (mma.sync): elsewhere the portable fallback would be slower than
+// kernels/matmul.cpp's SIMT tiles, which the op library keeps using there. runtime/ops picks these
+// when M and N are multiples of 128 and K of 32.
+//
+// A block of 8 warps computes a 128 x 128 tile of C; warp w owns rows 64 (w % 2) .. +63 and
+// columns 32 (w / 2) .. +31: eight 16 x 16 accumulators. K advances 32 at a time through two
+// shared buffers: while the warps multiply out of one, the next A and B slices are already in
+// registers and go into the other, so each step needs one barrier. Shared rows are padded to 40
+// elements (80 bytes) so the eight rows one fragment load touches fall in different banks. B is
+// kept as B^T (N x K) in shared memory: nn transposes it on the way in.
+#include "common.h"
+
+constexpr uint32_t kTileM = 128, kTileN = 128, kDepth = 32;
+constexpr uint32_t kRow = kDepth + 8;                 // padded shared row (elements)
+constexpr uint32_t kSlice = kTileM * kRow;            // one buffer of A (or of B^T)
+constexpr uint32_t kThreads = 256;
+
+namespace {
+
+// One 16-deep step of a warp: four A tiles (rows) times two B tiles (columns).
+template <typename T>
+QV_DEVICE void warp_step(const qv::shared<T, 2 * kSlice>& as, const qv::shared<T, 2 * kSlice>& bs, uint32_t a0,
+                         uint32_t b0, qv::matrix_acc<float>& c00, qv::matrix_acc<float>& c01,
+                         qv::matrix_acc<float>& c10, qv::matrix_acc<float>& c11, qv::matrix_acc<float>& c20,
+                         qv::matrix_acc<float>& c21, qv::matrix_acc<float>& c30, qv::matrix_acc<float>& c31) {
+  qv::matrix_b<T> b_0 = qv::load_matrix_b_transposed(&bs[b0], kRow);
+  qv::matrix_b<T> b_1 = qv::load_matrix_b_transposed(&bs[b0 + 16 * kRow], kRow);
+  qv::matrix_a<T> a = qv::load_matrix_a(&as[a0], kRow);
+  c00 = qv::mma(a, b_0, c00);
+  c01 = qv::mma(a, b_1, c01);
+  a = qv::load_matrix_a(&as[a0 + 16 * kRow], kRow);
+  c10 = qv::mma(a, b_0, c10);
+  c11 = qv::mma(a, b_1, c11);
+  a = qv::load_matrix_a(&as[a0 + 32 * kRow], kRow);
+  c20 = qv::mma(a, b_0, c20);
+  c21 = qv::mma(a, b_1, c21);
+  a = qv::load_matrix_a(&as[a0 + 48 * kRow], kRow);
+  c30 = qv::mma(a, b_0, c30);
+  c31 = qv::mma(a, b_1, c31);
+}
+
+// This thread's share of the next K slice: two 8-element chunks of A and two of B.
+template <typename T, bool B_TRANSPOSED>
+QV_DEVICE void load_slice(const T* a, const T* b, uint32_t n, uint32_t k, uint32_t m0, uint32_t n0, uint32_t k0,
+                          uint32_t t, qv::vec<T, 8>& a0, qv::vec<T, 8>& a1, qv::vec<T, 8>& b0, qv::vec<T, 8>& b1) {
+  // A (and B^T): 128 rows x 32 = 512 chunks of 8; chunk c is row c / 4, columns 8 (c % 4).
+  a0 = qv::load<8>(a + (m0 + t / 4) * k + k0 + 8 * (t % 4));
+  a1 = qv::load<8>(a + (m0 + 64 + t / 4) * k + k0 + 8 * (t % 4));
+  if constexpr (B_TRANSPOSED) {
+    b0 = qv::load<8>(b + (n0 + t / 4) * k + k0 + 8 * (t % 4));
+    b1 = qv::load<8>(b + (n0 + 64 + t / 4) * k + k0 + 8 * (t % 4));
+  } else {
+    // B as stored: 32 rows (k) x 128; chunk c is row c % 32, columns 8 (c / 32), so a warp's
+    // lanes hold consecutive k of the same columns and write consecutive shared addresses.
+    b0 = qv::load<8>(b + (k0 + t % 32) * n + n0 + 8 * (t / 32));
+    b1 = qv::load<8>(b + (k0 + t % 32) * n + n0 + 64 + 8 * (t / 32));
+  }
+}
+
+// Eight consecutive columns of one B row become one column of eight B^T rows.
+template <typename T>
+QV_DEVICE void scatter_column(qv::shared<T, 2 * kSlice>& bs, uint32_t at, qv::vec<T, 8> v) {
+  bs[at] = v[0];
+  bs[at + kRow] = v[1];
+  bs[at + 2 * kRow] = v[2];
+  bs[at + 3 * kRow] = v[3];
+  bs[at + 4 * kRow] = v[4];
+  bs[at + 5 * kRow] = v[5];
+  bs[at + 6 * kRow] = v[6];
+  bs[at + 7 * kRow] = v[7];
+}
+
+template <typename T, bool B_TRANSPOSED>
+QV_DEVICE void store_slice(qv::shared<T, 2 * kSlice>& as, qv::shared<T, 2 * kSlice>& bs, uint32_t buf, uint32_t t,
+                           qv::vec<T, 8> a0, qv::vec<T, 8> a1, qv::vec<T, 8> b0, qv::vec<T, 8> b1) {
+  uint32_t base = buf * kSlice;
+  qv::store(&as[base + (t / 4) * kRow + 8 * (t % 4)], a0);
+  qv::store(&as[base + (64 + t / 4) * kRow + 8 * (t % 4)], a1);
+  if constexpr (B_TRANSPOSED) {
+    qv::store(&bs[base + (t / 4) * kRow + 8 * (t % 4)], b0);
+    qv::store(&bs[base + (64 + t / 4) * kRow + 8 * (t % 4)], b1);
+  } else {
+    uint32_t kk = t % 32, col = 8 * (t / 32);
+    scatter_column(bs, base + col * kRow + kk, b0);
+    scatter_column(bs, base + (64 + col) * kRow + kk, b1);
+  }
+}
+
+template <typename T, bool B_TRANSPOSED>
+QV_DEVICE void matmul_tiles(const T* a, const T* b, T* c, uint32_t n, uint32_t k) {
+  qv::shared<T, 2 * kSlice> as;
+  qv::shared<T, 2 * kSlice> bs;
+  uint32_t t = qv::thread_id_x();
+  uint32_t warp = t / qv::subgroup_size();
+  uint32_t m0 = qv::block_id_y() * kTileM, n0 = qv::block_id_x() * kTileN;
+  uint32_t wa = 64 * (warp % 2) * kRow, wb = 32 * (warp / 2) * kRow;   // the warp's rows of A and of B^T
+  qv::matrix_acc<float> c00, c01, c10, c11, c20, c21, c30, c31;
+  qv::vec<T, 8> a0, a1, b0, b1;
+  load_slice<T, B_TRANSPOSED>(a, b, n, k, m0, n0, 0, t, a0, a1, b0, b1);
+  store_slice<T, B_TRANSPOSED>(as, bs, 0, t, a0, a1, b0, b1);
+  qv::barrier();
+  uint32_t buf = 0;
+  for (uint32_t k0 = kDepth; k0 <= k; k0 += kDepth) {
+    bool more = k0 < k;
+    if (more) load_slice<T, B_TRANSPOSED>(a, b, n, k, m0, n0, k0, t, a0, a1, b0, b1);
+    uint32_t base = buf * kSlice;
+    warp_step<T>(as, bs, base + wa, base + wb, c00, c01, c10, c11, c20, c21, c30, c31);
+    warp_step<T>(as, bs, base + wa + 16, base + wb + 16, c00, c01, c10, c11, c20, c21, c30, c31);
+    if (more) store_slice<T, B_TRANSPOSED>(as, bs, 1 - buf, t, a0, a1, b0, b1);
+    qv::barrier();
+    buf = 1 - buf;
+  }
+  uint32_t row = m0 + 64 * (warp % 2), col = n0 + 32 * (warp / 2);
+  T* out = c + row * n + col;
+  qv::store_matrix(out, n, c00);
+  qv::store_matrix(out + 16, n, c01);
+  qv::store_matrix(out + 16 * n, n, c10);
+  qv::store_matrix(out + 16 * n + 16, n, c11);
+  qv::store_matrix(out + 32 * n, n, c20);
+  qv::store_matrix(out + 32 * n + 16, n, c21);
+  qv::store_matrix(out + 48 * n, n, c30);
+  qv::store_matrix(out + 48 * n + 16, n, c31);
+}
+
+}  // namespace
+
+template <typename T>
+QV_KERNEL QV_BLOCK(kThreads) QV_TARGETS(ptx) void matmul_tiles_nn(const T* a, const T* b, T* c, uint32_t m, uint32_t n,
+                                                                  uint32_t k) {
+  matmul_tiles<T, false>(a, b, c, n, k);
+}
+template <typename T>
+QV_KERNEL QV_BLOCK(kThreads) QV_TARGETS(ptx) void matmul_tiles_nt(const T* a, const T* b, T* c, uint32_t m, uint32_t n,
+                                                                  uint32_t k) {
+  matmul_tiles<T, true>(a, b, c, n, k);
+}
+
+template void matmul_tiles_nn<qv::bf16>(const qv::bf16*, const qv::bf16*, qv::bf16*, uint32_t, uint32_t, uint32_t);
+template void matmul_tiles_nt<qv::bf16>(const qv::bf16*, const qv::bf16*, qv::bf16*, uint32_t, uint32_t, uint32_t);
+template void matmul_tiles_nn<qv::half>(const qv::half*, const qv::half*, qv::half*, uint32_t, uint32_t, uint32_t);
+template void matmul_tiles_nt<qv::half>(const qv::half*, const qv::half*, qv::half*, uint32_t, uint32_t, uint32_t);

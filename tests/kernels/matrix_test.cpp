@@ -1,0 +1,75 @@
+// tests/kernels/matrix_tiles.cpp (the matrix-unit builtins) against an fp64 host product of the
+// same 16-bit inputs, on the backend under test, for both input types and both B layouts.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+
+#include "kernels_common.h"
+
+namespace kernels_test {
+namespace {
+
+float bf16_value(uint16_t bits) { return std::bit_cast<float>(uint32_t(bits) << 16); }
+uint16_t bf16_round(float x) {   // round to nearest even (inputs here are finite)
+  uint32_t u = std::bit_cast<uint32_t>(x);
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+}
+float half_value(uint16_t bits) { return static_cast<float>(std::bit_cast<_Float16>(bits)); }
+uint16_t half_round(float x) { return std::bit_cast<uint16_t>(static_cast<_Float16>(x)); }
+
+template <typename T>
+void check_matrix_tiles(bool b_transposed) {
+  constexpr bool is_bf16 = std::is_same_v<T, quiver::bf16>;
+  auto value = [](uint16_t b) { return is_bf16 ? bf16_value(b) : half_value(b); };
+  auto round = [](float x) { return is_bf16 ? bf16_round(x) : half_round(x); };
+  const uint32_t m = 48, n = 80, k = 64;   // 3 bands, 5 tiles a band (split unevenly), 4 k-steps
+  auto to16 = [&](const std::vector<float>& f) {
+    std::vector<T> out(f.size());
+    for (size_t i = 0; i < f.size(); ++i) out[i].bits = round(f[i]);
+    return out;
+  };
+  std::vector<T> a = to16(random_floats(size_t(m) * k, -2, 2));
+  std::vector<T> b = to16(random_floats(size_t(k) * n, -2, 2));   // K x N, or N x K when transposed
+  std::vector<float> c0 = random_floats(size_t(m) * n, -4, 4);
+  float alpha = random_floats(1, 0.5f, 1.5f)[0];
+  auto ba = upload(a), bb = upload(b);
+  auto bc = upload(c0);
+  auto out = poisoned<float>(size_t(m) * n + 1);
+  auto out16 = poisoned<T>(size_t(m) * n + 1);
+  std::string name = std::string("matrix_tiles<") + (is_bf16 ? "bf16" : "half") + ">";
+  env().mod.kernel(name).launch(quiver::Grid{m / 16}, ba, bb, bc, out, out16, n, k, uint32_t(b_transposed), alpha);
+  env().dev.synchronize();
+  auto got = download(out);
+  auto got16 = download(out16);
+  for (uint32_t i = 0; i < m; ++i)
+    for (uint32_t j = 0; j < n; ++j) {
+      double sum = c0[size_t(i) * n + j], mag = std::fabs(sum);
+      for (uint32_t kk = 0; kk < k; ++kk) {
+        double bv = value(b_transposed ? b[size_t(j) * k + kk].bits : b[size_t(kk) * n + j].bits);
+        double p = double(value(a[size_t(i) * k + kk].bits)) * bv;
+        sum += p;
+        mag += std::fabs(p);
+      }
+      double want = alpha * sum;
+      // f32 accumulation of exact products in any order: k + 1 roundings of at most 2^-24 of the magnitude.
+      double bound = (k + 4) * std::ldexp(mag * alpha, -24) + 1e-30;
+      float g = got[size_t(i) * n + j];
+      ASSERT_LE(std::fabs(g - want), bound) << name << (b_transposed ? " B^T" : " B") << " at (" << i << ", " << j
+                                            << "): " << g << " want " << want;
+      double g16 = value(got16[size_t(i) * n + j].bits);
+      double bound16 = bound + std::fabs(want + 1) * (is_bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11));
+      ASSERT_LE(std::fabs(g16 - (want + 1)), bound16) << name << " 16-bit store at (" << i << ", " << j << "): " << g16
+                                                      << " want " << want + 1;
+    }
+  EXPECT_EQ(std::bit_cast<uint32_t>(got[size_t(m) * n]), 0xA5A5A5A5u) << "written past the end";
+  EXPECT_EQ(got16[size_t(m) * n].bits, 0xA5A5u) << "written past the end";
+}
+
+TEST(Kernels, MatrixTilesBf16) { check_matrix_tiles<quiver::bf16>(false); }
+TEST(Kernels, MatrixTilesBf16Transposed) { check_matrix_tiles<quiver::bf16>(true); }
+TEST(Kernels, MatrixTilesHalf) { check_matrix_tiles<quiver::half>(false); }
+TEST(Kernels, MatrixTilesHalfTransposed) { check_matrix_tiles<quiver::half>(true); }
+
+}  // namespace
+}  // namespace kernels_test
