@@ -159,6 +159,9 @@ class Module {
  public:
   Kernel kernel(std::string_view name) const;        // throws NotFound naming the kernel and the file
   std::vector<std::string> kernel_names() const;
+  // Whether the image loaded for this device has kernel `name` (a kernel limited with
+  // QV_TARGETS is listed by kernel_names() everywhere but exists only in its targets' images).
+  bool has_kernel(std::string_view name) const;
   std::string_view backend_image() const;           // which image was loaded, e.g. "cubin sm_90"
 
  private:

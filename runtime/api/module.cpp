@@ -1,4 +1,5 @@
 // quiver::Module: looking kernels up by their canonical name.
+#include <algorithm>
 #include <string>
 
 #include "api/impl.h"
@@ -10,6 +11,16 @@ const detail::ModuleImpl& checked(const std::shared_ptr<detail::ModuleImpl>& imp
   return *impl;
 }
 }  // namespace
+
+bool Module::has_kernel(std::string_view name) const {
+  const detail::ModuleImpl& m = checked(impl_);
+  // The image description starts with its target: "cubin sm_90", "cpu x86_64", "spirv ...".
+  std::string_view image = m.image();
+  std::optional<format::Target> loaded = format::target_from_string(image.substr(0, image.find(' ')));
+  for (const format::Kernel& k : m.manifest().kernels)
+    if (k.name == name) return loaded && std::find(k.targets.begin(), k.targets.end(), *loaded) != k.targets.end();
+  return false;
+}
 
 Kernel Module::kernel(std::string_view name) const {
   const detail::ModuleImpl& m = checked(impl_);

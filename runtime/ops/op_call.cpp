@@ -1,7 +1,6 @@
 // OpCall: checks and launches shared by every quiver::ops entry point (runtime/ops/ops.cpp).
 #include "ops/op_call.h"
 
-#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -107,10 +106,7 @@ uint32_t OpCall::dim(size_t v, const char* name) const {
   return static_cast<uint32_t>(v);
 }
 
-bool OpCall::has_kernel(const std::string& name) const {
-  std::vector<std::string> names = library(dev_).kernel_names();
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
+bool OpCall::has_kernel(const std::string& name) const { return library(dev_).has_kernel(name); }
 
 void OpCall::launch(const std::string& kernel, Grid grid, std::initializer_list<LaunchValue> args) const {
   Module lib = library(dev_);

@@ -219,6 +219,9 @@ TEST(Kernels, DoubleOnTargetsThatHaveIt) {
   auto bx = upload(x);
   auto out = poisoned<double>(n);
   auto k = env().mod.kernel("double_math");
+  EXPECT_EQ(env().mod.has_kernel("double_math"), env().dev.backend_name() != "vulkan");
+  EXPECT_TRUE(env().mod.has_kernel("saxpy"));
+  EXPECT_FALSE(env().mod.has_kernel("no_such_kernel"));
   if (env().dev.backend_name() == "vulkan") {   // QV_TARGETS(ptx, cpu): no SPIR-V image has it
     EXPECT_THROW(k.launch(quiver::Grid{(n + 63) / 64}, bx, out, n), quiver::Error);
     return;
