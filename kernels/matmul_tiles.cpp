@@ -8,9 +8,10 @@
 // A block of 8 warps computes a 128 x 128 tile of C; warp w owns rows 64 (w % 2) .. +63 and
 // columns 32 (w / 2) .. +31: eight 16 x 16 accumulators. K advances 32 at a time through two
 // shared buffers: while the warps multiply out of one, the next A and B slices are already in
-// registers and go into the other, so each step needs one barrier. Shared rows are padded to 40
-// elements (80 bytes) so the eight rows one fragment load touches fall in different banks. B is
-// kept as B^T (N x K) in shared memory: nn transposes it on the way in.
+// registers and go into the other, so each step needs one barrier. Shared rows are padded (A and
+// B^T: 40 elements, 80 bytes; B as stored: 136, 272 bytes) so the eight 16-byte rows one
+// fragment load (ldmatrix on PTX) reads fall in different banks. nt keeps B^T (N x K) slices,
+// nn B's own K x N slices (load_matrix_b: ldmatrix.trans).
 #include "common.h"
 
 constexpr uint32_t kTileM = 128, kTileN = 128, kDepth = 32;
@@ -20,14 +21,25 @@ constexpr uint32_t kThreads = 256;
 
 namespace {
 
-// One 16-deep step of a warp: four A tiles (rows) times two B tiles (columns).
-template <typename T>
+// B as stored (nn): K slices of 32 rows x 128 columns, rows padded to 136 elements (272 bytes:
+// the eight rows one ldmatrix reads fall in different banks).
+constexpr uint32_t kRowB = kTileN + 8;
+
+// One 16-deep step of a warp: four A tiles (rows) times two B tiles (columns). `b0` is where the
+// warp's B columns start: in B^T rows (nt) or in the stored K x N slice (nn).
+template <typename T, bool B_TRANSPOSED>
 QV_DEVICE void warp_step(const qv::shared<T, 2 * kSlice>& as, const qv::shared<T, 2 * kSlice>& bs, uint32_t a0,
                          uint32_t b0, qv::matrix_acc<float>& c00, qv::matrix_acc<float>& c01,
                          qv::matrix_acc<float>& c10, qv::matrix_acc<float>& c11, qv::matrix_acc<float>& c20,
                          qv::matrix_acc<float>& c21, qv::matrix_acc<float>& c30, qv::matrix_acc<float>& c31) {
-  qv::matrix_b<T> b_0 = qv::load_matrix_b_transposed(&bs[b0], kRow);
-  qv::matrix_b<T> b_1 = qv::load_matrix_b_transposed(&bs[b0 + 16 * kRow], kRow);
+  qv::matrix_b<T> b_0, b_1;
+  if constexpr (B_TRANSPOSED) {
+    b_0 = qv::load_matrix_b_transposed(&bs[b0], kRow);
+    b_1 = qv::load_matrix_b_transposed(&bs[b0 + 16 * kRow], kRow);
+  } else {
+    b_0 = qv::load_matrix_b(&bs[b0], kRowB);
+    b_1 = qv::load_matrix_b(&bs[b0 + 16], kRowB);
+  }
   qv::matrix_a<T> a = qv::load_matrix_a(&as[a0], kRow);
   c00 = qv::mma(a, b_0, c00);
   c01 = qv::mma(a, b_1, c01);
@@ -53,24 +65,10 @@ QV_DEVICE void load_slice(const T* a, const T* b, uint32_t n, uint32_t k, uint32
     b0 = qv::load<8>(b + (n0 + t / 4) * k + k0 + 8 * (t % 4));
     b1 = qv::load<8>(b + (n0 + 64 + t / 4) * k + k0 + 8 * (t % 4));
   } else {
-    // B as stored: 32 rows (k) x 128; chunk c is row c % 32, columns 8 (c / 32), so a warp's
-    // lanes hold consecutive k of the same columns and write consecutive shared addresses.
-    b0 = qv::load<8>(b + (k0 + t % 32) * n + n0 + 8 * (t / 32));
-    b1 = qv::load<8>(b + (k0 + t % 32) * n + n0 + 64 + 8 * (t / 32));
+    // B as stored: 32 rows (k) x 128 = 512 chunks; chunk c is row c / 16, columns 8 (c % 16).
+    b0 = qv::load<8>(b + (k0 + t / 16) * n + n0 + 8 * (t % 16));
+    b1 = qv::load<8>(b + (k0 + 16 + t / 16) * n + n0 + 8 * (t % 16));
   }
-}
-
-// Eight consecutive columns of one B row become one column of eight B^T rows.
-template <typename T>
-QV_DEVICE void scatter_column(qv::shared<T, 2 * kSlice>& bs, uint32_t at, qv::vec<T, 8> v) {
-  bs[at] = v[0];
-  bs[at + kRow] = v[1];
-  bs[at + 2 * kRow] = v[2];
-  bs[at + 3 * kRow] = v[3];
-  bs[at + 4 * kRow] = v[4];
-  bs[at + 5 * kRow] = v[5];
-  bs[at + 6 * kRow] = v[6];
-  bs[at + 7 * kRow] = v[7];
 }
 
 template <typename T, bool B_TRANSPOSED>
@@ -83,9 +81,8 @@ QV_DEVICE void store_slice(qv::shared<T, 2 * kSlice>& as, qv::shared<T, 2 * kSli
     qv::store(&bs[base + (t / 4) * kRow + 8 * (t % 4)], b0);
     qv::store(&bs[base + (64 + t / 4) * kRow + 8 * (t % 4)], b1);
   } else {
-    uint32_t kk = t % 32, col = 8 * (t / 32);
-    scatter_column(bs, base + col * kRow + kk, b0);
-    scatter_column(bs, base + (64 + col) * kRow + kk, b1);
+    qv::store(&bs[base + (t / 16) * kRowB + 8 * (t % 16)], b0);
+    qv::store(&bs[base + (16 + t / 16) * kRowB + 8 * (t % 16)], b1);
   }
 }
 
@@ -96,7 +93,8 @@ QV_DEVICE void matmul_tiles(const T* a, const T* b, T* c, uint32_t n, uint32_t k
   uint32_t t = qv::thread_id_x();
   uint32_t warp = t / qv::subgroup_size();
   uint32_t m0 = qv::block_id_y() * kTileM, n0 = qv::block_id_x() * kTileN;
-  uint32_t wa = 64 * (warp % 2) * kRow, wb = 32 * (warp / 2) * kRow;   // the warp's rows of A and of B^T
+  uint32_t wa = 64 * (warp % 2) * kRow;                               // the warp's rows of A
+  uint32_t wb = B_TRANSPOSED ? 32 * (warp / 2) * kRow : 32 * (warp / 2);  // its columns of B
   qv::matrix_acc<float> c00, c01, c10, c11, c20, c21, c30, c31;
   qv::vec<T, 8> a0, a1, b0, b1;
   load_slice<T, B_TRANSPOSED>(a, b, n, k, m0, n0, 0, t, a0, a1, b0, b1);
@@ -107,8 +105,9 @@ QV_DEVICE void matmul_tiles(const T* a, const T* b, T* c, uint32_t n, uint32_t k
     bool more = k0 < k;
     if (more) load_slice<T, B_TRANSPOSED>(a, b, n, k, m0, n0, k0, t, a0, a1, b0, b1);
     uint32_t base = buf * kSlice;
-    warp_step<T>(as, bs, base + wa, base + wb, c00, c01, c10, c11, c20, c21, c30, c31);
-    warp_step<T>(as, bs, base + wa + 16, base + wb + 16, c00, c01, c10, c11, c20, c21, c30, c31);
+    uint32_t b_step = B_TRANSPOSED ? 16 : 16 * kRowB;   // 16 deeper in B
+    warp_step<T, B_TRANSPOSED>(as, bs, base + wa, base + wb, c00, c01, c10, c11, c20, c21, c30, c31);
+    warp_step<T, B_TRANSPOSED>(as, bs, base + wa + 16, base + wb + b_step, c00, c01, c10, c11, c20, c21, c30, c31);
     if (more) store_slice<T, B_TRANSPOSED>(as, bs, 1 - buf, t, a0, a1, b0, b1);
     qv::barrier();
     buf = 1 - buf;

@@ -249,13 +249,6 @@ mlir::gpu::GPUModuleOp make_gpu_kernel(mlir::ModuleOp module, mlir::func::FuncOp
   return gpu_module;
 }
 
-void align_workgroup_globals(mlir::Operation* root) {
-  root->walk([](mlir::LLVM::GlobalOp global) {
-    if (global.getAddrSpace() == 3 && global.getAlignment().value_or(0) < quiver::ir::kWorkgroupAlignment)
-      global.setAlignment(quiver::ir::kWorkgroupAlignment);
-  });
-}
-
 void finish_llvm_module(llvm::Module& module, const llvm_common::ErrorContext& where) {
   module.addModuleFlag(llvm::Module::Error, "amdhsa_code_object_version", 500);
   std::string external;

@@ -56,10 +56,6 @@ mlir::gpu::GPUModuleOp make_gpu_kernel(mlir::ModuleOp module, mlir::func::FuncOp
                                        const format::Kernel& kernel, const AmdArch& arch,
                                        const llvm_common::ErrorContext& where);
 
-// After convert-gpu-to-rocdl: workgroup globals get the 64-byte alignment ir::workgroup_layout
-// assumes.
-void align_workgroup_globals(mlir::Operation* root);
-
 // On the translated LLVM module: code object v5, and every kernel declared free of the hidden
 // (implicit) kernel arguments, so its kernarg segment holds exactly the manifest's parameters.
 // Throws TargetError naming any external function the module still calls (there is no ROCm

@@ -175,7 +175,7 @@ class HsacoTarget final : public Target {
                                                      gpu_module.getBody()->getOperations());
       gpu_module.erase();
     }
-    hsaco::align_workgroup_globals(*llvm_module);
+    llvm_common::align_workgroup_globals(*llvm_module);
     llvm_common::align_vector_accesses(*llvm_module);
     llvm_common::keep_temp(options, "hsaco." + arch.name + ".llvm.mlir", llvm_common::print(*llvm_module));
     return llvm_module;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <mutex>
 
+#include "ir/layout.h"
 #include "ir/math.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -147,6 +148,13 @@ void align_vector_accesses(mlir::Operation* op) {
   });
   op->walk([&](mlir::LLVM::StoreOp store) {
     if (uint64_t n = bytes(store.getValue().getType()); n && store.getAlignment().value_or(0) < n) store.setAlignment(n);
+  });
+}
+
+void align_workgroup_globals(mlir::Operation* root) {
+  root->walk([](mlir::LLVM::GlobalOp global) {
+    if (global.getAddrSpace() == 3 && global.getAlignment().value_or(0) < quiver::ir::kWorkgroupAlignment)
+      global.setAlignment(quiver::ir::kWorkgroupAlignment);
   });
 }
 

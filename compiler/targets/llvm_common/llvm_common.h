@@ -49,6 +49,10 @@ void legalize(mlir::ModuleOp module, const quiver::ir::LegalizeOptions& options,
 // vector lowering only records the element's. Raises every vector load/store of the LLVM
 // dialect ops under `op` to its full size, so NVPTX emits one ld.global.v4 for a float4.
 void align_vector_accesses(mlir::Operation* op);
+// Workgroup (shared, LDS: address space 3 on NVPTX and AMDGPU) globals get the 64-byte alignment
+// ir::workgroup_layout assumes, so that the 16-byte vector accesses above and ldmatrix hold on
+// every array, not only on the first (MLIR gives them their element's alignment).
+void align_workgroup_globals(mlir::Operation* root);
 
 // Runs the MLIR lowering (`lower_math`), turning its errors into TargetError.
 void lower_math(mlir::ModuleOp module, const ErrorContext& where);

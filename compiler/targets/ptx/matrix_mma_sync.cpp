@@ -7,6 +7,14 @@
 //   C (16x16 float):   p = 4h + 2r + s:       row g + 8r,       column 8h + 2t + s
 // so A, B^T (stored N x K) and C move in pairs of adjacent elements: one 4-byte (8-byte for
 // float) access each; B stored K x N is gathered element by element.
+//
+// From shared memory the 16-bit tiles come with one ldmatrix.x4 instead (sm_75+): it reads four
+// 8x8 matrices, lane l giving the address of row l % 8 of matrix l / 8, and hands lane l row
+// l / 4, columns 2 (l % 4) + {0, 1} of each (".trans": that column pair of row l / 4 of the
+// transpose). Matrix j lands in the lane's elements 2j, 2j + 1, which the orders above make
+// A's 8x8 blocks (rows 8 (j & 1), columns 8 (j >> 1)), B^T's (stored rows 8 (j >> 1), columns
+// 8 (j & 1)) and, transposed, B's (rows 8 (j & 1), columns 8 (j >> 1)). docs/matrix.md's
+// contract (16-byte aligned tile, stride a multiple of 8) is what ldmatrix needs of each row.
 #include "targets/ptx/matrix_mma_sync.h"
 
 #include "ir/matrix.h"
@@ -14,6 +22,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
@@ -28,13 +37,19 @@ constexpr int64_t kLaneElements = 8;
 class MmaSyncLowering {
  public:
   explicit MmaSyncLowering(mlir::func::CallOp call) : b_(call), l_(call.getLoc()), call_(call) {
-    mlir::Value lane = b_.create<mlir::gpu::LaneIdOp>(l_, mlir::IntegerAttr());
+    lane_ = b_.create<mlir::gpu::LaneIdOp>(l_, mlir::IntegerAttr());
+    mlir::Value lane = lane_;
     g_ = b_.create<mlir::arith::ShRUIOp>(l_, lane, index(2));
     t_ = b_.create<mlir::arith::AndIOp>(l_, lane, index(3));
   }
 
   void lower(MatrixOp op) {
     mlir::ValueRange args = call_.getOperands();
+    if (in_shared(args[0]) && (op == MatrixOp::LoadA || op == MatrixOp::LoadB || op == MatrixOp::LoadBT)) {
+      replace(load_ldmatrix(args, op));
+      call_.erase();
+      return;
+    }
     switch (op) {
       case MatrixOp::LoadA: replace(load_pairs(args, [](int q) { return std::pair{q & 1, q >> 1}; }, false)); break;
       case MatrixOp::LoadBT: replace(load_pairs(args, [](int q) { return std::pair{q >> 1, q & 1}; }, true)); break;
@@ -77,6 +92,39 @@ class MmaSyncLowering {
       for (int s = 0; s < 2; ++s) elems[p + s] = b_.create<mlir::vector::ExtractOp>(l_, pair, s);
     }
     return b_.create<mlir::vector::FromElementsOp>(l_, mlir::VectorType::get({kLaneElements}, elem), elems);
+  }
+
+  static bool in_shared(mlir::Value memref) {
+    auto space = llvm::dyn_cast_or_null<mlir::gpu::AddressSpaceAttr>(
+        llvm::cast<mlir::MemRefType>(memref.getType()).getMemorySpace());
+    return space && space.getValue() == mlir::gpu::AddressSpace::Workgroup;
+  }
+
+  // One ldmatrix.x4 (.trans for B stored K x N); see the top of the file for the lane mapping.
+  mlir::Value load_ldmatrix(mlir::ValueRange args, MatrixOp op) {
+    mlir::Value j = b_.create<mlir::arith::ShRUIOp>(l_, lane_, index(3));
+    mlir::Value r = b_.create<mlir::arith::AndIOp>(l_, lane_, index(7));
+    mlir::Value j_low = b_.create<mlir::arith::AndIOp>(l_, j, index(1));
+    mlir::Value j_high = b_.create<mlir::arith::ShRUIOp>(l_, j, index(1));
+    bool rows_by_high = op == MatrixOp::LoadBT;
+    mlir::Value row = add(r, mul(rows_by_high ? j_high : j_low, index(8)));
+    mlir::Value col = mul(rows_by_high ? j_low : j_high, index(8));
+    mlir::Type elem = element(args);
+    auto i64 = b_.getI64Type();
+    mlir::Value base = b_.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(l_, args[0]);
+    mlir::Value bytes = add(base, mul(at(args, row, col), index(elem.getIntOrFloatBitWidth() / 8)));
+    mlir::Value address = b_.create<mlir::arith::IndexCastUIOp>(l_, i64, bytes);
+    auto shared_ptr = mlir::LLVM::LLVMPointerType::get(b_.getContext(), /*addressSpace=*/3);
+    mlir::Value ptr = b_.create<mlir::LLVM::IntToPtrOp>(l_, shared_ptr, address);
+    mlir::Type i32 = b_.getI32Type();
+    auto words_struct = mlir::LLVM::LLVMStructType::getLiteral(b_.getContext(), {i32, i32, i32, i32});
+    auto layout = op == MatrixOp::LoadB ? mlir::NVVM::MMALayout::col : mlir::NVVM::MMALayout::row;
+    mlir::Value loaded = b_.create<mlir::NVVM::LdMatrixOp>(l_, words_struct, ptr, 4u, layout);
+    llvm::SmallVector<mlir::Value> words;
+    for (int64_t i = 0; i < 4; ++i)
+      words.push_back(b_.create<mlir::LLVM::ExtractValueOp>(l_, loaded, llvm::ArrayRef<int64_t>{i}));
+    mlir::Value vec = b_.create<mlir::vector::FromElementsOp>(l_, mlir::VectorType::get({4}, i32), words);
+    return b_.create<mlir::vector::BitCastOp>(l_, mlir::VectorType::get({kLaneElements}, elem), vec);
   }
 
   // B stored K x N: element (2t + s + 8q, 8h + g), gathered.
@@ -140,7 +188,7 @@ class MmaSyncLowering {
   mlir::OpBuilder b_;
   mlir::Location l_;
   mlir::func::CallOp call_;
-  mlir::Value g_, t_;
+  mlir::Value lane_, g_, t_;
 };
 
 }  // namespace

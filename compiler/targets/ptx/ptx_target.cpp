@@ -216,6 +216,7 @@ class PtxTarget final : public Target {
 
     llvm::LLVMContext llvm_context;
     llvm_common::align_vector_accesses(*llvm_module);
+    llvm_common::align_workgroup_globals(*llvm_module);
     std::unique_ptr<llvm::Module> base = llvm_common::translate(*llvm_module, llvm_context, all);
 
     std::vector<std::string> cuda_dirs{"/usr/local/cuda/bin"};
