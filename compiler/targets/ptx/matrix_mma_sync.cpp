@@ -45,7 +45,7 @@ class MmaSyncLowering {
 
   void lower(MatrixOp op) {
     mlir::ValueRange args = call_.getOperands();
-    if (in_shared(args[0]) && (op == MatrixOp::LoadA || op == MatrixOp::LoadB || op == MatrixOp::LoadBT)) {
+    if ((op == MatrixOp::LoadA || op == MatrixOp::LoadB || op == MatrixOp::LoadBT) && in_shared(args[0])) {
       replace(load_ldmatrix(args, op));
       call_.erase();
       return;
