@@ -18,45 +18,66 @@ QV_DEVICE float gelu_tanh_of(float v) {
 
 }  // namespace
 
-// The element-wise ops move 4 elements per access (qvops::load4): chunk i of n / 4 covers
-// elements 4i .. 4i + 3; the n % 4 elements after the last chunk go one by one. The host sizes
-// the grid for n / 4 threads.
+// The element-wise ops move 16 bytes per access (qvops::load16: 4 float or 8 half / bf16
+// elements, C = qvops::chunk_elems<T>()): chunk i of n / C covers elements C i .. C i + C - 1; the
+// n % C elements after the last chunk go one by one. The host sizes the grid for n / C threads.
+
+namespace {
+
+QV_DEVICE qv::float4 silu4(qv::float4 v) { return qv::float4(silu(v[0]), silu(v[1]), silu(v[2]), silu(v[3])); }
+QV_DEVICE qv::float4 gelu_erf4(qv::float4 v) {
+  return qv::float4(gelu_erf_of(v[0]), gelu_erf_of(v[1]), gelu_erf_of(v[2]), gelu_erf_of(v[3]));
+}
+QV_DEVICE qv::float4 gelu_tanh4(qv::float4 v) {
+  return qv::float4(gelu_tanh_of(v[0]), gelu_tanh_of(v[1]), gelu_tanh_of(v[2]), gelu_tanh_of(v[3]));
+}
+
+}  // namespace
 
 // out = silu(x) * g = x / (1 + exp(-x)) * g
 template <typename T>
 QV_KERNEL QV_BLOCK(kElemThreads) void silu_gate(const T* x, const T* g, T* out, uint32_t n) {
-  uint32_t chunks = n / 4;
+  constexpr uint32_t C = qvops::chunk_elems<T>();
+  uint32_t chunks = n / C;
   for (uint32_t i = qvops::grid_first(); i < chunks; i += qvops::grid_stride()) {
-    qv::float4 v = qvops::load4(x + 4 * i);
-    qv::float4 gate = qvops::load4(g + 4 * i);
-    qvops::store4(out + 4 * i, qv::float4(silu(v[0]), silu(v[1]), silu(v[2]), silu(v[3])) * gate);
+    qv::float4 v_lo, g_lo, v_hi = qv::float4(0.0f, 0.0f, 0.0f, 0.0f), g_hi = qv::float4(0.0f, 0.0f, 0.0f, 0.0f);   // hi: 16-bit T only
+    qvops::load16(x + C * i, v_lo, v_hi);
+    qvops::load16(g + C * i, g_lo, g_hi);
+    qv::float4 r_hi = v_hi;
+    if constexpr (C == 8) r_hi = silu4(v_hi) * g_hi;
+    qvops::store16(out + C * i, silu4(v_lo) * g_lo, r_hi);
   }
-  for (uint32_t i = 4 * chunks + qvops::grid_first(); i < n; i += qvops::grid_stride())
+  for (uint32_t i = C * chunks + qvops::grid_first(); i < n; i += qvops::grid_stride())
     out[i] = from_f32<T>(silu(to_f32(x[i])) * to_f32(g[i]));
 }
 
 // gelu(x) = x * Phi(x) = 0.5 x (1 + erf(x / sqrt(2)))
 template <typename T>
 QV_KERNEL QV_BLOCK(kElemThreads) void gelu_erf(const T* x, T* out, uint32_t n) {
-  uint32_t chunks = n / 4;
+  constexpr uint32_t C = qvops::chunk_elems<T>();
+  uint32_t chunks = n / C;
   for (uint32_t i = qvops::grid_first(); i < chunks; i += qvops::grid_stride()) {
-    qv::float4 v = qvops::load4(x + 4 * i);
-    qvops::store4(out + 4 * i, qv::float4(gelu_erf_of(v[0]), gelu_erf_of(v[1]), gelu_erf_of(v[2]), gelu_erf_of(v[3])));
+    qv::float4 lo, hi = qv::float4(0.0f, 0.0f, 0.0f, 0.0f);   // hi: 16-bit T only
+    qvops::load16(x + C * i, lo, hi);
+    if constexpr (C == 8) hi = gelu_erf4(hi);
+    qvops::store16(out + C * i, gelu_erf4(lo), hi);
   }
-  for (uint32_t i = 4 * chunks + qvops::grid_first(); i < n; i += qvops::grid_stride())
+  for (uint32_t i = C * chunks + qvops::grid_first(); i < n; i += qvops::grid_stride())
     out[i] = from_f32<T>(gelu_erf_of(to_f32(x[i])));
 }
 
 // The tanh approximation: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
 template <typename T>
 QV_KERNEL QV_BLOCK(kElemThreads) void gelu_tanh(const T* x, T* out, uint32_t n) {
-  uint32_t chunks = n / 4;
+  constexpr uint32_t C = qvops::chunk_elems<T>();
+  uint32_t chunks = n / C;
   for (uint32_t i = qvops::grid_first(); i < chunks; i += qvops::grid_stride()) {
-    qv::float4 v = qvops::load4(x + 4 * i);
-    qvops::store4(out + 4 * i,
-                  qv::float4(gelu_tanh_of(v[0]), gelu_tanh_of(v[1]), gelu_tanh_of(v[2]), gelu_tanh_of(v[3])));
+    qv::float4 lo, hi = qv::float4(0.0f, 0.0f, 0.0f, 0.0f);   // hi: 16-bit T only
+    qvops::load16(x + C * i, lo, hi);
+    if constexpr (C == 8) hi = gelu_tanh4(hi);
+    qvops::store16(out + C * i, gelu_tanh4(lo), hi);
   }
-  for (uint32_t i = 4 * chunks + qvops::grid_first(); i < n; i += qvops::grid_stride())
+  for (uint32_t i = C * chunks + qvops::grid_first(); i < n; i += qvops::grid_stride())
     out[i] = from_f32<T>(gelu_tanh_of(to_f32(x[i])));
 }
 

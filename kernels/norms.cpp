@@ -24,41 +24,23 @@ QV_DEVICE void rms_norm_row(const T* x, const T* w, T* out, uint32_t base, uint3
     store_w<W>(out + base + c, load_w<W>(x + base + c) * inv_rms * load_w<W>(w + c));
 }
 
-// Rows of at most kCachedCols elements (cols % 4 == 0) are read once: each thread keeps its
-// four 4-element chunks in registers (v0..v3: the language has no local arrays) across the
-// block reduction. Re-reading the row after the reduction's barrier left rms_norm f32
-// latency-bound on the H100 (ncu: DRAM 77.5%, SM 22%).
-constexpr uint32_t kCachedCols = kRowThreads * 4 * 4;   // 4096
-
-// Chunk k of this thread's part of the row (zeros past the row's end).
-template <typename T>
-QV_DEVICE qv::float4 row_chunk(const T* row, uint32_t cols, uint32_t k) {
-  uint32_t c = (k * kRowThreads + qv::thread_id_x()) * 4;
-  return c < cols ? load_w<4>(row + c) : qv::float4(0.0f, 0.0f, 0.0f, 0.0f);
-}
-// Stores chunk k of this thread's part of the row (nothing past the row's end).
-template <typename T>
-QV_DEVICE void store_chunk(T* row, uint32_t cols, uint32_t k, qv::float4 v) {
-  uint32_t c = (k * kRowThreads + qv::thread_id_x()) * 4;
-  if (c < cols) store_w<4>(row + c, v);
-}
 template <typename T>
 QV_DEVICE void rms_norm_row_cached(const T* x, const T* w, T* out, uint32_t base, uint32_t cols, float eps) {
-  qv::float4 v0 = row_chunk(x + base, cols, 0), v1 = row_chunk(x + base, cols, 1);
-  qv::float4 v2 = row_chunk(x + base, cols, 2), v3 = row_chunk(x + base, cols, 3);
+  qv::float4 v0 = qvops::row_chunk(x + base, cols, 0), v1 = qvops::row_chunk(x + base, cols, 1);
+  qv::float4 v2 = qvops::row_chunk(x + base, cols, 2), v3 = qvops::row_chunk(x + base, cols, 3);
   float squares = (qvops::sum4(v0 * v0) + qvops::sum4(v1 * v1)) + (qvops::sum4(v2 * v2) + qvops::sum4(v3 * v3));
   float inv_rms = qv::rsqrt(qv::block_sum(squares) / static_cast<float>(cols) + eps);
-  store_chunk(out + base, cols, 0, v0 * inv_rms * row_chunk(w, cols, 0));
-  store_chunk(out + base, cols, 1, v1 * inv_rms * row_chunk(w, cols, 1));
-  store_chunk(out + base, cols, 2, v2 * inv_rms * row_chunk(w, cols, 2));
-  store_chunk(out + base, cols, 3, v3 * inv_rms * row_chunk(w, cols, 3));
+  qvops::store_row_chunk(out + base, cols, 0, v0 * inv_rms * qvops::row_chunk(w, cols, 0));
+  qvops::store_row_chunk(out + base, cols, 1, v1 * inv_rms * qvops::row_chunk(w, cols, 1));
+  qvops::store_row_chunk(out + base, cols, 2, v2 * inv_rms * qvops::row_chunk(w, cols, 2));
+  qvops::store_row_chunk(out + base, cols, 3, v3 * inv_rms * qvops::row_chunk(w, cols, 3));
 }
 
 template <typename T>
 QV_DEVICE void layer_norm_row_cached(const T* x, const T* w, const T* b, T* out, uint32_t base, uint32_t cols,
                                      float eps) {
-  qv::float4 v0 = row_chunk(x + base, cols, 0), v1 = row_chunk(x + base, cols, 1);
-  qv::float4 v2 = row_chunk(x + base, cols, 2), v3 = row_chunk(x + base, cols, 3);
+  qv::float4 v0 = qvops::row_chunk(x + base, cols, 0), v1 = qvops::row_chunk(x + base, cols, 1);
+  qv::float4 v2 = qvops::row_chunk(x + base, cols, 2), v3 = qvops::row_chunk(x + base, cols, 3);
   float sum = (qvops::sum4(v0) + qvops::sum4(v1)) + (qvops::sum4(v2) + qvops::sum4(v3));
   float mean = qv::block_sum(sum) / static_cast<float>(cols);
   // Chunks past the row's end hold zeros, not data: they must not add mean^2 to the variance.
@@ -69,10 +51,10 @@ QV_DEVICE void layer_norm_row_cached(const T* x, const T* w, const T* b, T* out,
   if (t >= cols) d0 = qv::float4(0.0f, 0.0f, 0.0f, 0.0f);
   float squares = (qvops::sum4(d0 * d0) + qvops::sum4(d1 * d1)) + (qvops::sum4(d2 * d2) + qvops::sum4(d3 * d3));
   float inv_std = qv::rsqrt(qv::block_sum(squares) / static_cast<float>(cols) + eps);
-  store_chunk(out + base, cols, 0, d0 * inv_std * row_chunk(w, cols, 0) + row_chunk(b, cols, 0));
-  store_chunk(out + base, cols, 1, d1 * inv_std * row_chunk(w, cols, 1) + row_chunk(b, cols, 1));
-  store_chunk(out + base, cols, 2, d2 * inv_std * row_chunk(w, cols, 2) + row_chunk(b, cols, 2));
-  store_chunk(out + base, cols, 3, d3 * inv_std * row_chunk(w, cols, 3) + row_chunk(b, cols, 3));
+  qvops::store_row_chunk(out + base, cols, 0, d0 * inv_std * qvops::row_chunk(w, cols, 0) + qvops::row_chunk(b, cols, 0));
+  qvops::store_row_chunk(out + base, cols, 1, d1 * inv_std * qvops::row_chunk(w, cols, 1) + qvops::row_chunk(b, cols, 1));
+  qvops::store_row_chunk(out + base, cols, 2, d2 * inv_std * qvops::row_chunk(w, cols, 2) + qvops::row_chunk(b, cols, 2));
+  qvops::store_row_chunk(out + base, cols, 3, d3 * inv_std * qvops::row_chunk(w, cols, 3) + qvops::row_chunk(b, cols, 3));
 }
 
 template <uint32_t W, typename T>
@@ -115,7 +97,7 @@ QV_KERNEL QV_BLOCK(kRowThreads) void rms_norm(const T* x, const T* w, T* out, ui
                                               float eps) {
   uint32_t row = qvops::block_row();
   if (row >= rows) return;   // uniform per block
-  if (cols % 4 == 0 && cols <= kCachedCols) rms_norm_row_cached(x, w, out, row * cols, cols, eps);
+  if (cols % 4 == 0 && cols <= qvops::kCachedCols) rms_norm_row_cached(x, w, out, row * cols, cols, eps);
   else if (cols % 4 == 0) rms_norm_row<4>(x, w, out, row * cols, cols, eps);
   else rms_norm_row<1>(x, w, out, row * cols, cols, eps);
 }
@@ -127,7 +109,7 @@ QV_KERNEL QV_BLOCK(kRowThreads) void layer_norm(const T* x, const T* w, const T*
                                                 uint32_t cols, float eps) {
   uint32_t row = qvops::block_row();
   if (row >= rows) return;
-  if (cols % 4 == 0 && cols <= kCachedCols) layer_norm_row_cached(x, w, b, out, row * cols, cols, eps);
+  if (cols % 4 == 0 && cols <= qvops::kCachedCols) layer_norm_row_cached(x, w, b, out, row * cols, cols, eps);
   else if (cols % 4 == 0) layer_norm_row<4>(x, w, b, out, row * cols, cols, eps);
   else layer_norm_row<1>(x, w, b, out, row * cols, cols, eps);
 }

@@ -71,5 +71,8 @@ class OpCall {
 std::string elem_name(Elem e);
 // Grid-stride launches of 256-thread blocks over n items, capped at 65535 blocks.
 Grid stride_grid(size_t n);
+// Elements per 16-byte chunk of the element-wise kernels (kernels/common.h, qvops::chunk_elems):
+// 8 of half / bf16, 4 of float.
+inline size_t chunk_elems(Elem e) { return e == Elem::F32 ? 4 : 8; }
 
 }  // namespace quiver::ops::detail

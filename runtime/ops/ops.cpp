@@ -100,7 +100,8 @@ void silu_gate(const Device& dev, Operand x, Operand g, Operand out, size_t n) {
   call.require_at_least("g", g, n, "n");
   call.require_at_least("out", out, n, "n");
   if (n == 0) return;
-  call.launch(kernel_name("silu_gate", e), stride_grid((n + 3) / 4), {x, g, out, call.dim(n, "n")});  // 4 per thread
+  call.launch(kernel_name("silu_gate", e), stride_grid((n + chunk_elems(e) - 1) / chunk_elems(e)),
+              {x, g, out, call.dim(n, "n")});
 }
 
 void gelu(const Device& dev, Operand x, Operand out, size_t n, bool tanh_form) {
@@ -111,7 +112,9 @@ void gelu(const Device& dev, Operand x, Operand out, size_t n, bool tanh_form) {
   call.require_at_least("x", x, n, "n");
   call.require_at_least("out", out, n, "n");
   if (n == 0) return;
-  call.launch(kernel_name(tanh_form ? "gelu_tanh" : "gelu_erf", e), stride_grid((n + 3) / 4), {x, out, call.dim(n, "n")});
+  call.launch(kernel_name(tanh_form ? "gelu_tanh" : "gelu_erf", e),
+              stride_grid((n + chunk_elems(e) - 1) / chunk_elems(e)),
+              {x, out, call.dim(n, "n")});
 }
 
 void rope(const Device& dev, Operand x, Operand positions, Operand inv_freq, Operand out, size_t tokens,
