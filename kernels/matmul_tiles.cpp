@@ -3,25 +3,30 @@
 //   matmul_tiles_nt<T>: C[M][N] = A[M][K] * B[N][K]^T
 // Built for PTX only (mma.sync): elsewhere the portable fallback would be slower than
 // kernels/matmul.cpp's SIMT tiles, which the op library keeps using there. runtime/ops picks these
-// when M and N are multiples of 128 and K of 32.
+// when M and N are multiples of 128 and K of 64.
 //
 // A block of 8 warps computes a 128 x 128 tile of C; warp w owns rows 64 (w % 2) .. +63 and
-// columns 32 (w / 2) .. +31: eight 16 x 16 accumulators. K advances 32 at a time through two
+// columns 32 (w / 2) .. +31: eight 16 x 16 accumulators. K advances 64 at a time through two
 // shared buffers: while the warps multiply out of one, the next A and B slices are already in
 // registers and go into the other, so each step needs one barrier. Shared rows are padded (A and
-// B^T: 40 elements, 80 bytes; B as stored: 136, 272 bytes) so the eight 16-byte rows one
+// B^T: 72 elements, 144 bytes; B as stored: 136, 272 bytes) so the eight 16-byte rows one
 // fragment load (ldmatrix on PTX) reads fall in different banks. nt keeps B^T (N x K) slices,
 // nn B's own K x N slices (load_matrix_b: ldmatrix.trans).
+// 64 deep rather than 32: on the H100 the 32-deep version (40 KiB of shared memory, 160 TFLOP/s
+// at 4096^3 bf16) spent each slice's multiplications (32 mma.sync per warp) waiting for the
+// next slice's loads; 64 doubles the work that hides them. The two buffers then take 72 KiB,
+// more than a static `.shared` array may: the PTX target makes it dynamic shared memory
+// (docs/abi.md).
 #include "common.h"
 
-constexpr uint32_t kTileM = 128, kTileN = 128, kDepth = 32;
+constexpr uint32_t kTileM = 128, kTileN = 128, kDepth = 64;
 constexpr uint32_t kRow = kDepth + 8;                 // padded shared row (elements)
 constexpr uint32_t kSlice = kTileM * kRow;            // one buffer of A (or of B^T)
 constexpr uint32_t kThreads = 256;
 
 namespace {
 
-// B as stored (nn): K slices of 32 rows x 128 columns, rows padded to 136 elements (272 bytes:
+// B as stored (nn): K slices of 64 rows x 128 columns, rows padded to 136 elements (272 bytes:
 // the eight rows one ldmatrix reads fall in different banks).
 constexpr uint32_t kRowB = kTileN + 8;
 
@@ -54,36 +59,56 @@ QV_DEVICE void warp_step(const qv::shared<T, 2 * kSlice>& as, const qv::shared<T
   c31 = qv::mma(a, b_1, c31);
 }
 
-// This thread's share of the next K slice: two 8-element chunks of A and two of B.
+// Chunk j (0..3) of this thread's share of a K slice: 8 elements, at (row, column) of the A (or
+// B^T) slice, 128 rows x 64 = 1024 chunks, chunk c = t + 256 j is row c / 8, columns 8 (c % 8);
+// of the B slice as stored (nn), 64 rows x 128, chunk c is row c / 16, columns 8 (c % 16).
+QV_DEVICE uint32_t chunk_row(uint32_t t, uint32_t j) { return t / 8 + 32 * j; }
+QV_DEVICE uint32_t chunk_col(uint32_t t) { return 8 * (t % 8); }
+QV_DEVICE uint32_t chunk_row_b(uint32_t t, uint32_t j) { return t / 16 + 16 * j; }
+QV_DEVICE uint32_t chunk_col_b(uint32_t t) { return 8 * (t % 16); }
+
+template <typename T, bool B_TRANSPOSED>
+QV_DEVICE qv::vec<T, 8> load_b_chunk(const T* b, uint32_t n, uint32_t k, uint32_t n0, uint32_t k0, uint32_t t,
+                                     uint32_t j) {
+  if constexpr (B_TRANSPOSED) return qv::load<8>(b + (n0 + chunk_row(t, j)) * k + k0 + chunk_col(t));
+  else return qv::load<8>(b + (k0 + chunk_row_b(t, j)) * n + n0 + chunk_col_b(t));
+}
+template <typename T, bool B_TRANSPOSED>
+QV_DEVICE void store_b_chunk(qv::shared<T, 2 * kSlice>& bs, uint32_t base, uint32_t t, uint32_t j, qv::vec<T, 8> v) {
+  if constexpr (B_TRANSPOSED) qv::store(&bs[base + chunk_row(t, j) * kRow + chunk_col(t)], v);
+  else qv::store(&bs[base + chunk_row_b(t, j) * kRowB + chunk_col_b(t)], v);
+}
+
+// This thread's share of the K slice at k0: four 8-element chunks of A and four of B.
 template <typename T, bool B_TRANSPOSED>
 QV_DEVICE void load_slice(const T* a, const T* b, uint32_t n, uint32_t k, uint32_t m0, uint32_t n0, uint32_t k0,
-                          uint32_t t, qv::vec<T, 8>& a0, qv::vec<T, 8>& a1, qv::vec<T, 8>& b0, qv::vec<T, 8>& b1) {
-  // A (and B^T): 128 rows x 32 = 512 chunks of 8; chunk c is row c / 4, columns 8 (c % 4).
-  a0 = qv::load<8>(a + (m0 + t / 4) * k + k0 + 8 * (t % 4));
-  a1 = qv::load<8>(a + (m0 + 64 + t / 4) * k + k0 + 8 * (t % 4));
-  if constexpr (B_TRANSPOSED) {
-    b0 = qv::load<8>(b + (n0 + t / 4) * k + k0 + 8 * (t % 4));
-    b1 = qv::load<8>(b + (n0 + 64 + t / 4) * k + k0 + 8 * (t % 4));
-  } else {
-    // B as stored: 32 rows (k) x 128 = 512 chunks; chunk c is row c / 16, columns 8 (c % 16).
-    b0 = qv::load<8>(b + (k0 + t / 16) * n + n0 + 8 * (t % 16));
-    b1 = qv::load<8>(b + (k0 + 16 + t / 16) * n + n0 + 8 * (t % 16));
-  }
+                          uint32_t t, qv::vec<T, 8>& a0, qv::vec<T, 8>& a1, qv::vec<T, 8>& a2, qv::vec<T, 8>& a3,
+                          qv::vec<T, 8>& b0, qv::vec<T, 8>& b1, qv::vec<T, 8>& b2, qv::vec<T, 8>& b3) {
+  const T* at = a + (m0 + chunk_row(t, 0)) * k + k0 + chunk_col(t);
+  a0 = qv::load<8>(at);
+  a1 = qv::load<8>(at + 32 * k);
+  a2 = qv::load<8>(at + 64 * k);
+  a3 = qv::load<8>(at + 96 * k);
+  b0 = load_b_chunk<T, B_TRANSPOSED>(b, n, k, n0, k0, t, 0);
+  b1 = load_b_chunk<T, B_TRANSPOSED>(b, n, k, n0, k0, t, 1);
+  b2 = load_b_chunk<T, B_TRANSPOSED>(b, n, k, n0, k0, t, 2);
+  b3 = load_b_chunk<T, B_TRANSPOSED>(b, n, k, n0, k0, t, 3);
 }
 
 template <typename T, bool B_TRANSPOSED>
 QV_DEVICE void store_slice(qv::shared<T, 2 * kSlice>& as, qv::shared<T, 2 * kSlice>& bs, uint32_t buf, uint32_t t,
-                           qv::vec<T, 8> a0, qv::vec<T, 8> a1, qv::vec<T, 8> b0, qv::vec<T, 8> b1) {
+                           qv::vec<T, 8> a0, qv::vec<T, 8> a1, qv::vec<T, 8> a2, qv::vec<T, 8> a3,
+                           qv::vec<T, 8> b0, qv::vec<T, 8> b1, qv::vec<T, 8> b2, qv::vec<T, 8> b3) {
   uint32_t base = buf * kSlice;
-  qv::store(&as[base + (t / 4) * kRow + 8 * (t % 4)], a0);
-  qv::store(&as[base + (64 + t / 4) * kRow + 8 * (t % 4)], a1);
-  if constexpr (B_TRANSPOSED) {
-    qv::store(&bs[base + (t / 4) * kRow + 8 * (t % 4)], b0);
-    qv::store(&bs[base + (64 + t / 4) * kRow + 8 * (t % 4)], b1);
-  } else {
-    qv::store(&bs[base + (t / 16) * kRowB + 8 * (t % 16)], b0);
-    qv::store(&bs[base + (16 + t / 16) * kRowB + 8 * (t % 16)], b1);
-  }
+  uint32_t at = base + chunk_row(t, 0) * kRow + chunk_col(t);
+  qv::store(&as[at], a0);
+  qv::store(&as[at + 32 * kRow], a1);
+  qv::store(&as[at + 64 * kRow], a2);
+  qv::store(&as[at + 96 * kRow], a3);
+  store_b_chunk<T, B_TRANSPOSED>(bs, base, t, 0, b0);
+  store_b_chunk<T, B_TRANSPOSED>(bs, base, t, 1, b1);
+  store_b_chunk<T, B_TRANSPOSED>(bs, base, t, 2, b2);
+  store_b_chunk<T, B_TRANSPOSED>(bs, base, t, 3, b3);
 }
 
 template <typename T, bool B_TRANSPOSED>
@@ -96,19 +121,23 @@ QV_DEVICE void matmul_tiles(const T* a, const T* b, T* c, uint32_t n, uint32_t k
   uint32_t wa = 64 * (warp % 2) * kRow;                               // the warp's rows of A
   uint32_t wb = B_TRANSPOSED ? 32 * (warp / 2) * kRow : 32 * (warp / 2);  // its columns of B
   qv::matrix_acc<float> c00, c01, c10, c11, c20, c21, c30, c31;
-  qv::vec<T, 8> a0, a1, b0, b1;
-  load_slice<T, B_TRANSPOSED>(a, b, n, k, m0, n0, 0, t, a0, a1, b0, b1);
-  store_slice<T, B_TRANSPOSED>(as, bs, 0, t, a0, a1, b0, b1);
+  qv::vec<T, 8> a0, a1, a2, a3, b0, b1, b2, b3;
+  load_slice<T, B_TRANSPOSED>(a, b, n, k, m0, n0, 0, t, a0, a1, a2, a3, b0, b1, b2, b3);
+  store_slice<T, B_TRANSPOSED>(as, bs, 0, t, a0, a1, a2, a3, b0, b1, b2, b3);
   qv::barrier();
   uint32_t buf = 0;
   for (uint32_t k0 = kDepth; k0 <= k; k0 += kDepth) {
     bool more = k0 < k;
-    if (more) load_slice<T, B_TRANSPOSED>(a, b, n, k, m0, n0, k0, t, a0, a1, b0, b1);
+    if (more) load_slice<T, B_TRANSPOSED>(a, b, n, k, m0, n0, k0, t, a0, a1, a2, a3, b0, b1, b2, b3);
     uint32_t base = buf * kSlice;
     uint32_t b_step = B_TRANSPOSED ? 16 : 16 * kRowB;   // 16 deeper in B
-    warp_step<T, B_TRANSPOSED>(as, bs, base + wa, base + wb, c00, c01, c10, c11, c20, c21, c30, c31);
-    warp_step<T, B_TRANSPOSED>(as, bs, base + wa + 16, base + wb + b_step, c00, c01, c10, c11, c20, c21, c30, c31);
-    if (more) store_slice<T, B_TRANSPOSED>(as, bs, 1 - buf, t, a0, a1, b0, b1);
+    static_assert(kDepth == 64, "four 16-deep steps per slice");   // written out: the loop stayed rolled
+    uint32_t ab = base + wa, bb = base + wb;
+    warp_step<T, B_TRANSPOSED>(as, bs, ab, bb, c00, c01, c10, c11, c20, c21, c30, c31);
+    warp_step<T, B_TRANSPOSED>(as, bs, ab + 16, bb + b_step, c00, c01, c10, c11, c20, c21, c30, c31);
+    warp_step<T, B_TRANSPOSED>(as, bs, ab + 32, bb + 2 * b_step, c00, c01, c10, c11, c20, c21, c30, c31);
+    warp_step<T, B_TRANSPOSED>(as, bs, ab + 48, bb + 3 * b_step, c00, c01, c10, c11, c20, c21, c30, c31);
+    if (more) store_slice<T, B_TRANSPOSED>(as, bs, 1 - buf, t, a0, a1, a2, a3, b0, b1, b2, b3);
     qv::barrier();
     buf = 1 - buf;
   }

@@ -82,6 +82,11 @@ inline constexpr size_t kMaxJsonDepth = 16;
 inline constexpr size_t kMaxJsonValues = 2'000'000;          // bounds the parsed tree's memory
 }  // namespace limits
 
+// The most shared memory a CUDA kernel may declare statically (`.shared`). A kernel needing more
+// gets it as dynamic shared memory of exactly shared_bytes, set up by the PTX target and by the
+// CUDA runtime from this same rule (docs/abi.md, "PTX / cubin").
+inline constexpr uint32_t kCudaStaticSharedBytes = 48u << 10;
+
 // The manifest as the JSON text stored in a .qfb (indent < 0: compact, as files store it).
 std::string manifest_to_json(const Manifest& m, int indent = -1);
 // Parses and validates manifest text; errors are quiver::Error(InvalidFatBinary) naming `label`

@@ -191,7 +191,7 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
 
 namespace {
 constexpr size_t kMatmulTile = 64;   // kernels/matmul.cpp: a block computes a 64 x 64 tile of c
-constexpr size_t kMatmulUnitTile = 128, kMatmulUnitDepth = 32;   // kernels/matmul_tiles.cpp
+constexpr size_t kMatmulUnitTile = 128, kMatmulUnitDepth = 64;   // kernels/matmul_tiles.cpp
 
 Grid matmul_grid(const OpCall& call, size_t m, size_t n) {
   size_t gx = (n + kMatmulTile - 1) / kMatmulTile, gy = (m + kMatmulTile - 1) / kMatmulTile;
@@ -211,7 +211,7 @@ void matmul(const Device& dev, Operand a, Operand b, Operand c, size_t m, size_t
   call.require_at_least("c", c, mn, "m * n");
   call.dim(k, "k");
   if (mn == 0) return;
-  // The matrix-unit kernels (kernels/matmul_tiles.cpp: 128 x 128 tiles of C, K in steps of 32),
+  // The matrix-unit kernels (kernels/matmul_tiles.cpp: 128 x 128 tiles of C, K in steps of 64),
   // where the backend has them and the shape is whole tiles.
   if (e != Elem::F32 && m % kMatmulUnitTile == 0 && n % kMatmulUnitTile == 0 && k % kMatmulUnitDepth == 0 && k > 0) {
     std::string tiles = kernel_name(b_transposed ? "matmul_tiles_nt" : "matmul_tiles_nn", e);

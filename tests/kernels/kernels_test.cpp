@@ -366,3 +366,28 @@ TEST(Kernels, WrongArgumentsThrowAndLaunchNothing) {
 }
 
 }  // namespace
+
+// 61 KiB of shared memory per block: dynamic shared memory on CUDA (docs/abi.md). A device whose
+// limit is smaller (Vulkan guarantees only 16 KiB) must refuse the kernel by name, not run it.
+TEST(Kernels, SharedMemoryOver48KiB) {
+  const uint32_t big = 15360, blocks = 5, n = blocks * big - 1000;   // the last block is partial
+  auto in = random_floats(n, -100, 100);
+  auto bin = upload(in);
+  auto out = poisoned<float>(n);
+  try {
+    test_kernels::shared_large_reverse(env().dev, quiver::Grid{blocks}, bin, out, n);
+    env().dev.synchronize();
+  } catch (const quiver::Error& e) {
+    std::string what = e.what();
+    ASSERT_NE(what.find("shared_large_reverse"), std::string::npos) << what;
+    ASSERT_NE(what.find("shared memory"), std::string::npos) << what;
+    GTEST_SKIP() << what;
+  }
+  auto o = download(out);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t base = i / big * big, within = i % big, t = within % 256;
+    uint32_t j = base + big - 1 - within;
+    float want = (j < n ? in[j] : 0.0f) + static_cast<float>((255 - t) * 3 + 1);
+    ASSERT_EQ(o[i], want) << "i=" << i;
+  }
+}

@@ -102,6 +102,7 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr*, size_t*, CUdeviceptr) { return kN
 CUresult cuModuleLoadDataEx(CUmodule*, const void*, unsigned int, CUjit_option*, void**) { return kNotSupported; }
 CUresult cuModuleUnload(CUmodule) { return kNotSupported; }
 CUresult cuModuleGetFunction(CUfunction*, CUmodule, const char*) { return kNotSupported; }
+CUresult cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) { return kNotSupported; }
 #ifndef QV_FAKE_CUDA_WITHOUT_LAUNCH
 CUresult cuLaunchKernel(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
                         unsigned int, unsigned int, CUstream, void**, void**) {

@@ -18,6 +18,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "targets/llvm_common/llvm_common.h"
 #include "targets/llvm_common/process.h"
 #include "targets/ptx/matrix_mma_sync.h"
@@ -103,7 +104,9 @@ void math_to_intrinsics(mlir::Operation* root) {
 }
 
 // Moves kernel `func` into a new gpu.module as a gpu.func kernel: buffers retyped for the
-// bare-pointer convention, workgroup allocas turned into workgroup attributions.
+// bare-pointer convention, workgroup allocas turned into workgroup attributions (static
+// `.shared` arrays) or, past the 48 KiB a `.shared` declaration may hold, into views of the
+// dynamic shared memory at ir::workgroup_layout's offsets (docs/abi.md, "PTX / cubin").
 mlir::gpu::GPUModuleOp make_gpu_kernel(mlir::ModuleOp module, mlir::func::FuncOp func,
                                        const format::Kernel& kernel, const ErrorContext& where) {
   mlir::MLIRContext* ctx = module.getContext();
@@ -123,8 +126,14 @@ mlir::gpu::GPUModuleOp make_gpu_kernel(mlir::ModuleOp module, mlir::func::FuncOp
   } catch (const std::exception& e) {
     throw TargetError(where.kernel, where.target, e.what());
   }
+  if (layout.total_bytes > kernel.shared_bytes)
+    throw TargetError(where.kernel, where.target, "needs " + std::to_string(layout.total_bytes) +
+                                                      " bytes of workgroup memory, the manifest gives " +
+                                                      std::to_string(kernel.shared_bytes));
+  bool dynamic_shared = kernel.shared_bytes > format::kCudaStaticSharedBytes;
   llvm::SmallVector<mlir::Type> workgroup;
-  for (auto& slot : layout.slots) workgroup.push_back(slot.alloca.getType());
+  if (!dynamic_shared)
+    for (auto& slot : layout.slots) workgroup.push_back(slot.alloca.getType());
 
   mlir::OpBuilder b(ctx);
   b.setInsertionPointToEnd(module.getBody());
@@ -140,9 +149,26 @@ mlir::gpu::GPUModuleOp make_gpu_kernel(mlir::ModuleOp module, mlir::func::FuncOp
   mlir::Block* old_entry = &func.getBody().front();
   for (unsigned i = 0; i < old_entry->getNumArguments(); ++i)
     old_entry->getArgument(i).replaceAllUsesWith(entry->getArgument(i));
+  b.setInsertionPointToStart(entry);
+  mlir::Value dynamic;
+  if (dynamic_shared) {
+    auto workgroup_space = mlir::gpu::AddressSpaceAttr::get(ctx, mlir::gpu::AddressSpace::Workgroup);
+    dynamic = b.create<mlir::gpu::DynamicSharedMemoryOp>(
+        func.getLoc(), mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getI8Type(),
+                                             mlir::MemRefLayoutAttrInterface{}, workgroup_space));
+  }
   for (size_t j = 0; j < layout.slots.size(); ++j) {
-    layout.slots[j].alloca.getResult().replaceAllUsesWith(gfunc.getWorkgroupAttributions()[j]);
-    layout.slots[j].alloca.erase();
+    quiver::ir::WorkgroupSlot& slot = layout.slots[j];
+    mlir::Value memory;
+    if (!dynamic_shared) {
+      memory = gfunc.getWorkgroupAttributions()[j];
+    } else {
+      mlir::Value offset = b.create<mlir::arith::ConstantIndexOp>(slot.alloca.getLoc(), slot.offset);
+      memory = b.create<mlir::memref::ViewOp>(slot.alloca.getLoc(), slot.alloca.getType(), dynamic, offset,
+                                              mlir::ValueRange{});
+    }
+    slot.alloca.getResult().replaceAllUsesWith(memory);
+    slot.alloca.erase();
   }
   entry->getOperations().splice(entry->end(), old_entry->getOperations());
   gfunc.getBody().getBlocks().splice(gfunc.getBody().end(), func.getBody().getBlocks(),
@@ -154,6 +180,35 @@ mlir::gpu::GPUModuleOp make_gpu_kernel(mlir::ModuleOp module, mlir::func::FuncOp
   });
   func.erase();
   return gpu_module;
+}
+
+// convert-gpu-to-nvvm gives each kernel that uses dynamic shared memory its own internal,
+// zero-length `__dynamic_shmem__N` global. Internal, NVPTX emits it as a one-byte *static*
+// `.shared` variable, which moves the dynamic memory off offset 0 and past the launch's size;
+// and the per-kernel gpu.modules, spliced into one module, would repeat the name. This makes it
+// one `.extern .shared` array of the module that every kernel addresses, as nvcc's `extern
+// __shared__` is.
+constexpr const char* kDynamicSharedName = "__qv_dynamic_shared";
+void share_dynamic_shared_memory(mlir::gpu::GPUModuleOp gpu_module, mlir::ModuleOp llvm_module) {
+  llvm::SmallVector<mlir::LLVM::GlobalOp> globals;
+  gpu_module.walk([&](mlir::LLVM::GlobalOp g) {
+    if (g.getSymName().starts_with("__dynamic_shmem__")) globals.push_back(g);
+  });
+  for (mlir::LLVM::GlobalOp g : globals) {
+    std::string old_name = g.getSymName().str();
+    gpu_module.walk([&](mlir::LLVM::AddressOfOp a) {
+      if (a.getGlobalName() == old_name) a.setGlobalName(kDynamicSharedName);
+    });
+    if (llvm_module.lookupSymbol(kDynamicSharedName)) {
+      g.erase();
+      continue;
+    }
+    g.setSymName(kDynamicSharedName);
+    g.setLinkage(mlir::LLVM::Linkage::External);
+    g.getInitializerRegion().getBlocks().clear();
+    g.removeValueAttr();
+    g->moveBefore(llvm_module.getBody(), llvm_module.getBody()->begin());
+  }
 }
 
 std::string ptx_features(const std::string& arch) {
@@ -208,6 +263,7 @@ class PtxTarget final : public Target {
           "convert-gpu-to-nvvm{index-bitwidth=64 use-bare-ptr-memref-call-conv=1},"
           "reconcile-unrealized-casts",
           where);
+      share_dynamic_shared_memory(gpu_module, *llvm_module);
       llvm_module->getBody()->getOperations().splice(llvm_module->getBody()->end(),
                                                      gpu_module.getBody()->getOperations());
       gpu_module.erase();

@@ -146,7 +146,7 @@ class CudaModule final : public Module {
     // wait for that stream — a kernel that polls for its peer on another stream would then spin
     // forever (tests/runtime cuda_devices_test LaunchesOnTwoDevicesOverlap caught exactly that).
     for (const format::Kernel& k : fatbin.manifest().kernels) {
-      Entry entry{k.name, k.symbol, k.block, nullptr};
+      Entry entry{k.name, k.symbol, k.block, nullptr, 0, {}};
       bool in_image = false;
       for (const std::string& s : image.kernels) in_image = in_image || s == k.symbol;
       if (in_image) {
@@ -156,6 +156,7 @@ class CudaModule final : public Module {
                       "cuda: image '" + description_ + "' of " + label_ + " lists kernel '" +
                           k.name + "' but has no entry point '" + k.symbol +
                           "': " + ctx.driver->error_text(result));
+        if (k.shared_bytes > format::kCudaStaticSharedBytes) enable_dynamic_shared(entry, k.shared_bytes);
       }
       entries_.push_back(std::move(entry));
     }
@@ -172,6 +173,9 @@ class CudaModule final : public Module {
       throw Error(ErrorCode::NotFound, "cuda: kernel '" + entry.name + "' is not in the loaded image '" +
                                            description_ + "' of " + label_);
 
+    if (!entry.unusable.empty())
+      throw Error(ErrorCode::DeviceError, "cuda: kernel '" + entry.name + "' of " + label_ + " cannot run on " +
+                                              ctx.name + ": " + entry.unusable);
     std::vector<void*> params(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
       if (args[i].buffer) {
@@ -192,7 +196,7 @@ class CudaModule final : public Module {
     ctx.make_current();
     CUresult result = ctx.driver->cuLaunchKernel(
         entry.function, grid.x, grid.y, grid.z, entry.block[0], entry.block[1], entry.block[2],
-        0, ctx.stream, params.empty() ? nullptr : params.data(), nullptr);
+        entry.dynamic_shared, ctx.stream, params.empty() ? nullptr : params.data(), nullptr);
     if (result != CUDA_SUCCESS)
       throw Error(result == CUDA_ERROR_OUT_OF_MEMORY ? ErrorCode::OutOfMemory : ErrorCode::DeviceError,
                   "cuda: launching kernel '" + entry.name + "' (grid " + std::to_string(grid.x) + "x" +
@@ -210,8 +214,29 @@ class CudaModule final : public Module {
     std::string name;
     std::string symbol;
     std::array<uint32_t, 3> block;
-    CUfunction function;   // null when the loaded image lacks this kernel
+    CUfunction function;       // null when the loaded image lacks this kernel
+    uint32_t dynamic_shared;   // launch's sharedMem: shared_bytes above 48 KiB, else 0
+    std::string unusable;      // why it cannot launch on this device (over its shared-memory limit)
   };
+
+  // A kernel with more than 48 KiB of shared memory has it as dynamic shared memory (docs/abi.md):
+  // the driver allows that much only after the function's limit is raised to it.
+  void enable_dynamic_shared(Entry& entry, uint32_t bytes) {
+    Context& ctx = *loaded_.context;
+    int optin = 0;
+    ctx.check(ctx.driver->cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                               ctx.device),
+              "reading the shared-memory limit");
+    if (bytes > static_cast<uint32_t>(optin)) {   // the module's other kernels stay usable
+      entry.unusable = std::to_string(bytes) + " bytes of shared memory exceed the device's opt-in limit of " +
+                       std::to_string(optin) + " per block";
+      return;
+    }
+    ctx.check(ctx.driver->cuFuncSetAttribute(entry.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                             static_cast<int>(bytes)),
+              "allowing kernel '" + entry.name + "' " + std::to_string(bytes) + " bytes of shared memory");
+    entry.dynamic_shared = bytes;
+  }
   LoadedModule loaded_;
   std::string description_;
   std::string label_;

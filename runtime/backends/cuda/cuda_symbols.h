@@ -48,6 +48,8 @@ QV_CUDA_SYMBOL(cuModuleLoadDataEx, "cuModuleLoadDataEx",
 QV_CUDA_SYMBOL(cuModuleUnload, "cuModuleUnload", (CUmodule module))
 QV_CUDA_SYMBOL(cuModuleGetFunction, "cuModuleGetFunction",
                (CUfunction* function, CUmodule module, const char* name))
+QV_CUDA_SYMBOL(cuFuncSetAttribute, "cuFuncSetAttribute",
+               (CUfunction function, CUfunction_attribute attribute, int value))
 QV_CUDA_SYMBOL(cuLaunchKernel, "cuLaunchKernel",
                (CUfunction function, unsigned int grid_x, unsigned int grid_y,
                 unsigned int grid_z, unsigned int block_x, unsigned int block_y,
