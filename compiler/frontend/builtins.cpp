@@ -51,6 +51,7 @@ FunctionEmitter::RValue FunctionEmitter::emit_builtin(const clang::CallExpr* e, 
   std::string name = fn->getNameAsString();
   if (llvm::StringRef(name).starts_with("atomic_")) return emit_atomic(e, name);
   if (name == "load" || name == "store") return emit_vector_memory(e, name);
+  if (llvm::StringRef(name).starts_with("copy_async")) return emit_async_copy(e, name);
   if (auto r = try_emit_matrix_builtin(e, name)) return *r;
   std::vector<mlir::Value> a;
   for (const clang::Expr* arg : e->arguments()) a.push_back(emit_scalar(arg));

@@ -6,7 +6,9 @@
 #include "frontend/types.h"
 
 #include "clang/AST/DeclCXX.h"
+#include "ir/intrinsics.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -166,6 +168,53 @@ FunctionEmitter::RValue FunctionEmitter::emit_vector_memory(const clang::CallExp
   if (pointee.isConstQualified()) error(e->getArg(0)->getBeginLoc(), "qv::store needs a pointer to non-const memory");
   mlir::Value v = emit_scalar(e->getArg(1));
   builder_.create<mlir::vector::StoreOp>(l, v, p.mem, mlir::ValueRange{p.offset});
+  return {};
+}
+
+// qv::copy_async (docs/async_copy.md): a 16-byte vector load + store marked ir::kAsyncCopyAttr,
+// which the PTX target turns into cp.async; the group marks are calls of intrinsic declarations.
+FunctionEmitter::RValue FunctionEmitter::emit_async_copy(const clang::CallExpr* e, const std::string& name) {
+  mlir::Location l = loc(e->getBeginLoc());
+  auto call_intrinsic = [&](const char* callee, mlir::ValueRange args) {
+    auto fn_type = builder_.getFunctionType(args.getTypes(), {});
+    if (!module_.lookupSymbol<mlir::func::FuncOp>(callee)) {
+      mlir::OpBuilder::InsertionGuard guard(builder_);
+      builder_.setInsertionPointToStart(module_.getBody());
+      builder_.create<mlir::func::FuncOp>(l, callee, fn_type).setPrivate();
+    }
+    builder_.create<mlir::func::CallOp>(l, callee, mlir::TypeRange{}, args);
+  };
+  if (name == "copy_async_commit") {
+    call_intrinsic(ir::kAsyncCopyCommit, {});
+    return {};
+  }
+  if (name == "copy_async_wait") {
+    std::optional<llvm::APSInt> n = e->getNumArgs() == 1 ? e->getArg(0)->getIntegerConstantExpr(ast_) : std::nullopt;
+    if (!n || n->isNegative() || n->getZExtValue() > 7)
+      error(e->getBeginLoc(), "qv::copy_async_wait takes one constant count of groups, 0 to 7");
+    call_intrinsic(ir::kAsyncCopyWait,
+                   {builder_.create<mlir::arith::ConstantIntOp>(l, static_cast<int64_t>(n->getZExtValue()), 32).getResult()});
+    return {};
+  }
+  if (name != "copy_async" || e->getNumArgs() != 2)
+    error(e->getBeginLoc(), "qv::" + name + " is not a builtin (qv::copy_async(dst, src) copies 16 bytes)");
+  clang::QualType pointee = e->getArg(0)->getType()->getPointeeType();
+  auto k = scalar_kind(pointee);
+  if (!k || *k == ScalarType::Bool)
+    error(e->getArg(0)->getBeginLoc(), "qv::copy_async needs pointers to integer or floating-point elements (not '" +
+                                           pointee.getAsString() + "')");
+  if (pointee.isConstQualified()) error(e->getArg(0)->getBeginLoc(), "qv::copy_async needs a non-const destination");
+  Pointer dst = emit_pointer(e->getArg(0));
+  Pointer src = emit_pointer(e->getArg(1));
+  mlir::Type elem = llvm::cast<mlir::MemRefType>(dst.mem.getType()).getElementType();
+  unsigned bytes = elem.getIntOrFloatBitWidth() / 8;
+  if (bytes == 0 || bytes > 16)
+    error(e->getArg(0)->getBeginLoc(), "qv::copy_async cannot copy elements of '" + pointee.getAsString() + "'");
+  auto vt = mlir::VectorType::get({static_cast<int64_t>(16 / bytes)}, elem);
+  auto load = builder_.create<mlir::vector::LoadOp>(l, vt, src.mem, mlir::ValueRange{src.offset});
+  auto store = builder_.create<mlir::vector::StoreOp>(l, load.getResult(), dst.mem, mlir::ValueRange{dst.offset});
+  load->setAttr(ir::kAsyncCopyAttr, builder_.getUnitAttr());
+  store->setAttr(ir::kAsyncCopyAttr, builder_.getUnitAttr());
   return {};
 }
 

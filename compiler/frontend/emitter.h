@@ -98,6 +98,7 @@ class FunctionEmitter {
   std::optional<RValue> try_emit_value_call(const clang::CallExpr* e, const clang::FunctionDecl* fn);
   std::optional<LValue> try_emit_value_lvalue(const clang::Expr* e);
   RValue emit_vector_memory(const clang::CallExpr* e, const std::string& name);
+  RValue emit_async_copy(const clang::CallExpr* e, const std::string& name);
   mlir::Value vector_arith(clang::OverloadedOperatorKind op, clang::QualType vec_type, mlir::Value a, mlir::Value b,
                            clang::SourceLocation where);
 

@@ -31,4 +31,14 @@ void expand_dot4_i8(mlir::ModuleOp module) {
   if (auto decl = module.lookupSymbol<mlir::func::FuncOp>(kDot4I8)) decl.erase();
 }
 
+void erase_async_copy_marks(mlir::ModuleOp module) {
+  llvm::SmallVector<mlir::func::CallOp> calls;
+  module.walk([&](mlir::func::CallOp call) {
+    if (call.getCallee() == kAsyncCopyCommit || call.getCallee() == kAsyncCopyWait) calls.push_back(call);
+  });
+  for (mlir::func::CallOp call : calls) call.erase();
+  for (const char* name : {kAsyncCopyCommit, kAsyncCopyWait})
+    if (auto decl = module.lookupSymbol<mlir::func::FuncOp>(name)) decl.erase();
+}
+
 }  // namespace quiver::ir

@@ -14,4 +14,15 @@ inline constexpr const char* kDot4I8 = "qv.dot4_i8";
 // Replaces every call of kDot4I8 by exact byte-lane arithmetic and drops the declaration.
 void expand_dot4_i8(mlir::ModuleOp module);
 
+// Asynchronous copies into shared memory (docs/async_copy.md). qv::copy_async is an ordinary
+// 16-byte vector.load + vector.store pair, both carrying the unit attribute kAsyncCopyAttr, so a
+// target without asynchronous copies needs nothing more than the copy it already is;
+// () @qv.copy_async_commit() and (i32 n) @qv.copy_async_wait(n), n a constant, mark the groups.
+inline constexpr const char* kAsyncCopyAttr = "qv.copy_async";
+inline constexpr const char* kAsyncCopyCommit = "qv.copy_async_commit";
+inline constexpr const char* kAsyncCopyWait = "qv.copy_async_wait";
+
+// Drops the commit / wait calls and their declarations: the copies are already synchronous.
+void erase_async_copy_marks(mlir::ModuleOp module);
+
 }  // namespace quiver::ir

@@ -130,6 +130,16 @@ QV_BUILTIN_ void barrier();
 template <uint32_t N, typename T> QV_BUILTIN_ vec<T, N> load(const T* p);
 template <typename T, uint32_t N> QV_BUILTIN_ void store(T* p, vec<T, N> v);
 
+// ---- Asynchronous copies into shared memory (docs/async_copy.md) -----------------------------
+// copy_async(dst, src) copies 16 bytes (16 / sizeof(T) elements) from device memory at `src` to
+// shared memory at `dst` (both 16-byte aligned), possibly in the background (cp.async on PTX;
+// an ordinary copy elsewhere). copy_async_commit() closes this thread's current group of copies;
+// copy_async_wait(n) returns once at most `n` (a constant) of this thread's committed groups are
+// still in flight. Other threads see the copied data after a qv::barrier() that follows the wait.
+template <typename T> QV_BUILTIN_ void copy_async(T* dst, const T* src);
+QV_BUILTIN_ void copy_async_commit();
+QV_BUILTIN_ void copy_async_wait(uint32_t n);
+
 // ---- Atomics on device or shared memory; each returns the old value ----------------------------
 QV_BUILTIN_ int32_t atomic_add(int32_t* p, int32_t v);
 QV_BUILTIN_ uint32_t atomic_add(uint32_t* p, uint32_t v);

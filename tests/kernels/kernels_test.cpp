@@ -391,3 +391,32 @@ TEST(Kernels, SharedMemoryOver48KiB) {
     ASSERT_EQ(o[i], want) << "i=" << i;
   }
 }
+
+// qv::copy_async through a three-stage ring of shared buffers (tests/kernels/async_copy.cpp):
+// cp.async on CUDA, an ordinary copy elsewhere; both must give every tile, reversed.
+TEST(Kernels, AsyncCopyPipelineFloat) {
+  const uint32_t blocks = 3, tiles = 7, tile = 128 * 4, n = blocks * tiles * tile;
+  auto in = random_floats(n, -100, 100);
+  auto bin = upload(in);
+  auto out = poisoned<float>(n);
+  env().mod.kernel("async_copy_pipeline<float>").launch(quiver::Grid{blocks}, bin, out, tiles);
+  auto o = download(out);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t base = i / tile * tile;
+    ASSERT_EQ(o[i], in[base + tile - 1 - (i - base)]) << "i=" << i;
+  }
+}
+TEST(Kernels, AsyncCopyPipelineHalf) {
+  const uint32_t blocks = 2, tiles = 5, tile = 128 * 8, n = blocks * tiles * tile;
+  std::vector<quiver::half> in(n);
+  auto bits = random_ints<uint32_t>(n, 0, 0xFFFF);
+  for (uint32_t i = 0; i < n; ++i) in[i].bits = static_cast<uint16_t>(bits[i] & 0xFBFF);   // finite: exponent < 31
+  auto bin = upload(in);
+  auto out = poisoned<quiver::half>(n);
+  env().mod.kernel("async_copy_pipeline<half>").launch(quiver::Grid{blocks}, bin, out, tiles);
+  auto o = download(out);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t base = i / tile * tile;
+    ASSERT_EQ(o[i].bits, in[base + tile - 1 - (i - base)].bits) << "i=" << i;
+  }
+}

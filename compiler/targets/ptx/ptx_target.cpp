@@ -21,6 +21,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "targets/llvm_common/llvm_common.h"
 #include "targets/llvm_common/process.h"
+#include "targets/ptx/async_copy_cp_async.h"
 #include "targets/ptx/matrix_mma_sync.h"
 #include "targets/target.h"
 
@@ -241,9 +242,11 @@ class PtxTarget final : public Target {
     quiver::ir::LegalizeOptions legal;
     legal.expand_dot4_i8 = false;   // dp4a below
     legal.expand_matrix = false;    // mma.sync below
+    legal.keep_async_copies = true; // cp.async below
     llvm_common::legalize(module, legal, all);
     lower_dot4_to_dp4a(module);
     ptx::lower_matrix_to_mma_sync(module);
+    ptx::lower_async_copies_to_cp_async(module);
     std::vector<mlir::func::FuncOp> funcs;
     for (const format::Kernel& k : kernels)
       funcs.push_back(llvm_common::find_kernel(module, k.symbol, {k.name, kTargetName}));
