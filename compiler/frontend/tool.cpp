@@ -112,6 +112,13 @@ class Consumer : public clang::ASTConsumer {
       if (uint64_t(k.block[0]) * k.block[1] * k.block[2] > 1024)
         return report(block->getLocation(), "QV_BLOCK has more than 1024 threads in total");
     }
+    uint32_t min_blocks = 0;
+    if (const auto* mb = find_annotation(fd, "qv.min_blocks")) {
+      auto v = mb->args_size() == 1 ? (*mb->args_begin())->getIntegerConstantExpr(ast) : std::nullopt;
+      if (!v || v->isNegative() || v->getZExtValue() == 0 || v->getZExtValue() > 32)
+        return report(mb->getLocation(), "QV_MIN_BLOCKS takes one constant between 1 and 32");
+      min_blocks = static_cast<uint32_t>(v->getZExtValue());
+    }
     if (const auto* targets = find_annotation(fd, "qv.targets")) {
       const auto* lit = targets->args_size() == 1
                             ? llvm::dyn_cast<clang::StringLiteral>((*targets->args_begin())->IgnoreParenImpCasts())
@@ -145,6 +152,7 @@ class Consumer : public clang::ASTConsumer {
     mlir::OpBuilder b(module_.getContext());
     func->setAttr("qv.block", b.getDenseI32ArrayAttr({(int32_t)k.block[0], (int32_t)k.block[1], (int32_t)k.block[2]}));
     func->setAttr("qv.name", b.getStringAttr(k.name));
+    if (min_blocks) func->setAttr("qv.min_blocks", b.getI32IntegerAttr(static_cast<int32_t>(min_blocks)));
     result_.kernels.push_back(std::move(entry));
   }
 

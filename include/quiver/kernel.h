@@ -19,6 +19,10 @@
 #define QV_BLOCK(...) QV_ANNOTATE_("qv.block", __VA_ARGS__)
 // A helper a kernel may call; always inlined into its callers.
 #define QV_DEVICE QV_ANNOTATE_("qv.device") inline
+// At least n blocks of this kernel should fit on one multiprocessor at once (the second argument
+// of CUDA's __launch_bounds__): PTX passes it to ptxas (.minnctapersm), which then keeps the
+// registers per thread low enough, spilling if it must. Other targets ignore it. 1 to 32.
+#define QV_MIN_BLOCKS(n) QV_ANNOTATE_("qv.min_blocks", n)
 // Limit a kernel to some targets: QV_TARGETS(ptx, cpu). Any of ptx hsaco spirv msl wgsl cpu.
 #define QV_TARGETS(...) QV_ANNOTATE_("qv.targets", #__VA_ARGS__)
 

@@ -8,7 +8,7 @@ constexpr uint32_t kThreads = 128;
 constexpr uint32_t kStages = 3;
 
 template <typename T>
-QV_KERNEL QV_BLOCK(kThreads) void async_copy_pipeline(const T* in, T* out, uint32_t tiles) {
+QV_KERNEL QV_BLOCK(kThreads) QV_MIN_BLOCKS(4) void async_copy_pipeline(const T* in, T* out, uint32_t tiles) {
   constexpr uint32_t kE = 16 / sizeof(T);   // elements per 16-byte copy
   constexpr uint32_t kTile = kThreads * kE;
   qv::shared<T, kStages * kTile> ring;

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "targets/llvm_common/llvm_common.h"
@@ -145,6 +146,9 @@ mlir::gpu::GPUModuleOp make_gpu_kernel(mlir::ModuleOp module, mlir::func::FuncOp
   gfunc->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
       {static_cast<int32_t>(block[0]), static_cast<int32_t>(block[1]), static_cast<int32_t>(block[2])}));
+  // QV_MIN_BLOCKS(n): .minnctapersm n, through the NVVM annotation convert-gpu-to-nvvm carries over.
+  if (auto min_blocks = func->getAttrOfType<mlir::IntegerAttr>("qv.min_blocks"))
+    gfunc->setAttr(mlir::NVVM::NVVMDialect::getMinctasmAttrName(), min_blocks);
 
   mlir::Block* entry = &gfunc.getBody().front();
   mlir::Block* old_entry = &func.getBody().front();
