@@ -86,6 +86,8 @@ def main():
     print("|---|---|---|---|---|---|---|---|")
     for goal, case, qv, ref_label, ref, ratio, target, ok in rows:
         print(f"| {goal} | {case} | {qv:.2f} | {ref_label} | {ref:.2f} | {ratio:.3f} | {target:.2f} | {'yes' if ok else 'no'} |")
+    print("\nWhat limits each unmet goal, with the profiler evidence: docs/perf/NOTES.md, "
+          "\"Unmet goals: what limits them\".")
 
 
 if __name__ == "__main__":
