@@ -92,40 +92,9 @@ void lower_subgroup_reductions(mlir::gpu::GPUModuleOp gpu_module, unsigned wave_
                       "a subgroup reduction has a type or operation the wave-shuffle lowering does not handle");
 }
 
-// "f32", "f16", "v4f32": the overload suffix of an LLVM float intrinsic.
-std::string type_suffix(mlir::Type type) {
-  if (auto vec = mlir::dyn_cast<mlir::VectorType>(type))
-    return "v" + std::to_string(vec.getNumElements()) + type_suffix(vec.getElementType());
-  if (type.isBF16()) return "bf16";
-  return "f" + std::to_string(type.getIntOrFloatBitWidth());
-}
 
 }  // namespace
 
-void math_to_intrinsics(mlir::Operation* root) {
-  std::vector<mlir::Operation*> ops;
-  root->walk([&](mlir::Operation* op) {
-    if (quiver::ir::is_exact_math_op(op)) ops.push_back(op);
-  });
-  for (mlir::Operation* op : ops) {
-    const char* name = llvm::TypeSwitch<mlir::Operation*, const char*>(op)
-                           .Case([](mlir::math::SqrtOp) { return "llvm.sqrt."; })
-                           .Case([](mlir::math::FmaOp) { return "llvm.fma."; })
-                           .Case([](mlir::math::AbsFOp) { return "llvm.fabs."; })
-                           .Case([](mlir::math::FloorOp) { return "llvm.floor."; })
-                           .Case([](mlir::math::CeilOp) { return "llvm.ceil."; })
-                           .Case([](mlir::math::RoundEvenOp) { return "llvm.roundeven."; })
-                           .Case([](mlir::math::TruncOp) { return "llvm.trunc."; })
-                           .Case([](mlir::math::CopySignOp) { return "llvm.copysign."; })
-                           .Default([](mlir::Operation*) { return nullptr; });
-    if (!name) continue;
-    mlir::OpBuilder b(op);
-    mlir::Type type = op->getResult(0).getType();
-    auto call = b.create<mlir::LLVM::CallIntrinsicOp>(op->getLoc(), type, name + type_suffix(type), op->getOperands());
-    op->getResult(0).replaceAllUsesWith(call.getResult(0));
-    op->erase();
-  }
-}
 
 int gfx_major(const std::string& arch) {
   if (arch.size() < 6 || arch.compare(0, 3, "gfx") != 0) return -1;

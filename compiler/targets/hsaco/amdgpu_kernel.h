@@ -36,12 +36,6 @@ void reject_double(mlir::func::FuncOp func, const llvm_common::ErrorContext& whe
 // declaration goes away. Only for processors with `has_dot4`.
 void lower_dot4_to_sdot4(mlir::ModuleOp module);
 
-// The math ops ir::lower_math leaves (sqrt, fma, fabs, floor, ceil, roundeven, trunc,
-// copysign) become calls of the LLVM intrinsics (exact AMDGPU instructions or sequences).
-// Generic intrinsic calls, not the typed LLVM-dialect ops: convert-gpu-to-rocdl rewrites those
-// (llvm.intr.fabs, floor, ...) into calls of ROCm's __ocml_* library, which is not linked.
-void math_to_intrinsics(mlir::Operation* root);
-
 // Moves kernel `func` into a new gpu.module as a gpu.func kernel ready for
 // convert-gpu-to-rocdl:
 // - buffers become memref<2^40 x T, 1>: the bare-pointer convention passes one 64-bit global

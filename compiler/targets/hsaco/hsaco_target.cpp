@@ -168,7 +168,7 @@ class HsacoTarget final : public Target {
     for (size_t i = 0; i < kernels.size(); ++i) {
       ErrorContext where{kernels[i].name, kTargetName};
       mlir::gpu::GPUModuleOp gpu_module = hsaco::make_gpu_kernel(*copy, funcs[i], kernels[i], arch, where);
-      hsaco::math_to_intrinsics(gpu_module);
+      llvm_common::math_to_intrinsics(gpu_module);
       llvm_common::verify(gpu_module, where);
       llvm_common::run_pipeline(gpu_module, pipeline, where);
       llvm_module->getBody()->getOperations().splice(llvm_module->getBody()->end(),

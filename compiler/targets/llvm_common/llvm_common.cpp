@@ -7,6 +7,7 @@
 
 #include "ir/layout.h"
 #include "ir/math.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Verifier.h"
@@ -156,6 +157,44 @@ void align_workgroup_globals(mlir::Operation* root) {
     if (global.getAddrSpace() == 3 && global.getAlignment().value_or(0) < quiver::ir::kWorkgroupAlignment)
       global.setAlignment(quiver::ir::kWorkgroupAlignment);
   });
+}
+
+namespace {
+
+// "f32", "bf16", "v4f32": the overload suffix of an LLVM float intrinsic.
+std::string type_suffix(mlir::Type type) {
+  if (auto vec = mlir::dyn_cast<mlir::VectorType>(type))
+    return "v" + std::to_string(vec.getNumElements()) + type_suffix(vec.getElementType());
+  if (type.isBF16()) return "bf16";
+  return "f" + std::to_string(type.getIntOrFloatBitWidth());
+}
+
+}  // namespace
+
+void math_to_intrinsics(mlir::Operation* root) {
+  std::vector<mlir::Operation*> ops;
+  root->walk([&](mlir::Operation* op) {
+    if (quiver::ir::is_exact_math_op(op)) ops.push_back(op);
+  });
+  for (mlir::Operation* op : ops) {
+    const char* name = llvm::TypeSwitch<mlir::Operation*, const char*>(op)
+                           .Case([](mlir::math::SqrtOp) { return "llvm.sqrt."; })
+                           .Case([](mlir::math::FmaOp) { return "llvm.fma."; })
+                           .Case([](mlir::math::AbsFOp) { return "llvm.fabs."; })
+                           .Case([](mlir::math::FloorOp) { return "llvm.floor."; })
+                           .Case([](mlir::math::CeilOp) { return "llvm.ceil."; })
+                           .Case([](mlir::math::RoundEvenOp) { return "llvm.roundeven."; })
+                           .Case([](mlir::math::TruncOp) { return "llvm.trunc."; })
+                           .Case([](mlir::math::CopySignOp) { return "llvm.copysign."; })
+                           .Default([](mlir::Operation*) { return nullptr; });
+    if (!name) continue;
+    mlir::OpBuilder b(op);
+    mlir::Type type = op->getResult(0).getType();
+    auto call = b.create<mlir::LLVM::CallIntrinsicOp>(op->getLoc(), type, name + type_suffix(type),
+                                                      op->getOperands());
+    op->getResult(0).replaceAllUsesWith(call.getResult(0));
+    op->erase();
+  }
 }
 
 void lower_math(mlir::ModuleOp module, const ErrorContext& where) {

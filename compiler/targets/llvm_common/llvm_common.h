@@ -53,6 +53,12 @@ void align_vector_accesses(mlir::Operation* op);
 // ir::workgroup_layout assumes, so that the 16-byte vector accesses above and ldmatrix hold on
 // every array, not only on the first (MLIR gives them their element's alignment).
 void align_workgroup_globals(mlir::Operation* root);
+// The math ops ir::lower_math leaves (sqrt, fma, fabs, floor, ceil, roundeven, trunc, copysign)
+// become calls of the generic LLVM intrinsics (llvm.sqrt.f32, ...): exact NVPTX / AMDGPU
+// instructions or sequences. Not the typed LLVM-dialect ops: convert-gpu-to-nvvm and
+// convert-gpu-to-rocdl rewrite those into calls of libdevice (__nv_sqrtf) or ROCm's __ocml_*,
+// which a PTX or HSACO image cannot link.
+void math_to_intrinsics(mlir::Operation* root);
 
 // Runs the MLIR lowering (`lower_math`), turning its errors into TargetError.
 void lower_math(mlir::ModuleOp module, const ErrorContext& where);

@@ -35,12 +35,6 @@ using llvm_common::ErrorContext;
 constexpr int64_t kBufferExtent = int64_t{1} << 40;
 constexpr const char* kTargetName = "ptx";
 
-std::string type_suffix(mlir::Type type) {
-  if (auto vec = mlir::dyn_cast<mlir::VectorType>(type))
-    return "v" + std::to_string(vec.getNumElements()) + type_suffix(vec.getElementType());
-  if (type.isBF16()) return "bf16";
-  return "f" + std::to_string(type.getIntOrFloatBitWidth());
-}
 
 // qv::dot4_i8 is one dp4a instruction (sm_61 and later; quiver's PTX targets sm_80+). LLVM 19
 // has no NVVM intrinsic for it, so it is inline PTX.
@@ -61,9 +55,6 @@ void lower_dot4_to_dp4a(mlir::ModuleOp module) {
   if (auto decl = module.lookupSymbol<mlir::func::FuncOp>(quiver::ir::kDot4I8)) decl.erase();
 }
 
-// The math ops lower_math leaves become LLVM intrinsics (exact NVPTX instructions). Done here
-// because convert-gpu-to-nvvm would otherwise call libdevice (__nv_sqrtf, ...), which a PTX
-// image cannot link.
 // NVIDIA warps have 32 lanes: subgroup reductions become shfl.sync butterflies, and the
 // subgroup size is that constant (convert-gpu-to-nvvm lowers gpu.shuffle and gpu.lane_id).
 void lower_subgroups(mlir::Operation* root, const ErrorContext& where) {
@@ -79,31 +70,6 @@ void lower_subgroups(mlir::Operation* root, const ErrorContext& where) {
     throw TargetError(where.kernel, where.target, "subgroup reductions could not be lowered to warp shuffles");
 }
 
-void math_to_intrinsics(mlir::Operation* root) {
-  std::vector<mlir::Operation*> ops;
-  root->walk([&](mlir::Operation* op) {
-    if (quiver::ir::is_exact_math_op(op)) ops.push_back(op);
-  });
-  for (mlir::Operation* op : ops) {
-    const char* name = llvm::TypeSwitch<mlir::Operation*, const char*>(op)
-                           .Case([](mlir::math::SqrtOp) { return "llvm.sqrt."; })
-                           .Case([](mlir::math::FmaOp) { return "llvm.fma."; })
-                           .Case([](mlir::math::AbsFOp) { return "llvm.fabs."; })
-                           .Case([](mlir::math::FloorOp) { return "llvm.floor."; })
-                           .Case([](mlir::math::CeilOp) { return "llvm.ceil."; })
-                           .Case([](mlir::math::RoundEvenOp) { return "llvm.roundeven."; })
-                           .Case([](mlir::math::TruncOp) { return "llvm.trunc."; })
-                           .Case([](mlir::math::CopySignOp) { return "llvm.copysign."; })
-                           .Default([](mlir::Operation*) { return nullptr; });
-    if (!name) continue;
-    mlir::OpBuilder b(op);
-    mlir::Type type = op->getResult(0).getType();
-    auto call = b.create<mlir::LLVM::CallIntrinsicOp>(op->getLoc(), type, name + type_suffix(type),
-                                                      op->getOperands());
-    op->getResult(0).replaceAllUsesWith(call.getResult(0));
-    op->erase();
-  }
-}
 
 // Moves kernel `func` into a new gpu.module as a gpu.func kernel: buffers retyped for the
 // bare-pointer convention, workgroup allocas turned into workgroup attributions (static
@@ -262,7 +228,7 @@ class PtxTarget final : public Target {
       ErrorContext where{kernels[i].name, kTargetName};
       mlir::gpu::GPUModuleOp gpu_module = make_gpu_kernel(module, funcs[i], kernels[i], where);
       lower_subgroups(gpu_module, where);
-      math_to_intrinsics(gpu_module);
+      llvm_common::math_to_intrinsics(gpu_module);
       llvm_common::verify(gpu_module, where);
       llvm_common::run_pipeline(
           gpu_module,
