@@ -57,16 +57,7 @@ mlir::OwningOpRef<mlir::ModuleOp> make_thread_function(mlir::func::FuncOp func,
   for (unsigned i = 0; i < type.getNumInputs(); ++i) {
     info.param_is_buffer.push_back(mlir::isa<mlir::MemRefType>(type.getInput(i)));
   }
-  quiver::ir::WorkgroupLayout layout;
-  try {
-    layout = quiver::ir::workgroup_layout(func);
-  } catch (const std::exception& e) {
-    throw TargetError(where.kernel, where.target, e.what());
-  }
-  if (layout.total_bytes > kernel.shared_bytes)
-    throw TargetError(where.kernel, where.target, "needs " + std::to_string(layout.total_bytes) +
-                                                      " bytes of workgroup memory, the manifest gives " +
-                                                      std::to_string(kernel.shared_bytes));
+  quiver::ir::WorkgroupLayout layout = llvm_common::workgroup_layout(func, kernel, where);
   info.shared_bytes = kernel.shared_bytes;
   bool has_barrier = false;
   func.walk([&](mlir::gpu::BarrierOp) { has_barrier = true; });

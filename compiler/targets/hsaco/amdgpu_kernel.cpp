@@ -165,16 +165,7 @@ mlir::gpu::GPUModuleOp make_gpu_kernel(mlir::ModuleOp module, mlir::func::FuncOp
     inputs.push_back(t);
   }
 
-  quiver::ir::WorkgroupLayout layout;
-  try {
-    layout = quiver::ir::workgroup_layout(func);
-  } catch (const std::exception& e) {
-    throw TargetError(where.kernel, where.target, e.what());
-  }
-  if (layout.total_bytes > kernel.shared_bytes)
-    throw TargetError(where.kernel, where.target, "needs " + std::to_string(layout.total_bytes) +
-                                                      " bytes of workgroup memory, the manifest gives " +
-                                                      std::to_string(kernel.shared_bytes));
+  quiver::ir::WorkgroupLayout layout = llvm_common::workgroup_layout(func, kernel, where);
   auto workgroup_space = mlir::gpu::AddressSpaceAttr::get(ctx, mlir::gpu::AddressSpace::Workgroup);
   llvm::SmallVector<mlir::Type> workgroup;
   if (kernel.shared_bytes > 0)
@@ -190,28 +181,11 @@ mlir::gpu::GPUModuleOp make_gpu_kernel(mlir::ModuleOp module, mlir::func::FuncOp
   gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
       {static_cast<int32_t>(block[0]), static_cast<int32_t>(block[1]), static_cast<int32_t>(block[2])}));
 
-  mlir::Block* entry = &gfunc.getBody().front();
-  mlir::Block* old_entry = &func.getBody().front();
-  for (unsigned i = 0; i < old_entry->getNumArguments(); ++i)
-    old_entry->getArgument(i).replaceAllUsesWith(entry->getArgument(i));
-  b.setInsertionPointToStart(entry);
-  for (quiver::ir::WorkgroupSlot& slot : layout.slots) {
-    mlir::Value offset = b.create<mlir::arith::ConstantIndexOp>(slot.alloca.getLoc(), slot.offset);
-    mlir::Value view = b.create<mlir::memref::ViewOp>(slot.alloca.getLoc(), slot.alloca.getType(),
-                                                      gfunc.getWorkgroupAttributions()[0], offset,
-                                                      mlir::ValueRange{});
-    slot.alloca.getResult().replaceAllUsesWith(view);
-    slot.alloca.erase();
-  }
-  entry->getOperations().splice(entry->end(), old_entry->getOperations());
-  gfunc.getBody().getBlocks().splice(gfunc.getBody().end(), func.getBody().getBlocks(),
-                                     std::next(func.getBody().begin()), func.getBody().end());
-  gfunc.walk([&](mlir::func::ReturnOp ret) {
-    mlir::OpBuilder rb(ret);
-    rb.create<mlir::gpu::ReturnOp>(ret.getLoc());
-    ret.erase();
-  });
-  func.erase();
+  b.setInsertionPointToStart(&gfunc.getBody().front());
+  llvm::SmallVector<mlir::Value> memory;
+  for (const quiver::ir::WorkgroupSlot& slot : layout.slots)
+    memory.push_back(llvm_common::workgroup_view(b, slot, gfunc.getWorkgroupAttributions()[0]));
+  llvm_common::move_body_into(func, gfunc, layout, memory);
 
   replace_dimension_ops(gfunc, block, arch.wave_size);
   lower_subgroup_reductions(gpu_module, arch.wave_size, where);

@@ -152,6 +152,49 @@ void align_vector_accesses(mlir::Operation* op) {
   });
 }
 
+quiver::ir::WorkgroupLayout workgroup_layout(mlir::func::FuncOp func, const format::Kernel& kernel,
+                                             const ErrorContext& where) {
+  quiver::ir::WorkgroupLayout layout;
+  try {
+    layout = quiver::ir::workgroup_layout(func);
+  } catch (const std::exception& e) {
+    throw TargetError(where.kernel, where.target, e.what());
+  }
+  if (layout.total_bytes > kernel.shared_bytes)
+    throw TargetError(where.kernel, where.target, "needs " + std::to_string(layout.total_bytes) +
+                                                      " bytes of workgroup memory, the manifest gives " +
+                                                      std::to_string(kernel.shared_bytes));
+  return layout;
+}
+
+mlir::Value workgroup_view(mlir::OpBuilder& b, const quiver::ir::WorkgroupSlot& slot, mlir::Value bytes) {
+  mlir::memref::AllocaOp alloca = slot.alloca;   // MLIR's op handles have no const accessors
+  mlir::Value offset = b.create<mlir::arith::ConstantIndexOp>(alloca.getLoc(), slot.offset);
+  return b.create<mlir::memref::ViewOp>(alloca.getLoc(), alloca.getType(), bytes, offset, mlir::ValueRange{});
+}
+
+void move_body_into(mlir::func::FuncOp func, mlir::gpu::GPUFuncOp gfunc, const quiver::ir::WorkgroupLayout& layout,
+                    llvm::ArrayRef<mlir::Value> memory) {
+  mlir::Block* entry = &gfunc.getBody().front();
+  mlir::Block* old_entry = &func.getBody().front();
+  for (unsigned i = 0; i < old_entry->getNumArguments(); ++i)
+    old_entry->getArgument(i).replaceAllUsesWith(entry->getArgument(i));
+  for (size_t j = 0; j < layout.slots.size(); ++j) {
+    mlir::memref::AllocaOp alloca = layout.slots[j].alloca;
+    alloca.getResult().replaceAllUsesWith(memory[j]);
+    alloca.erase();
+  }
+  entry->getOperations().splice(entry->end(), old_entry->getOperations());
+  gfunc.getBody().getBlocks().splice(gfunc.getBody().end(), func.getBody().getBlocks(),
+                                     std::next(func.getBody().begin()), func.getBody().end());
+  gfunc.walk([&](mlir::func::ReturnOp ret) {
+    mlir::OpBuilder rb(ret);
+    rb.create<mlir::gpu::ReturnOp>(ret.getLoc());
+    ret.erase();
+  });
+  func.erase();
+}
+
 void align_workgroup_globals(mlir::Operation* root) {
   root->walk([](mlir::LLVM::GlobalOp global) {
     if (global.getAddrSpace() == 3 && global.getAlignment().value_or(0) < quiver::ir::kWorkgroupAlignment)

@@ -14,7 +14,9 @@
 #include "llvm/Target/TargetMachine.h"
 #include "format/manifest.h"
 #include "ir/legalize.h"
+#include "ir/layout.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "targets/target.h"
 
@@ -41,6 +43,19 @@ std::array<uint32_t, 3> kernel_block(mlir::func::FuncOp func, const ErrorContext
 // mismatch otherwise. Both LLVM-based targets rely on this before rewriting the signature.
 std::array<uint32_t, 3> check_signature(mlir::func::FuncOp func, const format::Kernel& kernel,
                                         const ErrorContext& where);
+
+// ir::workgroup_layout of kernel `func`: TargetError when it cannot be laid out or needs more
+// than the manifest's shared_bytes.
+quiver::ir::WorkgroupLayout workgroup_layout(mlir::func::FuncOp func, const format::Kernel& kernel,
+                                             const ErrorContext& where);
+// The GPU targets (ptx, hsaco): `slot`'s array as a view of the workgroup byte array `bytes` at
+// the slot's offset, built at `b`'s insertion point.
+mlir::Value workgroup_view(mlir::OpBuilder& b, const quiver::ir::WorkgroupSlot& slot, mlir::Value bytes);
+// Moves kernel `func`'s body into the new kernel `gfunc` (the same parameters, in order, and
+// whatever `gfunc`'s entry block already holds first): the workgroup alloca of `layout.slots[j]`
+// becomes `memory[j]`, func.return becomes gpu.return, and `func` is erased.
+void move_body_into(mlir::func::FuncOp func, mlir::gpu::GPUFuncOp gfunc, const quiver::ir::WorkgroupLayout& layout,
+                    llvm::ArrayRef<mlir::Value> memory);
 
 // ir::legalize (docs/ir.md) with its failure as a TargetError.
 void legalize(mlir::ModuleOp module, const quiver::ir::LegalizeOptions& options, const ErrorContext& where);

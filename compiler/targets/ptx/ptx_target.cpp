@@ -88,16 +88,7 @@ mlir::gpu::GPUModuleOp make_gpu_kernel(mlir::ModuleOp module, mlir::func::FuncOp
     }
     inputs.push_back(t);
   }
-  quiver::ir::WorkgroupLayout layout;
-  try {
-    layout = quiver::ir::workgroup_layout(func);
-  } catch (const std::exception& e) {
-    throw TargetError(where.kernel, where.target, e.what());
-  }
-  if (layout.total_bytes > kernel.shared_bytes)
-    throw TargetError(where.kernel, where.target, "needs " + std::to_string(layout.total_bytes) +
-                                                      " bytes of workgroup memory, the manifest gives " +
-                                                      std::to_string(kernel.shared_bytes));
+  quiver::ir::WorkgroupLayout layout = llvm_common::workgroup_layout(func, kernel, where);
   bool dynamic_shared = kernel.shared_bytes > format::kCudaStaticSharedBytes;
   llvm::SmallVector<mlir::Type> workgroup;
   if (!dynamic_shared)
@@ -117,39 +108,19 @@ mlir::gpu::GPUModuleOp make_gpu_kernel(mlir::ModuleOp module, mlir::func::FuncOp
     gfunc->setAttr(mlir::NVVM::NVVMDialect::getMinctasmAttrName(), min_blocks);
 
   mlir::Block* entry = &gfunc.getBody().front();
-  mlir::Block* old_entry = &func.getBody().front();
-  for (unsigned i = 0; i < old_entry->getNumArguments(); ++i)
-    old_entry->getArgument(i).replaceAllUsesWith(entry->getArgument(i));
   b.setInsertionPointToStart(entry);
-  mlir::Value dynamic;
+  llvm::SmallVector<mlir::Value> memory;
   if (dynamic_shared) {
     auto workgroup_space = mlir::gpu::AddressSpaceAttr::get(ctx, mlir::gpu::AddressSpace::Workgroup);
-    dynamic = b.create<mlir::gpu::DynamicSharedMemoryOp>(
+    mlir::Value bytes = b.create<mlir::gpu::DynamicSharedMemoryOp>(
         func.getLoc(), mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getI8Type(),
                                              mlir::MemRefLayoutAttrInterface{}, workgroup_space));
+    for (const quiver::ir::WorkgroupSlot& slot : layout.slots)
+      memory.push_back(llvm_common::workgroup_view(b, slot, bytes));
+  } else {
+    for (mlir::BlockArgument a : gfunc.getWorkgroupAttributions()) memory.push_back(a);
   }
-  for (size_t j = 0; j < layout.slots.size(); ++j) {
-    quiver::ir::WorkgroupSlot& slot = layout.slots[j];
-    mlir::Value memory;
-    if (!dynamic_shared) {
-      memory = gfunc.getWorkgroupAttributions()[j];
-    } else {
-      mlir::Value offset = b.create<mlir::arith::ConstantIndexOp>(slot.alloca.getLoc(), slot.offset);
-      memory = b.create<mlir::memref::ViewOp>(slot.alloca.getLoc(), slot.alloca.getType(), dynamic, offset,
-                                              mlir::ValueRange{});
-    }
-    slot.alloca.getResult().replaceAllUsesWith(memory);
-    slot.alloca.erase();
-  }
-  entry->getOperations().splice(entry->end(), old_entry->getOperations());
-  gfunc.getBody().getBlocks().splice(gfunc.getBody().end(), func.getBody().getBlocks(),
-                                     std::next(func.getBody().begin()), func.getBody().end());
-  gfunc.walk([&](mlir::func::ReturnOp ret) {
-    mlir::OpBuilder rb(ret);
-    rb.create<mlir::gpu::ReturnOp>(ret.getLoc());
-    ret.erase();
-  });
-  func.erase();
+  llvm_common::move_body_into(func, gfunc, layout, memory);
   return gpu_module;
 }
 
