@@ -8,6 +8,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/TypeUtilities.h"
 
 namespace quiver::frontend {
 
@@ -129,7 +130,8 @@ FunctionEmitter::RValue FunctionEmitter::emit_builtin(const clang::CallExpr* e, 
   auto need = [&](size_t n) {
     if (a.size() != n) error(e->getBeginLoc(), "qv::" + name + " takes " + std::to_string(n) + " arguments");
   };
-  bool fp = !a.empty() && llvm::isa<mlir::FloatType>(a[0].getType());
+  // Float scalars, and matrix accumulators (vector<256 x f32>: element-wise, docs/matrix.md).
+  bool fp = !a.empty() && llvm::isa<mlir::FloatType>(mlir::getElementTypeOrSelf(a[0].getType()));
   bool sg = !a.empty() && !fp && is_signed(kind_of(e->getArg(0)->getType(), e->getBeginLoc()));
   if (fp) {
     if (name == "exp") { need(1); return {builder_.create<math::ExpOp>(l, a[0])}; }

@@ -20,6 +20,9 @@ std::optional<ir::MatrixOp> matrix_builtin(const std::string& name) {
   if (name == "load_matrix_acc") return ir::MatrixOp::LoadAcc;
   if (name == "store_matrix") return ir::MatrixOp::Store;
   if (name == "mma") return ir::MatrixOp::Mma;
+  if (name == "row_max") return ir::MatrixOp::RowMax;
+  if (name == "row_sum") return ir::MatrixOp::RowSum;
+  if (name == "to_matrix_a") return ir::MatrixOp::ToA;
   return std::nullopt;
 }
 
@@ -39,6 +42,11 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_matrix_builtin(
       operands.push_back(emit_scalar(arg));
     }
     results.push_back(operands[2].getType());
+  } else if (*op == ir::MatrixOp::RowMax || *op == ir::MatrixOp::RowSum || *op == ir::MatrixOp::ToA) {
+    if (e->getNumArgs() != 1 || !is_matrix(e->getArg(0)->getType()))
+      error(e->getBeginLoc(), "qv::" + name + " takes one qv::matrix_acc<float>");
+    operands.push_back(emit_scalar(e->getArg(0)));
+    results.push_back(type_of(e->getType(), e->getBeginLoc()));   // to_matrix_a<T>: names a T that is not 16-bit
   } else {
     size_t want = *op == ir::MatrixOp::Store ? 3 : 2;
     if (e->getNumArgs() != want)
@@ -63,7 +71,7 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_matrix_builtin(
     if (*op == ir::MatrixOp::Store) operands.push_back(emit_scalar(e->getArg(2)));
     else results.push_back(type_of(e->getType(), e->getBeginLoc()));
   }
-  std::string callee = ir::matrix_intrinsic_name(*op, mlir::ValueRange(operands).getTypes());
+  std::string callee = ir::matrix_intrinsic_name(*op, mlir::ValueRange(operands).getTypes(), results);
   auto fn_type = builder_.getFunctionType(mlir::ValueRange(operands).getTypes(), results);
   if (auto decl = module_.lookupSymbol<mlir::func::FuncOp>(callee); !decl) {
     mlir::OpBuilder::InsertionGuard guard(builder_);

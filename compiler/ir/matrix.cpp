@@ -20,6 +20,8 @@ constexpr std::pair<MatrixOp, const char*> kNames[] = {
     {MatrixOp::LoadA, "qv.matrix_load_a"},     {MatrixOp::LoadB, "qv.matrix_load_b"},
     {MatrixOp::LoadBT, "qv.matrix_load_bt"},   {MatrixOp::LoadAcc, "qv.matrix_load_acc"},
     {MatrixOp::Store, "qv.matrix_store"},      {MatrixOp::Mma, "qv.matrix_mma"},
+    {MatrixOp::RowMax, "qv.matrix_row_max"},   {MatrixOp::RowSum, "qv.matrix_row_sum"},
+    {MatrixOp::ToA, "qv.matrix_to_a"},
 };
 
 std::string type_tag(mlir::Type t) {
@@ -41,10 +43,11 @@ const char* matrix_base_name(MatrixOp op) {
   return "";
 }
 
-std::string matrix_intrinsic_name(MatrixOp op, mlir::TypeRange operands) {
+std::string matrix_intrinsic_name(MatrixOp op, mlir::TypeRange operands, mlir::TypeRange results) {
   std::string name = matrix_base_name(op);
-  // The memory operand names the declaration for loads and stores, the input type for mma.
-  name += "." + type_tag(operands.front());
+  // The memory operand names the declaration for loads and stores, the input type for mma, the
+  // result type for to_a (one float operand, two possible results).
+  name += "." + type_tag(op == MatrixOp::ToA ? results.front() : operands.front());
   return name;
 }
 
@@ -107,6 +110,9 @@ class FallbackExpander {
       case MatrixOp::LoadBT: replace(load(args, true)); break;
       case MatrixOp::Mma: replace(mma(args[0], args[1], args[2])); break;
       case MatrixOp::Store: store(args); break;
+      case MatrixOp::RowMax: replace(row_reduce(args[0], true)); break;
+      case MatrixOp::RowSum: replace(row_reduce(args[0], false)); break;
+      case MatrixOp::ToA: replace(round_to(args[0])); break;
     }
     call_.erase();
   }
@@ -152,20 +158,52 @@ class FallbackExpander {
     return acc;
   }
 
-  // Lane `lane` writes the elements e with e % subgroup_size == lane: every element once.
+  // Butterfly within each row: after the steps 8, 4, 2, 1 every element (i, j) has combined all
+  // of row i, in the same order for every j (so the broadcast is exact, not merely close).
+  mlir::Value row_reduce(mlir::Value c, bool max) {
+    mlir::Value r = c;
+    for (int64_t step = kMatrixTile / 2; step >= 1; step /= 2) {
+      llvm::SmallVector<int64_t> partner;
+      for (int64_t e = 0; e < kMatrixElements; ++e) partner.push_back(e ^ step);
+      mlir::Value other = b_.create<mlir::vector::ShuffleOp>(l_, r, r, partner);
+      // Each pair adds the same two values whichever is first: a + b == b + a in IEEE arithmetic.
+      r = max ? b_.create<mlir::arith::MaxNumFOp>(l_, r, other).getResult()
+              : b_.create<mlir::arith::AddFOp>(l_, r, other).getResult();
+    }
+    return r;
+  }
+
+  // The tile stays f32 in the fallback, holding the values T has: f32 -> T -> f32 per element.
+  // T is in the callee's name (qv.matrix_to_a.bf16 / .f16): the result is already retyped to f32.
+  mlir::Value round_to(mlir::Value c) {
+    mlir::Type t = call_.getCallee().ends_with(".bf16") ? mlir::Type(b_.getBF16Type()) : mlir::Type(b_.getF16Type());
+    llvm::SmallVector<mlir::Value> elems;
+    for (int64_t e = 0; e < kMatrixElements; ++e) {
+      mlir::Value v = b_.create<mlir::vector::ExtractOp>(l_, c, e);
+      v = b_.create<mlir::arith::TruncFOp>(l_, t, v);
+      elems.push_back(b_.create<mlir::arith::ExtFOp>(l_, b_.getF32Type(), v));
+    }
+    return b_.create<mlir::vector::FromElementsOp>(l_, c.getType(), elems);
+  }
+
+  // Lane `lane` writes the rows r with r % subgroup_size == lane: every element once. By rows,
+  // not by elements: 16 guarded blocks rather than 256 keep SPIR-V consumers (lavapipe's
+  // compiler, SPIRV-Cross) fast.
   void store(mlir::ValueRange args) {
     mlir::Value lane = b_.create<mlir::gpu::LaneIdOp>(l_, mlir::IntegerAttr());
     mlir::Value size = b_.create<mlir::gpu::SubgroupSizeOp>(l_, mlir::IntegerAttr());
     mlir::Type elem = llvm::cast<mlir::MemRefType>(args[0].getType()).getElementType();
-    for (int64_t e = 0; e < kMatrixElements; ++e) {
+    for (int64_t r = 0; r < kMatrixTile; ++r) {
       mlir::Value mine = b_.create<mlir::arith::CmpIOp>(
-          l_, mlir::arith::CmpIPredicate::eq, b_.create<mlir::arith::RemUIOp>(l_, index(e), size), lane);
+          l_, mlir::arith::CmpIPredicate::eq, b_.create<mlir::arith::RemUIOp>(l_, index(r), size), lane);
       auto branch = b_.create<mlir::scf::IfOp>(l_, mine, /*withElseRegion=*/false);
       mlir::OpBuilder::InsertionGuard guard(b_);
       b_.setInsertionPointToStart(branch.thenBlock());
-      mlir::Value v = b_.create<mlir::vector::ExtractOp>(l_, args[3], e);
-      if (elem != v.getType()) v = b_.create<mlir::arith::TruncFOp>(l_, elem, v);
-      b_.create<mlir::memref::StoreOp>(l_, v, args[0], address(args, e / kMatrixTile, e % kMatrixTile, false));
+      for (int64_t c = 0; c < kMatrixTile; ++c) {
+        mlir::Value v = b_.create<mlir::vector::ExtractOp>(l_, args[3], r * kMatrixTile + c);
+        if (elem != v.getType()) v = b_.create<mlir::arith::TruncFOp>(l_, elem, v);
+        b_.create<mlir::memref::StoreOp>(l_, v, args[0], address(args, r, c, false));
+      }
     }
   }
 

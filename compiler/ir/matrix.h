@@ -14,6 +14,11 @@
 //   qv.matrix_load_acc.* (memref<..xf32>, index, i32) -> vector<256xf32>            C[i][j] = m[off + i*stride + j]
 //   qv.matrix_store.*    (memref<..xU>, index, i32, vector<256xf32>)                m[off + i*stride + j] = U(C[i][j])
 //   qv.matrix_mma.*      (vector<256xT> a, vector<256xT> b, vector<256xf32> c) -> vector<256xf32>   a x b + c
+//   qv.matrix_row_max.f32 (vector<256xf32> c) -> vector<256xf32>                   R[i][j] = max_j' C[i][j']
+//   qv.matrix_row_sum.f32 same                                                      R[i][j] = sum_j' C[i][j']
+//   qv.matrix_to_a.T     (vector<256xf32> c) -> vector<256xT>                       A[i][k] = T(C[i][k])
+// Element-wise arithmetic and math on tiles (arith / math ops on vector<256 x f32>) are not
+// intrinsics: every target's tile layout keeps them element-wise.
 // T is f16 or bf16, U is f32, f16 or bf16 (round to nearest even).
 #pragma once
 
@@ -30,12 +35,13 @@ namespace quiver::ir {
 inline constexpr int64_t kMatrixTile = 16;
 inline constexpr int64_t kMatrixElements = kMatrixTile * kMatrixTile;
 
-enum class MatrixOp { LoadA, LoadB, LoadBT, LoadAcc, Store, Mma };
+enum class MatrixOp { LoadA, LoadB, LoadBT, LoadAcc, Store, Mma, RowMax, RowSum, ToA };
 
 // "qv.matrix_load_a" and so on.
 const char* matrix_base_name(MatrixOp op);
-// The declaration name for these operand types, e.g. "qv.matrix_load_a.g.bf16", "qv.matrix_store.s4096.f32".
-std::string matrix_intrinsic_name(MatrixOp op, mlir::TypeRange operands);
+// The declaration name for these operand (and, for to_a, result) types, e.g.
+// "qv.matrix_load_a.g.bf16", "qv.matrix_store.s4096.f32", "qv.matrix_to_a.bf16".
+std::string matrix_intrinsic_name(MatrixOp op, mlir::TypeRange operands, mlir::TypeRange results);
 // Which matrix intrinsic `callee` is, if any.
 std::optional<MatrixOp> matrix_op_of(llvm::StringRef callee);
 
@@ -49,7 +55,8 @@ bool is_matrix_type(mlir::Type t);
 void retype_matrix_values(mlir::Operation* root, llvm::function_ref<mlir::VectorType(mlir::VectorType)> convert);
 
 // The portable fallback: every lane holds the whole tile as f32; loads read all 256 elements,
-// mma is 4096 fused multiply-adds in k order, a store writes element e from lane e % subgroup size.
+// mma is 4096 fused multiply-adds in k order, a store writes row r from lane r % subgroup size,
+// row reductions are butterflies within each row, to_a rounds each element to T and back.
 // Correct for any subgroup size; drops the declarations.
 void expand_matrix_ops(mlir::ModuleOp module);
 

@@ -246,6 +246,10 @@ struct QV_ANNOTATE_("qv.matrix_acc") matrix_acc {
   QV_BUILTIN_ matrix_acc operator/(T s) const;
   QV_BUILTIN_ matrix_acc& operator+=(matrix_acc b);
   QV_BUILTIN_ matrix_acc& operator*=(T s);
+  // Element-wise with another accumulator (row scales from qv::row_max / row_sum, masks).
+  QV_BUILTIN_ matrix_acc operator*(matrix_acc b) const;
+  QV_BUILTIN_ matrix_acc operator/(matrix_acc b) const;
+  QV_BUILTIN_ matrix_acc& operator*=(matrix_acc b);
 
  private:
   T elems_[256];
@@ -262,6 +266,18 @@ QV_BUILTIN_ matrix_acc<float> load_matrix_acc(const float* p, uint32_t stride);
 template <typename T> QV_BUILTIN_ matrix_acc<float> mma(matrix_a<T> a, matrix_b<T> b, matrix_acc<float> c);
 // p[i * stride + j] = T(C[i][j]) for T = float, half or bf16 (round to nearest even).
 template <typename T> QV_BUILTIN_ void store_matrix(T* p, uint32_t stride, matrix_acc<float> c);
+// Element-wise math on accumulators, with the scalar functions' results per element.
+QV_BUILTIN_ matrix_acc<float> exp(matrix_acc<float> c);
+QV_BUILTIN_ matrix_acc<float> exp2(matrix_acc<float> c);
+QV_BUILTIN_ matrix_acc<float> max(matrix_acc<float> a, matrix_acc<float> b);
+QV_BUILTIN_ matrix_acc<float> min(matrix_acc<float> a, matrix_acc<float> b);
+// Row reductions, broadcast along the row: R[i][j] = max (sum) over j' of C[i][j'] — the running
+// maximum and denominator of an online softmax live in such accumulators.
+QV_BUILTIN_ matrix_acc<float> row_max(matrix_acc<float> c);
+QV_BUILTIN_ matrix_acc<float> row_sum(matrix_acc<float> c);
+// A[i][k] = T(C[i][k]) (round to nearest even): an accumulator becomes the left operand of the
+// next product (attention's probabilities times V) without a trip through memory.
+template <typename T> QV_BUILTIN_ matrix_a<T> to_matrix_a(matrix_acc<float> c);
 
 // ---- Block-wide reductions, written in the kernel language itself ----------------------------
 // Every thread of the block gets the result; call from uniform control flow. Subgroups are

@@ -66,6 +66,60 @@ void check_matrix_tiles(bool b_transposed) {
   EXPECT_EQ(got16[size_t(m) * n].bits, 0xA5A5u) << "written past the end";
 }
 
+// matrix_softmax<T>: rows of 32 scores -> row max, row sum of exp2(s - max), element-wise math,
+// and the probabilities (rounded to T by to_matrix_a) times V over the row sum.
+template <typename T>
+void check_matrix_softmax() {
+  constexpr bool is_bf16 = std::is_same_v<T, quiver::bf16>;
+  auto value = [](uint16_t b) { return is_bf16 ? bf16_value(b) : half_value(b); };
+  const double u16 = is_bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);   // T's unit roundoff
+  const uint32_t bands = 3, rows = 16 * bands;
+  std::vector<float> s = random_floats(size_t(rows) * 32, -6, 6);
+  std::vector<T> v(32 * 16);
+  std::vector<float> vf = random_floats(v.size(), -1, 1);
+  for (size_t i = 0; i < v.size(); ++i) v[i].bits = is_bf16 ? bf16_round(vf[i]) : half_round(vf[i]);
+  float scale = random_floats(1, 0.5f, 1.0f)[0];
+  auto bs = upload(s);
+  auto bv = upload(v);
+  size_t n = size_t(rows) * 16;
+  auto out = poisoned<float>(n + 1), row_m = poisoned<float>(n + 1), row_l = poisoned<float>(n + 1),
+       elem = poisoned<float>(n + 1);
+  std::string name = std::string("matrix_softmax<") + (is_bf16 ? "bf16" : "half") + ">";
+  env().mod.kernel(name).launch(quiver::Grid{bands}, bs, bv, scale, out, row_m, row_l, elem);
+  env().dev.synchronize();
+  auto got = download(out), got_m = download(row_m), got_l = download(row_l), got_e = download(elem);
+  for (uint32_t i = 0; i < rows; ++i) {
+    float m = -INFINITY;   // the device's scaled scores are float products, as here
+    for (uint32_t k = 0; k < 32; ++k) m = std::max(m, s[i * 32 + k] * scale);
+    double l = 0, p[32];
+    for (uint32_t k = 0; k < 32; ++k) l += p[k] = std::exp2(double(s[i * 32 + k] * scale) - m);
+    for (uint32_t j = 0; j < 16; ++j) {
+      size_t at = size_t(i) * 16 + j;
+      ASSERT_EQ(got_m[at], m) << name << " row_max at (" << i << ", " << j << ")";
+      // exp2 within 32 ulp, 32 float additions.
+      ASSERT_LE(std::fabs(got_l[at] - l), 80 * std::ldexp(l, -24)) << name << " row_sum at (" << i << ", " << j << ")";
+      double o = 0, mag = 0;
+      for (uint32_t k = 0; k < 32; ++k) {
+        o += p[k] * value(v[k * 16 + j].bits);
+        mag += p[k] * std::fabs(value(v[k * 16 + j].bits));
+      }
+      // Each weight rounded to T (u16), exp2 and sums in float, then the division by l.
+      double bound = (u16 + 120 * std::ldexp(1.0, -24)) * mag / l + std::ldexp(std::fabs(o / l), -22);
+      ASSERT_LE(std::fabs(got[at] - o / l), bound) << name << " out at (" << i << ", " << j << "): " << got[at]
+                                                   << " want " << o / l;
+      float s0 = s[i * 32 + j] * scale, s1 = s[i * 32 + 16 + j] * scale;
+      double e = std::exp(double(std::min(s0, s1))) * s1;
+      ASSERT_LE(std::fabs(got_e[at] - e), 40 * std::ldexp(std::fabs(e), -24)) << name << " exp(min) * s at (" << i
+                                                                               << ", " << j << ")";
+    }
+  }
+  for (auto* b : {&got, &got_m, &got_l, &got_e})
+    EXPECT_EQ(std::bit_cast<uint32_t>((*b)[n]), 0xA5A5A5A5u) << name << ": written past the end";
+}
+
+TEST(Kernels, MatrixSoftmaxBf16) { check_matrix_softmax<quiver::bf16>(); }
+TEST(Kernels, MatrixSoftmaxHalf) { check_matrix_softmax<quiver::half>(); }
+
 TEST(Kernels, MatrixTilesBf16) { check_matrix_tiles<quiver::bf16>(false); }
 TEST(Kernels, MatrixTilesBf16Transposed) { check_matrix_tiles<quiver::bf16>(true); }
 TEST(Kernels, MatrixTilesHalf) { check_matrix_tiles<quiver::half>(false); }

@@ -39,3 +39,32 @@ template void matrix_tiles<qv::bf16>(const qv::bf16*, const qv::bf16*, const flo
                                      uint32_t, uint32_t, float);
 template void matrix_tiles<qv::half>(const qv::half*, const qv::half*, const float*, float*, qv::half*, uint32_t,
                                      uint32_t, uint32_t, float);
+
+// The accumulator-only builtins an online softmax needs (docs/matrix.md): row_max / row_sum
+// broadcasts, element-wise exp / exp2 / min / max / * / / of accumulators and to_matrix_a, on a
+// 16 x 32 score band per block: P = exp2(S - rowmax S), out = (T(P) x V) / rowsum P.
+// Subgroup 0 of the block does the work (any subgroup size).
+template <typename T>
+QV_KERNEL QV_BLOCK(32) QV_TARGETS(ptx, spirv, msl, wgsl, cpu) void matrix_softmax(const float* s, const T* v, float scale,
+                                                                               float* out, float* row_m, float* row_l,
+                                                                               float* elem) {
+  if (qv::thread_id_x() / qv::subgroup_size() != 0) return;
+  uint32_t row0 = qv::block_id_x() * 16;
+  qv::matrix_acc<float> s0 = qv::load_matrix_acc(s + row0 * 32, 32) * scale;
+  qv::matrix_acc<float> s1 = qv::load_matrix_acc(s + row0 * 32 + 16, 32) * scale;
+  qv::matrix_acc<float> m = qv::row_max(qv::max(s0, s1));
+  qv::matrix_acc<float> p0 = qv::exp2(s0 - m);
+  qv::matrix_acc<float> p1 = qv::exp2(s1 - m);
+  qv::matrix_acc<float> l = qv::row_sum(p0 + p1);
+  qv::matrix_acc<float> o;
+  o = qv::mma(qv::to_matrix_a<T>(p0), qv::load_matrix_b(v, 16), o);
+  o = qv::mma(qv::to_matrix_a<T>(p1), qv::load_matrix_b(v + 16 * 16, 16), o);
+  qv::store_matrix(out + row0 * 16, 16, o / l);
+  qv::store_matrix(row_m + row0 * 16, 16, m);
+  qv::store_matrix(row_l + row0 * 16, 16, l);
+  qv::matrix_acc<float> e = qv::exp(qv::min(s0, s1));
+  e *= s1;
+  qv::store_matrix(elem + row0 * 16, 16, e);
+}
+template void matrix_softmax<qv::bf16>(const float*, const qv::bf16*, float, float*, float*, float*, float*);
+template void matrix_softmax<qv::half>(const float*, const qv::half*, float, float*, float*, float*, float*);

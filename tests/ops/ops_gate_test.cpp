@@ -388,10 +388,14 @@ TEST(OpsGate, MatmulW8A8) {
 //  - the running-max rescales multiply numerator and denominator by the same value (cancels);
 //  - perturbing the softmax weights by a relative eps moves the weighted mean by <= 2 eps max|v|;
 //  - the float sums over kv_len terms (numerator and denominator): 2 gamma(kv_len + 2);
+//  - the matrix-unit kernel (kernels/attention_tiles.cpp, 16-bit inputs) rounds each weight to
+//    the input type before P V, as FlashAttention does: one more relative weight_rounding
+//    (the input type's unit roundoff; 0 for float);
 //  - the final division, then the output's rounding.
-double attention_bound(const oracle::AttentionRef& r, const oracle::AttentionCase& c, double out_rounding) {
+double attention_bound(const oracle::AttentionRef& r, const oracle::AttentionCase& c, double out_rounding,
+                       double weight_rounding) {
   double sigma = gamma(c.head_dim + 2) * r.score_weight;
-  double eps_p = 2 * sigma + 2 * r.max_abs_score * kU32 + 32 * kU32;
+  double eps_p = 2 * sigma + 2 * r.max_abs_score * kU32 + 32 * kU32 + weight_rounding;
   return 2 * eps_p + 2 * gamma(c.kv_len + 2) + 2 * kU32 + out_rounding;
 }
 
@@ -451,7 +455,7 @@ TEST(OpsGate, Attention) {
       std::string shape_name = gate::shape_string({c.batch, c.q_heads, c.kv_heads, c.q_len, c.kv_len, c.head_dim}) +
                                (c.causal ? " causal" : "") + (c.bshd ? " bshd" : "");
       gate::record({"attention", Dtype<T>::name, shape_name, "v-scaled", worst,
-                    attention_bound(ref, c, output_rounding<T>())});
+                    attention_bound(ref, c, output_rounding<T>(), output_rounding<T>())});
     }
   });
 }

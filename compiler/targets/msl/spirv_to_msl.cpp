@@ -1,6 +1,9 @@
 #include "targets/msl/spirv_to_msl.h"
 
+#include <pthread.h>
+
 #include <cstring>
+#include <exception>
 #include <stdexcept>
 
 #include <spirv_msl.hpp>
@@ -100,7 +103,9 @@ std::vector<std::vector<uint32_t>> spirv_per_kernel(mlir::ModuleOp module, std::
   return out;
 }
 
-msl_image::KernelSource translate_kernel(std::span<const uint32_t> words, const format::Kernel& kernel) {
+namespace {
+
+msl_image::KernelSource translate_here(std::span<const uint32_t> words, const format::Kernel& kernel) {
   try {
     QuiverCompilerMsl compiler(std::vector<uint32_t>(words.begin(), words.end()));
     compiler.set_entry_point(kernel.symbol, spv::ExecutionModelGLCompute);
@@ -150,6 +155,43 @@ msl_image::KernelSource translate_kernel(std::span<const uint32_t> words, const 
   } catch (const spirv_cross::CompilerError& e) {
     throw std::runtime_error(std::string("SPIRV-Cross: ") + e.what());
   }
+}
+
+// SPIRV-Cross emits nested control flow by recursion, a few frames per block: the matrix
+// fallback's stores (256 guarded element stores per tile, docs/matrix.md) overflow an 8 MiB
+// stack. The translation runs on a thread of its own with room for that.
+constexpr size_t kTranslationStack = size_t(512) << 20;
+
+struct Translation {
+  std::span<const uint32_t> words;
+  const format::Kernel* kernel;
+  msl_image::KernelSource result;
+  std::exception_ptr error;
+};
+
+void* translate_on_thread(void* arg) {
+  auto* t = static_cast<Translation*>(arg);
+  try {
+    t->result = translate_here(t->words, *t->kernel);
+  } catch (...) {
+    t->error = std::current_exception();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+msl_image::KernelSource translate_kernel(std::span<const uint32_t> words, const format::Kernel& kernel) {
+  Translation t{words, &kernel, {}, {}};
+  pthread_attr_t attr;
+  pthread_t thread;
+  bool started = pthread_attr_init(&attr) == 0 && pthread_attr_setstacksize(&attr, kTranslationStack) == 0 &&
+                 pthread_create(&thread, &attr, translate_on_thread, &t) == 0;
+  pthread_attr_destroy(&attr);
+  if (!started) return translate_here(words, kernel);   // no thread to be had: the caller's stack
+  pthread_join(thread, nullptr);
+  if (t.error) std::rethrow_exception(t.error);
+  return std::move(t.result);
 }
 
 }  // namespace quiver::compiler::msl

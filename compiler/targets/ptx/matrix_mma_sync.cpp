@@ -57,6 +57,11 @@ class MmaSyncLowering {
       case MatrixOp::LoadB: replace(load_b(args)); break;
       case MatrixOp::Store: store(args); break;
       case MatrixOp::Mma: replace(mma(args[0], args[1], args[2])); break;
+      case MatrixOp::RowMax: replace(row_reduce(args[0], true)); break;
+      case MatrixOp::RowSum: replace(row_reduce(args[0], false)); break;
+      case MatrixOp::ToA:   // C's and A's lane orders are the same (top of the file): convert in place
+        replace(b_.create<mlir::arith::TruncFOp>(l_, call_.getResult(0).getType(), args[0]));
+        break;
     }
     call_.erase();
   }
@@ -181,6 +186,30 @@ class MmaSyncLowering {
         out.push_back(b_.create<mlir::LLVM::ExtractValueOp>(l_, asm_op.getResult(0), llvm::ArrayRef<int64_t>{i}));
     }
     return b_.create<mlir::vector::FromElementsOp>(l_, c.getType(), out);
+  }
+
+  // A lane holds columns 2t, 2t + 1, 8 + 2t, 8 + 2t + 1 of rows g (elements 0, 1, 4, 5) and g + 8
+  // (2, 3, 6, 7); the other three quarters of each row are in the lanes with the same g, i.e.
+  // lane ^ 1 and lane ^ 2. Every lane ends with the same value, combined in the same order.
+  mlir::Value row_reduce(mlir::Value c, bool max) {
+    auto combine = [&](mlir::Value x, mlir::Value y) -> mlir::Value {
+      return max ? b_.create<mlir::arith::MaxNumFOp>(l_, x, y).getResult()
+                 : b_.create<mlir::arith::AddFOp>(l_, x, y).getResult();
+    };
+    auto elem = [&](int64_t p) -> mlir::Value { return b_.create<mlir::vector::ExtractOp>(l_, c, p); };
+    mlir::Value width = b_.create<mlir::arith::ConstantIntOp>(l_, 32, 32);
+    mlir::Value rows[2];
+    for (int r = 0; r < 2; ++r) {
+      mlir::Value v = combine(combine(elem(2 * r), elem(2 * r + 1)), combine(elem(4 + 2 * r), elem(5 + 2 * r)));
+      for (int64_t mask : {1, 2}) {
+        mlir::Value m = b_.create<mlir::arith::ConstantIntOp>(l_, mask, 32);
+        mlir::Value other = b_.create<mlir::gpu::ShuffleOp>(l_, v, m, width, mlir::gpu::ShuffleMode::XOR).getShuffleResult();
+        v = combine(v, other);   // a + b == b + a: lane and partner end with the same bits
+      }
+      rows[r] = v;
+    }
+    return b_.create<mlir::vector::FromElementsOp>(
+        l_, c.getType(), mlir::ValueRange{rows[0], rows[0], rows[1], rows[1], rows[0], rows[0], rows[1], rows[1]});
   }
 
   void replace(mlir::Value v) { call_.getResult(0).replaceAllUsesWith(v); }
