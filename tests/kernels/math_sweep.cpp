@@ -2,7 +2,7 @@
 // against fp64 (docs/numerics.md).
 #include <quiver/kernel.h>
 
-QV_KERNEL QV_BLOCK(256) void math_sweep(const float* x, float* e, float* t, float* er, float* rs, uint32_t n) {
+QV_KERNEL QV_BLOCK(256) void math_sweep(const float* x, float* e, float* t, float* er, float* rs, float* e2, uint32_t n) {
   uint32_t i = qv::global_id_x();
   if (i >= n) return;
   float v = x[i];
@@ -10,4 +10,5 @@ QV_KERNEL QV_BLOCK(256) void math_sweep(const float* x, float* e, float* t, floa
   t[i] = qv::tanh(v);
   er[i] = qv::erf(v);
   rs[i] = qv::rsqrt(qv::abs(v) + 1e-30f);
+  e2[i] = qv::exp2(v);
 }

@@ -23,6 +23,7 @@
 #include "targets/llvm_common/llvm_common.h"
 #include "targets/llvm_common/process.h"
 #include "targets/ptx/async_copy_cp_async.h"
+#include "targets/ptx/exp2_ex2_approx.h"
 #include "targets/ptx/matrix_mma_sync.h"
 #include "targets/target.h"
 
@@ -188,6 +189,7 @@ class PtxTarget final : public Target {
     lower_dot4_to_dp4a(module);
     ptx::lower_matrix_to_mma_sync(module);
     ptx::lower_async_copies_to_cp_async(module);
+    ptx::lower_exp2_to_ex2_approx(module);
     std::vector<mlir::func::FuncOp> funcs;
     for (const format::Kernel& k : kernels)
       funcs.push_back(llvm_common::find_kernel(module, k.symbol, {k.name, kTargetName}));
