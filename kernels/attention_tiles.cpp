@@ -74,6 +74,20 @@ QV_DEVICE qv::matrix_acc<float> mask(qv::matrix_acc<float> s, qv::matrix_acc<flo
   return s + qv::min(qv::matrix_acc<float>(0.0f), qv::matrix_acc<float>(limit) - index) * kMaskScale;
 }
 
+// S_n += Q[:, kk .. kk + 15] K[16 n .. 16 n + 15, kk .. kk + 15]^T: one 16-deep step of the scores;
+// `qa` and `kb` already point at column kk of the warp's Q rows and of the K tile.
+template <typename T, uint32_t D>
+QV_DEVICE void accumulate_qk(const qv::shared<T, TileSmem<D>::size>& sm, uint32_t qa, uint32_t kb,
+                             qv::matrix_acc<float>& s0, qv::matrix_acc<float>& s1, qv::matrix_acc<float>& s2,
+                             qv::matrix_acc<float>& s3) {
+  using S = TileSmem<D>;
+  qv::matrix_a<T> a = qv::load_matrix_a(&sm[qa], S::row);
+  s0 = qv::mma(a, qv::load_matrix_b_transposed(&sm[kb], S::row), s0);
+  s1 = qv::mma(a, qv::load_matrix_b_transposed(&sm[kb + 16 * S::row], S::row), s1);
+  s2 = qv::mma(a, qv::load_matrix_b_transposed(&sm[kb + 32 * S::row], S::row), s2);
+  s3 = qv::mma(a, qv::load_matrix_b_transposed(&sm[kb + 48 * S::row], S::row), s3);
+}
+
 // O_j += P V_j for the 16 keys of one accumulator of P; V rows at `vb`, D / 16 column tiles.
 template <typename T, uint32_t D>
 QV_DEVICE void accumulate_pv(const qv::shared<T, TileSmem<D>::size>& sm, uint32_t vb, qv::matrix_acc<float> p,
@@ -144,12 +158,17 @@ QV_DEVICE void attention_tiles_block(const T* q, const T* k, const T* v, T* o, u
 
     uint32_t kb = S::kv + buf * S::stage, vb = kb + kTileK * S::row;
     qv::matrix_acc<float> s0, s1, s2, s3;
-    for (uint32_t kk = 0; kk < D; kk += 16) {
-      qv::matrix_a<T> a = qv::load_matrix_a(&sm[qa + kk], S::row);
-      s0 = qv::mma(a, qv::load_matrix_b_transposed(&sm[kb + kk], S::row), s0);
-      s1 = qv::mma(a, qv::load_matrix_b_transposed(&sm[kb + 16 * S::row + kk], S::row), s1);
-      s2 = qv::mma(a, qv::load_matrix_b_transposed(&sm[kb + 32 * S::row + kk], S::row), s2);
-      s3 = qv::mma(a, qv::load_matrix_b_transposed(&sm[kb + 48 * S::row + kk], S::row), s3);
+    // Written out (a loop stays rolled): ptxas then overlaps the next step's fragment loads
+    // with this step's products.
+    accumulate_qk<T, D>(sm, qa, kb, s0, s1, s2, s3);
+    accumulate_qk<T, D>(sm, qa + 16, kb + 16, s0, s1, s2, s3);
+    accumulate_qk<T, D>(sm, qa + 32, kb + 32, s0, s1, s2, s3);
+    accumulate_qk<T, D>(sm, qa + 48, kb + 48, s0, s1, s2, s3);
+    if constexpr (D == 128) {
+      accumulate_qk<T, D>(sm, qa + 64, kb + 64, s0, s1, s2, s3);
+      accumulate_qk<T, D>(sm, qa + 80, kb + 80, s0, s1, s2, s3);
+      accumulate_qk<T, D>(sm, qa + 96, kb + 96, s0, s1, s2, s3);
+      accumulate_qk<T, D>(sm, qa + 112, kb + 112, s0, s1, s2, s3);
     }
     s0 *= scale_log2;
     s1 *= scale_log2;
