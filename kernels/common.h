@@ -17,6 +17,12 @@ constexpr uint32_t kElemThreads = 256;
 // is still masked).
 constexpr float kLowest = -3.40282347e38f;
 
+// e^x as 2^(x log2 e): on PTX qv::exp2 is the special-function unit's ex2.approx (docs/numerics.md),
+// a fifth of the portable exp's instructions, which bounds the bf16 softmax / gelu / silu kernels
+// (compute-bound at half the bytes per element). Rounding x log2 e adds |x| 2^-24 relative error:
+// at most 2^-24 / e of the largest term for the x <= 0 of a max-shifted softmax.
+QV_DEVICE float exp_by_exp2(float x) { return qv::exp2(x * 1.44269504f); }
+
 template <typename T>
 QV_DEVICE float to_f32(T v) {
   return static_cast<float>(v);

@@ -14,13 +14,18 @@ using qvops::store_w;
 
 namespace {
 
+QV_DEVICE qv::float4 exp4(qv::float4 v) {
+  using qvops::exp_by_exp2;
+  return qv::float4(exp_by_exp2(v[0]), exp_by_exp2(v[1]), exp_by_exp2(v[2]), exp_by_exp2(v[3]));
+}
+
 // One element into a thread's running (max, sum of exp(x - max)).
 QV_DEVICE void online_add(float v, float& m, float& s) {
   if (v > m) {
-    s = s * qv::exp(m - v) + 1.0f;
+    s = s * qvops::exp_by_exp2(m - v) + 1.0f;
     m = v;
   } else {
-    s += qv::exp(v - m);
+    s += qvops::exp_by_exp2(v - m);
   }
 }
 
@@ -39,7 +44,7 @@ QV_DEVICE void row_max_and_sum(const T* x, uint32_t base, uint32_t cols, float& 
   }
   float row_max = qv::block_max(m);
   max_out = row_max;
-  sum_out = qv::block_sum(s * qv::exp(m - row_max));   // a thread without elements adds 0 * exp(..)
+  sum_out = qv::block_sum(s * qvops::exp_by_exp2(m - row_max));   // a thread without elements: 0 * 0
 }
 
 template <uint32_t W, typename T>
@@ -49,8 +54,7 @@ QV_DEVICE void softmax_row(const T* x, T* out, uint32_t base, uint32_t cols) {
   float inv_s = 1.0f / s;
   for (uint32_t c = qv::thread_id_x() * W; c < cols; c += kRowThreads * W) {
     qv::float4 v = load_w<W>(x + base + c);
-    store_w<W>(out + base + c, qv::float4(qv::exp(v[0] - m), qv::exp(v[1] - m), qv::exp(v[2] - m),
-                                          qv::exp(v[3] - m)) * inv_s);
+    store_w<W>(out + base + c, exp4(v - m) * inv_s);
   }
 }
 
@@ -71,7 +75,6 @@ QV_DEVICE qv::float4 row_chunk_or_lowest(const T* row, uint32_t cols, uint32_t k
   return qvops::row_chunk_in(cols, k) ? qvops::row_chunk(row, cols, k) : qv::float4(l, l, l, l);
 }
 QV_DEVICE float max4(qv::float4 v) { return qv::max(qv::max(v[0], v[1]), qv::max(v[2], v[3])); }
-QV_DEVICE qv::float4 exp4(qv::float4 v) { return qv::float4(qv::exp(v[0]), qv::exp(v[1]), qv::exp(v[2]), qv::exp(v[3])); }
 
 template <bool LOG, typename T>
 QV_DEVICE void softmax_row_cached(const T* x, T* out, uint32_t base, uint32_t cols) {
