@@ -157,9 +157,10 @@ msl_image::KernelSource translate_here(std::span<const uint32_t> words, const fo
   }
 }
 
-// SPIRV-Cross emits nested control flow by recursion, a few frames per block: the matrix
-// fallback's stores (256 guarded element stores per tile, docs/matrix.md) overflow an 8 MiB
-// stack. The translation runs on a thread of its own with room for that.
+// SPIRV-Cross emits nested control flow by recursion, a few frames per block: a kernel with
+// many guarded matrix-fallback stores (docs/matrix.md; tests/kernels/matrix_tiles.cpp's
+// matrix_softmax when it was built for MSL) overflowed an 8 MiB stack and crashed quiverc. The
+// translation runs on a thread of its own with room for that.
 constexpr size_t kTranslationStack = size_t(512) << 20;
 
 struct Translation {
