@@ -14,7 +14,7 @@ bool legalize(mlir::ModuleOp module, const LegalizeOptions& options, std::string
     if (options.expand_matrix) expand_matrix_ops(module);
     if (options.expand_dot4_i8) expand_dot4_i8(module);
     if (!options.keep_async_copies) erase_async_copy_marks(module);
-    if (options.scalarize_vectors) scalarize_vectors(module);
+    if (options.scalarize_vectors) scalarize_vectors(module, options.wide_buffer_access);
     carry_16bit_floats_as_bits(module, options.f16_as_bits, options.bf16_as_bits);
   } catch (const std::exception& e) {
     error = e.what();

@@ -12,6 +12,9 @@ namespace quiver::ir {
 
 struct LegalizeOptions {
   bool scalarize_vectors = false;   // no vector values at all (SPIR-V)
+  // With scalarize_vectors: 4-, 8- and 16-byte vector accesses to buffer parameters become one
+  // access to a view of the buffer as 32-bit words (kBufferViewsAttr), not one per element.
+  bool wide_buffer_access = false;
   bool f16_as_bits = false;         // f16 carried as i16, conversions in integer arithmetic
   bool bf16_as_bits = false;        // same for bf16
   bool expand_dot4_i8 = true;       // byte-lane arithmetic for kDot4I8 (else the target lowers it)
@@ -23,7 +26,12 @@ struct LegalizeOptions {
 bool legalize(mlir::ModuleOp module, const LegalizeOptions& options, std::string& error);
 
 // The individual steps (each throws std::runtime_error with the reason on failure).
-void scalarize_vectors(mlir::ModuleOp module);
+void scalarize_vectors(mlir::ModuleOp module, bool wide_buffer_access = false);
+
+// On a kernel function after wide_buffer_access: DenseI32ArrayAttr, one entry per argument
+// after the kernel's parameters (the word views), naming the parameter whose buffer it views.
+// The target binds each view to that parameter's resource.
+inline constexpr const char* kBufferViewsAttr = "qv.buffer_views";
 void carry_16bit_floats_as_bits(mlir::ModuleOp module, bool f16, bool bf16);
 
 }  // namespace quiver::ir

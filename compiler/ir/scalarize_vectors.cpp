@@ -4,8 +4,18 @@
 // unstructured IR (cf branches), where a vector block argument simply becomes N arguments.
 // Memory holding vectors (buffers of qv::vec, shared arrays, slots) becomes memory of scalars
 // at N times the index.
+//
+// Wide buffer access (SPIR-V): one vector access of 4, 8 or 16 bytes to a buffer parameter
+// would become N loads of 1-4 bytes each, which NVIDIA's Vulkan compiler does not merge (bf16
+// rows ran at 0.06-0.17 of CUDA). Instead it loads one i32 / vector<2xi32> / vector<4xi32>
+// from a view of the same buffer as words and takes the lanes out with shifts (stores: the
+// reverse). The view is an extra function argument the target binds to the parameter's
+// resource (kBufferViewsAttr). Word index = byte offset / access size, exact because the
+// kernel language requires qv::load<N>'s pointer to be aligned to N * sizeof(T) and buffers
+// are bound from their start (docs/abi.md); lanes are little-endian within a word.
 #include "ir/legalize.h"
 
+#include <map>
 #include <stdexcept>
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -31,7 +41,7 @@ struct ScalarMemory {
 
 class Scalarizer {
  public:
-  explicit Scalarizer(mlir::func::FuncOp fn) : fn_(fn) {}
+  Scalarizer(mlir::func::FuncOp fn, bool wide) : fn_(fn), wide_(wide) {}
 
   void run() {
     if (fn_.isExternal()) return;
@@ -53,6 +63,12 @@ class Scalarizer {
     for (auto& [block, count] : old_args_)
       for (unsigned i = count; i-- > 0;)
         if (is_vector(block->getArgument(i).getType())) block->eraseArgument(i);
+    if (!view_of_.empty()) {
+      mlir::Block& entry = fn_.getBody().front();
+      fn_.setFunctionType(mlir::FunctionType::get(fn_.getContext(), entry.getArgumentTypes(),
+                                                 fn_.getFunctionType().getResults()));
+      fn_->setAttr(kBufferViewsAttr, mlir::DenseI32ArrayAttr::get(fn_.getContext(), view_of_));
+    }
   }
 
  private:
@@ -124,6 +140,90 @@ class Scalarizer {
     return b.create<mlir::arith::AddIOp>(l, base, b.create<mlir::arith::ConstantIndexOp>(l, k));
   }
 
+  // --- wide buffer access -------------------------------------------------------------------
+
+  // Words per access (1, 2, 4) when an access of `lanes` elements of `element` to `base` can go
+  // through a word view; 0 otherwise.
+  int64_t wide_words(mlir::Value base, mlir::Type element, int64_t lanes) {
+    auto arg = llvm::dyn_cast<mlir::BlockArgument>(base);
+    if (!wide_ || !arg || arg.getOwner() != &fn_.getBody().front() || arg.getArgNumber() >= params_) return 0;
+    if (!element.isIntOrFloat()) return 0;
+    unsigned bits = element.getIntOrFloatBitWidth();
+    if (bits != 8 && bits != 16 && bits != 32) return 0;
+    int64_t total = lanes * bits;
+    if (lanes < 2 || (total != 32 && total != 64 && total != 128)) return 0;
+    return total / 32;
+  }
+
+  // The view of parameter `arg` as `words`-word elements, added as an entry-block argument.
+  mlir::Value view(mlir::BlockArgument arg, int64_t words) {
+    auto key = std::make_pair(arg.getArgNumber(), words);
+    if (auto it = views_.find(key); it != views_.end()) return it->second;
+    auto m = llvm::cast<mlir::MemRefType>(arg.getType());
+    mlir::Type i32 = mlir::IntegerType::get(fn_.getContext(), 32);
+    mlir::Type word = words == 1 ? i32 : mlir::VectorType::get({words}, i32);
+    auto type = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, word, mlir::MemRefLayoutAttrInterface{},
+                                      m.getMemorySpace());
+    mlir::Value v = fn_.getBody().front().addArgument(type, arg.getLoc());
+    view_of_.push_back(static_cast<int32_t>(arg.getArgNumber()));
+    views_[key] = v;
+    return v;
+  }
+
+  llvm::SmallVector<mlir::Value> wide_load(mlir::OpBuilder& b, mlir::Location l, mlir::Value base, mlir::Value index,
+                                           mlir::Type element, int64_t lanes, int64_t words) {
+    mlir::Value loaded = b.create<mlir::memref::LoadOp>(l, view(llvm::cast<mlir::BlockArgument>(base), words),
+                                                        mlir::ValueRange{index});
+    unsigned bits = element.getIntOrFloatBitWidth();
+    mlir::Type lane_int = b.getIntegerType(bits);
+    llvm::SmallVector<mlir::Value> out;
+    for (int64_t w = 0; w < words; ++w) {
+      mlir::Value word = words == 1 ? loaded : b.create<mlir::vector::ExtractOp>(l, loaded, w).getResult();
+      for (unsigned s = 0; s < 32 / bits && int64_t(out.size()) < lanes; ++s) {
+        mlir::Value lane = word;
+        if (s) lane = b.create<mlir::arith::ShRUIOp>(l, word, b.create<mlir::arith::ConstantIntOp>(l, s * bits, 32));
+        if (bits < 32) lane = b.create<mlir::arith::TruncIOp>(l, lane_int, lane);
+        if (element != lane_int) lane = b.create<mlir::arith::BitcastOp>(l, element, lane);
+        out.push_back(lane);
+      }
+    }
+    return out;
+  }
+
+  void wide_store(mlir::OpBuilder& b, mlir::Location l, llvm::ArrayRef<mlir::Value> values, mlir::Value base,
+                  mlir::Value index, int64_t words) {
+    mlir::Type element = values[0].getType();
+    unsigned bits = element.getIntOrFloatBitWidth();
+    mlir::Type lane_int = b.getIntegerType(bits);
+    llvm::SmallVector<mlir::Value> packed;
+    size_t next = 0;
+    for (int64_t w = 0; w < words; ++w) {
+      mlir::Value word;
+      for (unsigned s = 0; s < 32 / bits && next < values.size(); ++s) {
+        mlir::Value lane = values[next++];
+        if (element != lane_int) lane = b.create<mlir::arith::BitcastOp>(l, lane_int, lane);
+        if (bits < 32) lane = b.create<mlir::arith::ExtUIOp>(l, b.getI32Type(), lane);
+        if (s) lane = b.create<mlir::arith::ShLIOp>(l, lane, b.create<mlir::arith::ConstantIntOp>(l, s * bits, 32));
+        word = word ? b.create<mlir::arith::OrIOp>(l, word, lane).getResult() : lane;
+      }
+      packed.push_back(word);
+    }
+    // A chain of inserts, not vector.from_elements (which MLIR 19 does not lower to SPIR-V).
+    mlir::Value value = packed[0];
+    if (words > 1) {
+      auto vt = mlir::VectorType::get({words}, b.getI32Type());
+      value = b.create<mlir::arith::ConstantOp>(l, mlir::DenseElementsAttr::get(vt, b.getI32IntegerAttr(0).cast<mlir::Attribute>()));
+      for (int64_t w = 0; w < words; ++w) value = b.create<mlir::vector::InsertOp>(l, packed[w], value, w);
+    }
+    b.create<mlir::memref::StoreOp>(l, value, view(llvm::cast<mlir::BlockArgument>(base), words), mlir::ValueRange{index});
+  }
+
+  // Element index of a qv::load<N> -> index of its word-view element (N is a power of two).
+  mlir::Value view_index(mlir::OpBuilder& b, mlir::Location l, mlir::Value index, int64_t lanes) {
+    return b.create<mlir::arith::ShRUIOp>(
+        l, index, b.create<mlir::arith::ConstantIndexOp>(l, llvm::Log2_64(uint64_t(lanes))));
+  }
+
   void visit(mlir::Operation* op) {
     mlir::OpBuilder b(op);
     mlir::Location l = op->getLoc();
@@ -132,6 +232,9 @@ class Scalarizer {
     if (auto load = llvm::dyn_cast<mlir::memref::LoadOp>(op); load && ops_on_memory(load.getMemRef())) {
       const ScalarMemory& m = memories_[load.getMemRef()];
       mlir::Value index = load.getIndices().empty() ? mlir::Value() : load.getIndices()[0];
+      mlir::Type element = llvm::cast<mlir::MemRefType>(m.mem.getType()).getElementType();
+      if (int64_t words = wide_words(m.mem, element, m.width); words && index)
+        return replace(op, wide_load(b, l, m.mem, index, element, m.width, words));
       llvm::SmallVector<mlir::Value> out;
       for (int64_t k = 0; k < m.width; ++k)
         out.push_back(b.create<mlir::memref::LoadOp>(l, m.mem, mlir::ValueRange{scalar_index(b, l, m, index, k)}));
@@ -141,6 +244,11 @@ class Scalarizer {
       const ScalarMemory& m = memories_[store.getMemRef()];
       mlir::Value index = store.getIndices().empty() ? mlir::Value() : store.getIndices()[0];
       auto values = lanes(op, store.getValue());
+      mlir::Type element = llvm::cast<mlir::MemRefType>(m.mem.getType()).getElementType();
+      if (int64_t words = wide_words(m.mem, element, m.width); words && index) {
+        wide_store(b, l, values, m.mem, index, words);
+        return replace(op, {});
+      }
       for (int64_t k = 0; k < m.width; ++k)
         b.create<mlir::memref::StoreOp>(l, values[k], m.mem, mlir::ValueRange{scalar_index(b, l, m, index, k)});
       return replace(op, {});
@@ -148,6 +256,10 @@ class Scalarizer {
     if (auto load = llvm::dyn_cast<mlir::vector::LoadOp>(op)) {   // qv::load<N>: N consecutive elements
       llvm::SmallVector<mlir::Value> out;
       mlir::Value index = load.getIndices()[0];
+      mlir::VectorType vt = load.getVectorType();
+      if (int64_t words = wide_words(load.getBase(), vt.getElementType(), vt.getNumElements()))
+        return replace(op, wide_load(b, l, load.getBase(), view_index(b, l, index, vt.getNumElements()),
+                                     vt.getElementType(), vt.getNumElements(), words));
       for (int64_t k = 0; k < load.getVectorType().getNumElements(); ++k) {
         mlir::Value i = b.create<mlir::arith::AddIOp>(l, index, b.create<mlir::arith::ConstantIndexOp>(l, k));
         out.push_back(b.create<mlir::memref::LoadOp>(l, load.getBase(), mlir::ValueRange{i}));
@@ -157,6 +269,11 @@ class Scalarizer {
     if (auto store = llvm::dyn_cast<mlir::vector::StoreOp>(op)) {
       auto values = lanes(op, store.getValueToStore());
       mlir::Value index = store.getIndices()[0];
+      mlir::VectorType vt = store.getVectorType();
+      if (int64_t words = wide_words(store.getBase(), vt.getElementType(), vt.getNumElements())) {
+        wide_store(b, l, values, store.getBase(), view_index(b, l, index, vt.getNumElements()), words);
+        return replace(op, {});
+      }
       for (size_t k = 0; k < values.size(); ++k) {
         mlir::Value i = b.create<mlir::arith::AddIOp>(l, index, b.create<mlir::arith::ConstantIndexOp>(l, k));
         b.create<mlir::memref::StoreOp>(l, values[k], store.getBase(), mlir::ValueRange{i});
@@ -246,6 +363,10 @@ class Scalarizer {
   }
 
   mlir::func::FuncOp fn_;
+  bool wide_ = false;
+  unsigned params_ = fn_.isExternal() ? 0 : fn_.getNumArguments();   // views come after these
+  std::map<std::pair<unsigned, int64_t>, mlir::Value> views_;         // (parameter, words) -> view
+  llvm::SmallVector<int32_t> view_of_;                                 // per view: its parameter
   llvm::DenseMap<mlir::Value, llvm::SmallVector<mlir::Value>> lanes_;
   llvm::DenseMap<mlir::Value, ScalarMemory> memories_;
   std::vector<mlir::Operation*> dead_;
@@ -254,8 +375,9 @@ class Scalarizer {
 
 }  // namespace
 
-void scalarize_vectors(mlir::ModuleOp module) {
-  for (auto fn : module.getOps<mlir::func::FuncOp>()) Scalarizer(fn).run();
+void scalarize_vectors(mlir::ModuleOp module, bool wide_buffer_access) {
+  for (auto fn : module.getOps<mlir::func::FuncOp>())
+    Scalarizer(fn, wide_buffer_access && fn->hasAttr("qv.kernel")).run();
 }
 
 }  // namespace quiver::ir

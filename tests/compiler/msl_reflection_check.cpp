@@ -6,6 +6,8 @@
 //   the scalar's type for a scalar, and never NonWritable when the parameter is written;
 // - the MSL image reads back (runtime/backends/metal/msl_image.h), holds a translation unit per
 //   kernel whose function exists in it, with parameter i at [[buffer(i)]].
+// The SPIR-V image may also read a buffer through word views (Aliased i32 / ivec2 / ivec4 arrays
+// at its binding, docs/abi.md); the MSL path's own SPIR-V has none.
 // Every parameter must be used (true of the kernel suite and the op library): SPIR-V drops a
 // parameter the body never touches, and this check would then name it.
 // Usage: msl_reflection_check file.qfb. Exit 0 when every kernel agrees (and there is one).
@@ -71,6 +73,17 @@ void check_resource(const spirv_cross::Compiler& spv, const spirv_cross::Resourc
     problems.push_back(where + ": NonWritable, but the kernel may write it");
 }
 
+// A word view of a buffer: decorated Aliased, a runtime array of i32, ivec2 or ivec4.
+bool is_word_view(const spirv_cross::Compiler& spv, const spirv_cross::Resource& r) {
+  if (!spv.has_decoration(r.id, spv::DecorationAliased)) return false;
+  const spirv_cross::SPIRType& block = spv.get_type(r.base_type_id);
+  if (block.basetype != spirv_cross::SPIRType::Struct || block.member_types.size() != 1) return false;
+  const spirv_cross::SPIRType& m = spv.get_type(block.member_types[0]);
+  bool runtime_array = m.array.size() == 1 && m.array[0] == 0 && m.array_size_literal[0];
+  return runtime_array && (m.basetype == spirv_cross::SPIRType::Int || m.basetype == spirv_cross::SPIRType::UInt) && m.width == 32 &&
+         (m.vecsize == 1 || m.vecsize == 2 || m.vecsize == 4);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -112,7 +125,7 @@ int main(int argc, char** argv) {
       spirv_cross::ShaderResources resources = spv.get_shader_resources(spv.get_active_interface_variables());
       if (!resources.uniform_buffers.empty() || !resources.push_constant_buffers.empty())
         problems.push_back("uses uniform buffers or push constants");
-      std::set<uint32_t> bindings;
+      std::set<uint32_t> bindings, viewed;
       for (const spirv_cross::Resource& r : resources.storage_buffers) {
         uint32_t set = spv.get_decoration(r.id, spv::DecorationDescriptorSet);
         uint32_t binding = spv.get_decoration(r.id, spv::DecorationBinding);
@@ -121,9 +134,17 @@ int main(int argc, char** argv) {
           problems.push_back(where + " (set " + std::to_string(set) + ") is no parameter");
           continue;
         }
+        if (is_word_view(spv, r)) {
+          // The Vulkan image reads some buffers through word views (docs/abi.md); the MSL path
+          // lowers from SPIR-V without them, so they only need to view a buffer parameter.
+          if (!k.params[binding].is_buffer) problems.push_back(where + ": a word view of a scalar parameter");
+          viewed.insert(binding);
+          continue;
+        }
         if (!bindings.insert(binding).second) problems.push_back(where + " is bound twice");
         check_resource(spv, r, k.params[binding], where + " (" + k.params[binding].name + ")", problems);
       }
+      for (uint32_t b : viewed) bindings.insert(b);
       if (bindings.size() != k.params.size())
         problems.push_back("SPIR-V uses " + std::to_string(bindings.size()) + " of the manifest's " +
                            std::to_string(k.params.size()) + " parameters");

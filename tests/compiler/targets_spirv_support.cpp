@@ -86,7 +86,7 @@ enum Op : uint32_t {
   OpFunction = 54, OpFunctionEnd = 56, OpVariable = 59, OpLoad = 61, OpStore = 62,
   OpAccessChain = 65, OpInBoundsAccessChain = 66, OpPtrAccessChain = 67, OpDecorate = 71,
 };
-enum Decoration : uint32_t { Block = 2, ArrayStride = 6, Binding = 33, DescriptorSet = 34 };
+enum Decoration : uint32_t { Block = 2, ArrayStride = 6, Aliased = 20, Binding = 33, DescriptorSet = 34 };
 constexpr uint32_t kLocalSize = 17;
 
 std::string literal_string(std::span<const uint32_t> words, size_t& used) {
@@ -186,6 +186,7 @@ SpirvModuleInfo reflect_spirv(std::span<const uint32_t> words) {
       SpirvBinding b;
       b.binding = deco->second.at(Binding);
       if (deco->second.count(DescriptorSet)) b.set = deco->second.at(DescriptorSet);
+      b.aliased = deco->second.count(Aliased) > 0;
       b.storage_class = variables[var].second;
       const Type& pointer = types.at(variables[var].first);
       uint32_t pointee = pointer.operands.at(1);

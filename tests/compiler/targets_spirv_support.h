@@ -38,6 +38,7 @@ struct SpirvBinding {
   bool runtime_array = false;   // struct { T data[]; } (buffer) vs struct { T value; } (scalar)
   std::string element;          // "i8", "f32", "v4f32", ...: the array element or the scalar
   uint32_t array_stride = 0;    // ArrayStride of the runtime array
+  bool aliased = false;         // decorated Aliased (a buffer and its word views share a binding)
 };
 
 struct SpirvEntryPoint {

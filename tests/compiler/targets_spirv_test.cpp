@@ -3,6 +3,7 @@
 // docs/abi.md, read from the SPIR-V words; and its errors for kernels it cannot build.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -59,21 +60,37 @@ void expect_entry_matches(const SpirvModuleInfo& info, const format::Kernel& ker
   EXPECT_EQ(entry->execution_model, 5u) << "not GLCompute";
   ASSERT_TRUE(entry->local_size.has_value()) << "no LocalSize execution mode";
   EXPECT_EQ(*entry->local_size, kernel.block);
-  ASSERT_EQ(entry->bindings.size(), kernel.params.size());
-  for (size_t i = 0; i < kernel.params.size(); ++i) {
-    const format::Param& p = kernel.params[i];
-    const SpirvBinding& b = entry->bindings[i];
-    SCOPED_TRACE("parameter " + std::to_string(i) + " " + p.name);
+  // Each parameter is reached through its own variable at binding i, or through word views of
+  // its buffer (i32 / v2i32 / v4i32 arrays at the same binding, decorated Aliased, as are the
+  // buffer's own variable when both are used), or both.
+  std::vector<int> own(kernel.params.size(), 0), views(kernel.params.size(), 0);
+  for (const SpirvBinding& b : entry->bindings) {
+    SCOPED_TRACE("binding " + std::to_string(b.binding));
+    ASSERT_LT(b.binding, kernel.params.size()) << "a resource at a binding that is no parameter";
+    const format::Param& p = kernel.params[b.binding];
     EXPECT_EQ(b.set, 0u);
-    EXPECT_EQ(b.binding, i);
     EXPECT_EQ(b.storage_class, 12u) << "not StorageBuffer";
     EXPECT_TRUE(b.block_decorated);
     EXPECT_EQ(b.runtime_array, p.is_buffer);
-    EXPECT_EQ(b.element, expected_element(p));
-    if (p.is_buffer) {
-      // docs/abi.md: buffers are tightly packed arrays of the element type (vec4 = 16 bytes).
-      EXPECT_EQ(b.array_stride, element_bytes(p));
+    // docs/abi.md: buffers are tightly packed arrays of the element type (vec4 = 16 bytes).
+    if (b.element == expected_element(p) && (!p.is_buffer || b.array_stride == element_bytes(p))) {
+      ++own[b.binding];
+      continue;
     }
+    ++views[b.binding];
+    EXPECT_TRUE(p.is_buffer) << "a word view of a scalar parameter";
+    EXPECT_TRUE(b.aliased) << "a word view without the Aliased decoration";
+    const uint32_t stride = b.element == "i32" ? 4 : b.element == "v2i32" ? 8 : b.element == "v4i32" ? 16 : 0;
+    EXPECT_NE(stride, 0u) << "neither the parameter's type nor a word view: " << b.element;
+    EXPECT_EQ(b.array_stride, stride);
+  }
+  for (size_t i = 0; i < kernel.params.size(); ++i) {
+    SCOPED_TRACE("parameter " + std::to_string(i) + " " + kernel.params[i].name);
+    EXPECT_LE(own[i], 1);
+    EXPECT_GE(own[i] + views[i], 1) << "the parameter is not bound";
+    if (own[i] && views[i]) EXPECT_TRUE(std::any_of(entry->bindings.begin(), entry->bindings.end(), [&](const SpirvBinding& b) {
+      return b.binding == i && b.element == expected_element(kernel.params[i]) && b.aliased;
+    })) << "the buffer's own variable is not decorated Aliased";
   }
 }
 
@@ -106,6 +123,27 @@ TEST(SpirvTarget, SeveralKernelsShareOneModule) {
     expect_entry_matches(info, k.manifest);
   }
   EXPECT_EQ(out.image.kernels, symbols);
+}
+
+// Buffers of vec4 are read and written 16 bytes at a time through word views (docs/abi.md):
+// the entry point uses v4i32 arrays at the buffers' bindings, decorated Aliased, and no longer
+// the f32 arrays (every access is a whole vector). SpirvOnVulkan.Vec4BuffersAnd2DBlock runs it.
+TEST(SpirvTarget, VectorBufferAccessesGoThroughWordViews) {
+  TestKernel k = vec4_kernel();
+  SpirvModuleInfo info = reflect_spirv(compile_spirv({k}).words);
+  const SpirvEntryPoint* entry = info.find(k.manifest.symbol);
+  ASSERT_NE(entry, nullptr);
+  for (uint32_t binding : {0u, 1u}) {
+    SCOPED_TRACE("binding " + std::to_string(binding));
+    size_t views = 0, own = 0;
+    for (const SpirvBinding& b : entry->bindings) {
+      if (b.binding != binding) continue;
+      if (b.element == "v4i32" && b.array_stride == 16 && b.aliased) ++views;
+      else ++own;
+    }
+    EXPECT_EQ(views, 1u);
+    EXPECT_EQ(own, 0u);
+  }
 }
 
 // Capabilities follow use: a float-only kernel must not demand shaderInt64 or 8-bit storage.

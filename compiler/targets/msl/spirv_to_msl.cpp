@@ -14,7 +14,7 @@
 #include "targets/target.h"
 
 namespace quiver::compiler {
-std::unique_ptr<Target> create_spirv_target();
+std::unique_ptr<Target> create_spirv_target_one_variable_per_binding();
 }
 
 namespace quiver::compiler::msl {
@@ -81,7 +81,7 @@ std::vector<std::vector<uint32_t>> spirv_per_kernel(mlir::ModuleOp module, std::
                                                     bool verbose) {
   // The spirv target itself, on a copy of the module holding one kernel at a time: the same
   // lowering (and its future changes) as the SPIR-V image, one module per kernel.
-  std::unique_ptr<Target> spirv = create_spirv_target();
+  std::unique_ptr<Target> spirv = create_spirv_target_one_variable_per_binding();
   std::vector<std::vector<uint32_t>> out;
   for (const format::Kernel& kernel : kernels) {
     if (verbose) llvm::errs() << "msl: lowering " << kernel.symbol << " to SPIR-V\n";

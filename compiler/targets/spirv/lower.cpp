@@ -1,5 +1,7 @@
 #include "targets/spirv/lower.h"
 
+#include <map>
+
 #include "targets/spirv/subgroup.h"
 #include "targets/spirv/atomic.h"
 
@@ -108,6 +110,22 @@ bool only_spirv_remains(mlir::spirv::ModuleOp module, std::string& error) {
   return error.empty();
 }
 
+// Variables sharing a (set, binding) — a buffer and its word views — may address the same
+// bytes: the Aliased decoration keeps the driver from reordering accesses across them.
+void mark_aliased_bindings(mlir::spirv::ModuleOp module) {
+  std::map<std::pair<uint32_t, uint32_t>, llvm::SmallVector<mlir::spirv::GlobalVariableOp>> by_binding;
+  module.walk([&](mlir::spirv::GlobalVariableOp var) {
+    auto set = var.getDescriptorSet();
+    auto binding = var.getBinding();
+    if (set && binding) by_binding[{*set, *binding}].push_back(var);
+  });
+  for (auto& [key, vars] : by_binding)
+    if (vars.size() > 1)
+      for (mlir::spirv::GlobalVariableOp var : vars)
+        var->setAttr(mlir::spirv::SPIRVDialect::getAttributeName(mlir::spirv::Decoration::Aliased),
+                     mlir::UnitAttr::get(module.getContext()));
+}
+
 }  // namespace
 
 mlir::spirv::TargetEnvAttr vulkan12_target_env(mlir::MLIRContext* ctx) {
@@ -180,6 +198,7 @@ mlir::spirv::ModuleOp convert_kernel_module(mlir::gpu::GPUModuleOp gpu_module, s
   if (!run_pass(spv_module, mlir::spirv::createSPIRVLowerABIAttributesPass(), error,
                 "spirv-lower-abi-attrs"))
     return {};
+  mark_aliased_bindings(spv_module);
   return spv_module;
 }
 

@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "ir/legalize.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -97,8 +98,11 @@ std::vector<mlir::func::FuncOp> find_kernel_functions(mlir::ModuleOp module,
     if (!func->hasAttr("qv.kernel")) fail(kernel, "func.func lacks the qv.kernel attribute");
     if (func.isExternal()) fail(kernel, "func.func has no body");
     if (func.getNumResults() != 0) fail(kernel, "a kernel must not return values");
-    if (func.getNumArguments() != kernel.params.size())
-      fail(kernel, "the IR has " + std::to_string(func.getNumArguments()) +
+    // Word views of buffers (ir::kBufferViewsAttr) follow the parameters after legalisation.
+    size_t views = 0;
+    if (auto attr = func->getAttrOfType<mlir::DenseI32ArrayAttr>(ir::kBufferViewsAttr)) views = attr.size();
+    if (func.getNumArguments() != kernel.params.size() + views)
+      fail(kernel, "the IR has " + std::to_string(func.getNumArguments() - views) +
                        " parameters but the manifest lists " +
                        std::to_string(kernel.params.size()));
     for (size_t i = 0; i < kernel.params.size(); ++i) {
@@ -209,12 +213,17 @@ mlir::gpu::GPUModuleOp wrap_as_gpu_kernel(mlir::func::FuncOp func, const format:
   gpu_func->setAttr(mlir::spirv::getEntryPointABIAttrName(),
                     mlir::spirv::getEntryPointABIAttr(ctx, block));
   // docs/abi.md: parameter i is binding i of set 0; scalars live in a StorageBuffer struct.
+  // A word view of a buffer (ir::kBufferViewsAttr) is a second variable at its parameter's
+  // binding (Vulkan allows aliased bindings; lower.cpp decorates them Aliased).
+  llvm::ArrayRef<int32_t> view_of;
+  if (auto attr = func->getAttrOfType<mlir::DenseI32ArrayAttr>(ir::kBufferViewsAttr)) view_of = attr.asArrayRef();
   for (unsigned i = 0; i < gpu_func.getNumArguments(); ++i) {
     std::optional<mlir::spirv::StorageClass> storage;
     if (!llvm::isa<mlir::MemRefType>(gpu_func.getArgument(i).getType()))
       storage = mlir::spirv::StorageClass::StorageBuffer;
+    unsigned binding = i < kernel.params.size() ? i : unsigned(view_of[i - kernel.params.size()]);
     gpu_func.setArgAttr(i, mlir::spirv::getInterfaceVarABIAttrName(),
-                        mlir::spirv::getInterfaceVarABIAttr(0, i, storage, ctx));
+                        mlir::spirv::getInterfaceVarABIAttr(0, binding, storage, ctx));
   }
 
   // func.return → gpu.return.

@@ -53,6 +53,7 @@ void write_mlir(const std::string& path, Op op) {
 
 class SpirvTarget final : public Target {
  public:
+  explicit SpirvTarget(bool word_views) : word_views_(word_views) {}
   std::string_view name() const override { return kTargetName; }
 
   std::vector<TargetImage> compile(mlir::ModuleOp module, std::span<const format::Kernel> kernels,
@@ -81,6 +82,7 @@ class SpirvTarget final : public Target {
     log("legalising");
     ir::LegalizeOptions legal;
     legal.scalarize_vectors = true;
+    legal.wide_buffer_access = word_views_;
     legal.bf16_as_bits = true;
     legal.f16_as_bits = true;
     if (std::string error; !ir::legalize(module, legal, error))
@@ -135,6 +137,8 @@ class SpirvTarget final : public Target {
   }
 
  private:
+  bool word_views_;
+
   // The merged module is invalid: validate each kernel's own module to name the culprit.
   [[noreturn]] static void throw_validation_error(
       std::span<mlir::spirv::ModuleOp> per_kernel, std::span<const format::Kernel> kernels,
@@ -158,6 +162,12 @@ class SpirvTarget final : public Target {
 
 }  // namespace
 
-std::unique_ptr<Target> create_spirv_target() { return std::make_unique<SpirvTarget>(); }
+std::unique_ptr<Target> create_spirv_target() { return std::make_unique<SpirvTarget>(true); }
+
+// For the MSL target: one SPIR-V variable per binding (Metal takes one buffer per [[buffer(i)]]),
+// so no word views of buffers; vector accesses are element by element.
+std::unique_ptr<Target> create_spirv_target_one_variable_per_binding() {
+  return std::make_unique<SpirvTarget>(false);
+}
 
 }  // namespace quiver::compiler

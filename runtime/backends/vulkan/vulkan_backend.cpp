@@ -268,6 +268,7 @@ class VulkanModule final : public Module {
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     ctx.check(ctx.vk.vkBeginCommandBuffer(slot.commands, &begin), who + ": vkBeginCommandBuffer");
     record_full_barrier(ctx.vk, slot.commands);
+    ctx.record_timer_start(slot);
     ctx.vk.vkCmdBindPipeline(slot.commands, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
     if (set)
       ctx.vk.vkCmdBindDescriptorSets(slot.commands, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
@@ -386,11 +387,11 @@ class VulkanDevice final : public Device {
     struct TimestampTimer final : Timer {
       std::shared_ptr<Context> ctx;
       double stop() override {
-        ctx->write_timestamp(1);
+        ctx->stop_timer();
         return ctx->timer_ms();
       }
     };
-    context_->write_timestamp(0);
+    context_->start_timer();
     auto t = std::make_unique<TimestampTimer>();
     t->ctx = context_;
     return t;

@@ -547,6 +547,7 @@ void Context::submit(LaunchSlot& slot) {
     free_.push_back(&slot);
     check(r, "vkQueueSubmit of kernel '" + slot.kernel + "'");
   }
+  if (slot.starts_timer) timer_armed_ = false;
   pending_.push_back(&slot);
 }
 
@@ -606,7 +607,7 @@ void Context::destroy_slot(LaunchSlot& slot) noexcept {
 // ---------------------------------------------------------------------------------------------
 // Timestamps (Device::elapsed_ms)
 
-void Context::write_timestamp(uint32_t query) {
+void Context::ensure_timer() {
   if (!timer_pool_) {
     uint32_t count = 0;
     vk.vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, nullptr);
@@ -637,11 +638,30 @@ void Context::write_timestamp(uint32_t query) {
       check(vk.vkEndCommandBuffer(timer_commands_[q]), "vkEndCommandBuffer");
     }
   }
-  if (query == 0) drain("timer start");   // the start command buffer may be pending from before
+}
+
+void Context::start_timer() {
+  ensure_timer();
+  timer_armed_ = true;
+}
+
+void Context::record_timer_start(LaunchSlot& slot) {
+  slot.starts_timer = timer_armed_;   // disarmed by submit(): an abandoned launch leaves it armed
+  if (!timer_armed_) return;
+  vk.vkCmdResetQueryPool(slot.commands, timer_pool_, 0, 2);
+  vk.vkCmdWriteTimestamp(slot.commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timer_pool_, 0);
+}
+
+void Context::stop_timer() {
   VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &timer_commands_[query];
-  check(vk.vkQueueSubmit(queue, 1, &submit, query == 1 ? timer_fence_ : VK_NULL_HANDLE), "vkQueueSubmit of a timestamp");
+  if (timer_armed_) {   // no launch recorded the start: a start of its own, just before the end
+    timer_armed_ = false;
+    submit.pCommandBuffers = &timer_commands_[0];
+    check(vk.vkQueueSubmit(queue, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit of a timestamp");
+  }
+  submit.pCommandBuffers = &timer_commands_[1];
+  check(vk.vkQueueSubmit(queue, 1, &submit, timer_fence_), "vkQueueSubmit of a timestamp");
 }
 
 double Context::timer_ms() {

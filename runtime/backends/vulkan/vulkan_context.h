@@ -36,6 +36,7 @@ struct LaunchSlot {
   uint32_t pool_capacity = 0;   // storage-buffer descriptors the pool holds
   Allocation args;              // scalar arguments, host-visible
   std::string kernel;           // named when the submission fails asynchronously
+  bool starts_timer = false;    // its commands write the armed timer's start timestamp
 };
 
 class Context {
@@ -96,10 +97,16 @@ class Context {
   // Aligned stride of one scalar argument inside a slot's args buffer.
   VkDeviceSize scalar_stride() const;
 
-  // Device::elapsed_ms: a timestamp after everything queued so far (query 0 = start, 1 = end;
-  // the start also resets the pair), and the milliseconds between the pair once the queue has
-  // drained. Throws when the queue family has no timestamps.
-  void write_timestamp(uint32_t query);
+  // Device::elapsed_ms (query 0 = start, 1 = end; the start also resets the pair). The start
+  // is written by the next launch's own command buffer, after its barrier and just before its
+  // dispatch (record_timer_start), not by a submission of its own: that one would run at once
+  // and count the host's time to record and submit the launch as GPU time (tens of us against
+  // ~100 us kernels). stop_timer: a timestamp after everything queued so far; timer_ms: the
+  // milliseconds between the pair once the queue has drained. start_timer throws when the
+  // queue family has no timestamps.
+  void start_timer();
+  void record_timer_start(LaunchSlot& slot);
+  void stop_timer();
   double timer_ms();
 
  private:
@@ -109,6 +116,7 @@ class Context {
   uint32_t find_memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
                             VkMemoryPropertyFlags preferred) const;
   void ensure_staging(size_t bytes);
+  void ensure_timer();
   void run_transfer(const Allocation& buffer, VkDeviceSize offset, VkDeviceSize bytes, bool to_device);
 
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
@@ -122,6 +130,7 @@ class Context {
   VkCommandBuffer timer_commands_[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};   // start, end
   VkFence timer_fence_ = VK_NULL_HANDLE;
   uint32_t timestamp_bits_ = 0;
+  bool timer_armed_ = false;   // started; the next launch records the start timestamp
 };
 
 // VkInstances this backend has created in this process (a test hook: a program that does not
