@@ -199,6 +199,11 @@ class Device {
   // work queued inside — CUDA events, Vulkan timestamp queries, the host clock on the CPU
   // backend. Waits for the device.
   double elapsed_ms(const std::function<void()>& work) const;
+  // The same for `runs` runs of `work(i)`, queued back to back with a timer pair around each,
+  // waiting for the device once at the end: the device never idles between runs, as it does
+  // when the host waits after each (an idle NVIDIA GPU under Vulkan drops its SM clock to
+  // 345 MHz within milliseconds). Element i is run i's milliseconds.
+  std::vector<double> elapsed_ms_each(size_t runs, const std::function<void(size_t)>& work) const;
 
   // Wraps the memory of a DLPack tensor as a Buffer<T> without copying (cuda and cpu backends).
   // The tensor must be on this device (kDLCUDA / kDLCUDAManaged with this index for cuda;

@@ -194,16 +194,40 @@ void* Device::native_stream() const {
   return d.backend().native_stream();
 }
 
-double Device::elapsed_ms(const std::function<void()>& work) const {
-  const detail::DeviceImpl& d = checked(impl_);
-  std::unique_ptr<backend::Device::Timer> timer;
-  {
+namespace {
+// Timers are backend objects: made, ended, read and destroyed under the device's lock.
+struct Timers {
+  const detail::DeviceImpl& d;
+  std::vector<std::unique_ptr<backend::Device::Timer>> list;
+  ~Timers() {
     std::lock_guard lock(d.mutex());
-    timer = d.backend().start_timer();
+    list.clear();
   }
-  work();   // its launches take the lock themselves
+};
+}  // namespace
+
+double Device::elapsed_ms(const std::function<void()>& work) const {
+  return elapsed_ms_each(1, [&](size_t) { work(); })[0];
+}
+
+std::vector<double> Device::elapsed_ms_each(size_t runs, const std::function<void(size_t)>& work) const {
+  const detail::DeviceImpl& d = checked(impl_);
+  Timers timers{d, {}};
+  timers.list.reserve(runs);
+  for (size_t i = 0; i < runs; ++i) {
+    {
+      std::lock_guard lock(d.mutex());
+      timers.list.push_back(d.backend().start_timer());
+    }
+    work(i);   // its launches take the lock themselves
+    std::lock_guard lock(d.mutex());
+    timers.list.back()->end();
+  }
+  std::vector<double> ms;
+  ms.reserve(runs);
   std::lock_guard lock(d.mutex());
-  return timer->stop();
+  for (auto& t : timers.list) ms.push_back(t->ms());
+  return ms;
 }
 
 void* Device::native_device() const {

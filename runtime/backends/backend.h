@@ -84,24 +84,27 @@ class Device {
   virtual void* native_stream() const = 0;
   virtual void* native_device() const = 0;
 
-  // Device-side timing for benchmarks (Device::elapsed_ms): start_timer() marks the current
-  // end of the queue; Timer::stop() marks it again, waits for the device and returns the
-  // milliseconds between the two marks (CUDA events, Vulkan timestamp queries). The default
-  // drains the queue and uses the host clock: exact for the CPU backend, whose launches run
-  // synchronously, and an upper bound elsewhere.
+  // Device-side timing for benchmarks (Device::elapsed_ms, elapsed_ms_each): start_timer()
+  // marks the current end of the queue; Timer::end() marks it again without waiting, so many
+  // timers can be in flight; Timer::ms() waits for the device and returns the milliseconds
+  // between the two marks (CUDA events, Vulkan timestamp queries). The default drains the queue
+  // and uses the host clock: exact for the CPU backend, whose launches run synchronously, and
+  // an upper bound elsewhere.
   class Timer {
    public:
     virtual ~Timer() = default;
-    virtual double stop() = 0;
+    virtual void end() = 0;
+    virtual double ms() = 0;
   };
   virtual std::unique_ptr<Timer> start_timer() {
     struct HostTimer final : Timer {
       Device* device;
-      std::chrono::steady_clock::time_point start;
-      double stop() override {
+      std::chrono::steady_clock::time_point start, stop;
+      void end() override {
         device->synchronize();
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        stop = std::chrono::steady_clock::now();
       }
+      double ms() override { return std::chrono::duration<double, std::milli>(stop - start).count(); }
     };
     synchronize();
     auto t = std::make_unique<HostTimer>();

@@ -279,3 +279,24 @@ TEST_F(CpuLaunch, ElapsedMsRunsTheWorkAndReportsATime) {
     for (uint32_t i = 0; i < n; ++i) ASSERT_NEAR(got[i], y[i] + round * x[i], 1e-5f) << "element " << i;
   }
 }
+
+// Device::elapsed_ms_each runs work(i) once per i, in order, and returns one time per run.
+TEST_F(CpuLaunch, ElapsedMsEachRunsEveryRunInOrder) {
+  const uint32_t n = 10'000;
+  std::vector<float> x = random_floats(n), y = random_floats(n);
+  Buffer<float> bx = dev.alloc<float>(n), by = dev.alloc<float>(n);
+  bx.upload(x);
+  by.upload(y);
+  std::vector<size_t> order;
+  std::vector<double> ms = dev.elapsed_ms_each(4, [&](size_t i) {
+    order.push_back(i);
+    mod.kernel("saxpy").launch(Grid{(n + 255) / 256}, bx, by, float(i), n);
+  });
+  EXPECT_EQ(order, (std::vector<size_t>{0, 1, 2, 3}));
+  ASSERT_EQ(ms.size(), 4u);
+  for (double t : ms) EXPECT_TRUE(std::isfinite(t) && t >= 0) << t;
+  std::vector<float> got(n);
+  by.download(got);
+  for (uint32_t i = 0; i < n; ++i) ASSERT_NEAR(got[i], y[i] + 6 * x[i], 1e-4f * (1 + std::fabs(y[i]) + 6 * std::fabs(x[i]))) << "element " << i;
+  EXPECT_TRUE(dev.elapsed_ms_each(0, [](size_t) {}).empty());
+}

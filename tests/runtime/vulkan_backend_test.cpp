@@ -384,6 +384,33 @@ TEST_F(VulkanBadFiles, KernelAbsentFromImageIsNotFoundAtLaunch) {
 }
 
 
+// Device::elapsed_ms_each: runs queued back to back, each timed by its own query pair (started
+// by the run's first launch, or by a timestamp of its own when the run launches nothing), all
+// read after one wait; every run's launches happen, in order, and a second call reuses the
+// timers of the first.
+TEST_P(VulkanBackend, ElapsedMsEachTimesEveryRunQueuedBackToBack) {
+  const uint32_t n = 50'000;
+  std::vector<float> x(n, 1.0f), y(n, 2.0f);
+  auto bx = device_->alloc<float>(n), by = device_->alloc<float>(n);
+  bx.upload(x);
+  by.upload(y);
+  float expected = 2.0f;
+  for (int call = 0; call < 2; ++call) {
+    std::vector<double> ms = device_->elapsed_ms_each(6, [&](size_t i) {
+      if (i == 3) return;   // a run without launches
+      auto saxpy = module_->kernel("saxpy");
+      saxpy.launch(quiver::Grid{(n + 255) / 256}, bx, by, float(i + 1), n);
+      if (i == 4) saxpy.launch(quiver::Grid{(n + 255) / 256}, bx, by, 0.5f, n);
+    });
+    ASSERT_EQ(ms.size(), 6u);
+    for (size_t i = 0; i < ms.size(); ++i) EXPECT_TRUE(std::isfinite(ms[i]) && ms[i] >= 0) << "run " << i << ": " << ms[i];
+    expected += 1 + 2 + 3 + 5 + 0.5f + 6;
+  }
+  std::vector<float> got(n);
+  by.download(got);
+  for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(got[i], expected) << "element " << i;
+}
+
 // Device::elapsed_ms through timestamp queries: the launches inside run, the time is positive.
 TEST_P(VulkanBackend, ElapsedMsRunsTheWorkAndReportsATime) {
   const uint32_t n = 50'000;

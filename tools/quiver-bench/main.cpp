@@ -1,6 +1,6 @@
 // quiver-bench: every op of the op library at the anchor shapes, timed on the device (events on
 // CUDA, timestamp queries on Vulkan, the host clock on the CPU backend, through
-// Device::elapsed_ms), median of >= 100 runs after warm-up, inputs rotated so that they are
+// Device::elapsed_ms_each), median of >= 100 runs after warm-up, inputs rotated so that they are
 // never already in L2. Prints a table and writes JSON with GB/s (memory-bound ops, with the
 // fraction of the copy bandwidth measured in the same run) or TFLOP/s.
 #include <algorithm>
@@ -33,12 +33,22 @@ struct Timing {
   size_t runs = 0;
 };
 
+// Runs are queued back to back and timed each by its own pair of device marks, waiting once
+// (Device::elapsed_ms_each): waiting after every run idled the GPU between runs, and NVIDIA's
+// Vulkan driver then ran most cases at a 345 MHz SM clock (nvidia-smi during quiver-bench,
+// 2026-11-23), while CUDA kept 1980 MHz. Warm-up: at least `warmup` runs and 20 ms of device
+// time, so that the clock has risen before anything is timed.
 Timing time_runs(const quiver::Device& dev, const quiver_bench::Runner& run, size_t sets, size_t warmup,
                  size_t iters) {
-  for (size_t i = 0; i < warmup; ++i) run(i % sets);
-  dev.synchronize();
-  std::vector<double> ms;
-  for (size_t i = 0; i < iters; ++i) ms.push_back(dev.elapsed_ms([&] { run(i % sets); }));
+  double warm_ms = 0;
+  size_t warm_runs = 0;
+  for (size_t batch = std::max<size_t>(warmup, 1); warm_runs < warmup || (warm_ms < 20.0 && warm_runs < 5000);
+       batch = std::min<size_t>(batch * 2, 1000)) {
+    std::vector<double> w = dev.elapsed_ms_each(batch, [&](size_t i) { run((warm_runs + i) % sets); });
+    for (double x : w) warm_ms += x;
+    warm_runs += batch;
+  }
+  std::vector<double> ms = dev.elapsed_ms_each(iters, [&](size_t i) { run(i % sets); });
   return {median(ms), *std::min_element(ms.begin(), ms.end()), ms.size()};
 }
 

@@ -305,17 +305,20 @@ class CudaDevice final : public Device {
   std::unique_ptr<Timer> start_timer() override {
     struct EventTimer final : Timer {
       std::shared_ptr<Context> ctx;
-      CUevent start = nullptr, end = nullptr;
+      CUevent start = nullptr, end_event = nullptr;
       ~EventTimer() override {
         if (start) ctx->driver->cuEventDestroy(start);
-        if (end) ctx->driver->cuEventDestroy(end);
+        if (end_event) ctx->driver->cuEventDestroy(end_event);
       }
-      double stop() override {
+      void end() override {
         ctx->make_current();
-        ctx->check(ctx->driver->cuEventRecord(end, ctx->stream), "cuEventRecord");
-        ctx->check(ctx->driver->cuEventSynchronize(end), "cuEventSynchronize");
+        ctx->check(ctx->driver->cuEventRecord(end_event, ctx->stream), "cuEventRecord");
+      }
+      double ms() override {
+        ctx->make_current();
+        ctx->check(ctx->driver->cuEventSynchronize(end_event), "cuEventSynchronize");
         float ms = 0;
-        ctx->check(ctx->driver->cuEventElapsedTime(&ms, start, end), "cuEventElapsedTime");
+        ctx->check(ctx->driver->cuEventElapsedTime(&ms, start, end_event), "cuEventElapsedTime");
         return ms;
       }
     };
@@ -323,7 +326,7 @@ class CudaDevice final : public Device {
     t->ctx = context_;
     context_->make_current();
     context_->check(context_->driver->cuEventCreate(&t->start, 0), "cuEventCreate");
-    context_->check(context_->driver->cuEventCreate(&t->end, 0), "cuEventCreate");
+    context_->check(context_->driver->cuEventCreate(&t->end_event, 0), "cuEventCreate");
     context_->check(context_->driver->cuEventRecord(t->start, context_->stream), "cuEventRecord");
     return t;
   }

@@ -2,6 +2,7 @@
 // buffers, one compute pipeline per kernel of the image. Argument binding follows docs/abi.md:
 // parameter i is the storage buffer at set 0, binding i; a scalar is written into a small
 // host-visible buffer and bound at an offset aligned to minStorageBufferOffsetAlignment.
+#include <utility>
 #include <array>
 #include <cstdio>
 #include <cstring>
@@ -386,14 +387,19 @@ class VulkanDevice final : public Device {
   std::unique_ptr<Timer> start_timer() override {
     struct TimestampTimer final : Timer {
       std::shared_ptr<Context> ctx;
-      double stop() override {
-        ctx->stop_timer();
-        return ctx->timer_ms();
+      TimerSlot* slot = nullptr;
+      ~TimestampTimer() override {
+        if (slot) ctx->release_timer(*slot);
+      }
+      void end() override { ctx->stop_timer(*slot); }
+      double ms() override {
+        TimerSlot* s = std::exchange(slot, nullptr);
+        return ctx->timer_ms(*s);
       }
     };
-    context_->start_timer();
     auto t = std::make_unique<TimestampTimer>();
     t->ctx = context_;
+    t->slot = &context_->start_timer();
     return t;
   }
 

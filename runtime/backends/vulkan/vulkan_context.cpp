@@ -411,8 +411,10 @@ Context::~Context() {
     for (auto& slot : slots_) destroy_slot(*slot);
     release(staging_);
     if (transfer_fence_) vk.vkDestroyFence(device, transfer_fence_, nullptr);
-    if (timer_fence_) vk.vkDestroyFence(device, timer_fence_, nullptr);
-    if (timer_pool_) vk.vkDestroyQueryPool(device, timer_pool_, nullptr);
+    for (auto& t : timers_) {
+      if (t->fence) vk.vkDestroyFence(device, t->fence, nullptr);
+      if (t->pool) vk.vkDestroyQueryPool(device, t->pool, nullptr);
+    }
     if (command_pool_) vk.vkDestroyCommandPool(device, command_pool_, nullptr);
     vk.vkDestroyDevice(device, nullptr);
   }
@@ -547,7 +549,7 @@ void Context::submit(LaunchSlot& slot) {
     free_.push_back(&slot);
     check(r, "vkQueueSubmit of kernel '" + slot.kernel + "'");
   }
-  if (slot.starts_timer) timer_armed_ = false;
+  if (slot.starts_timer && slot.starts_timer == armed_timer_) armed_timer_ = nullptr;
   pending_.push_back(&slot);
 }
 
@@ -607,8 +609,8 @@ void Context::destroy_slot(LaunchSlot& slot) noexcept {
 // ---------------------------------------------------------------------------------------------
 // Timestamps (Device::elapsed_ms)
 
-void Context::ensure_timer() {
-  if (!timer_pool_) {
+TimerSlot& Context::new_timer() {
+  if (timestamp_bits_ == 0) {
     uint32_t count = 0;
     vk.vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, nullptr);
     std::vector<VkQueueFamilyProperties> families(count);
@@ -616,66 +618,91 @@ void Context::ensure_timer() {
     timestamp_bits_ = queue_family < count ? families[queue_family].timestampValidBits : 0;
     if (timestamp_bits_ == 0 || properties.limits.timestampPeriod <= 0)
       throw Error(ErrorCode::NotFound, "vulkan: " + name + " has no timestamps on its compute queue");
-    VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    info.queryCount = 2;
-    check(vk.vkCreateQueryPool(device, &info, nullptr, &timer_pool_), "vkCreateQueryPool");
-    VkCommandBufferAllocateInfo cb_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    cb_info.commandPool = command_pool_;
-    cb_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    cb_info.commandBufferCount = 2;
-    check(vk.vkAllocateCommandBuffers(device, &cb_info, timer_commands_), "vkAllocateCommandBuffers");
-    VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    check(vk.vkCreateFence(device, &fence_info, nullptr, &timer_fence_), "vkCreateFence");
-    // Recorded once: a barrier (its first scope is everything submitted before, on this
-    // queue), then the timestamp once all of that has finished.
-    for (uint32_t q = 0; q < 2; ++q) {
-      VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-      check(vk.vkBeginCommandBuffer(timer_commands_[q], &begin), "vkBeginCommandBuffer");
-      if (q == 0) vk.vkCmdResetQueryPool(timer_commands_[q], timer_pool_, 0, 2);
-      full_barrier(vk, timer_commands_[q]);
-      vk.vkCmdWriteTimestamp(timer_commands_[q], VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timer_pool_, q);
-      check(vk.vkEndCommandBuffer(timer_commands_[q]), "vkEndCommandBuffer");
-    }
   }
+  auto t = std::make_unique<TimerSlot>();
+  TimerSlot& timer = *t;
+  timers_.push_back(std::move(t));   // owned from here on: the destructor frees what was made
+  VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  info.queryCount = 2;
+  check(vk.vkCreateQueryPool(device, &info, nullptr, &timer.pool), "vkCreateQueryPool");
+  VkCommandBufferAllocateInfo cb_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cb_info.commandPool = command_pool_;
+  cb_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cb_info.commandBufferCount = 2;
+  check(vk.vkAllocateCommandBuffers(device, &cb_info, timer.commands), "vkAllocateCommandBuffers");
+  VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  check(vk.vkCreateFence(device, &fence_info, nullptr, &timer.fence), "vkCreateFence");
+  // Recorded once: a barrier (its first scope is everything submitted before, on this queue),
+  // then the timestamp once all of that has finished.
+  for (uint32_t q = 0; q < 2; ++q) {
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    check(vk.vkBeginCommandBuffer(timer.commands[q], &begin), "vkBeginCommandBuffer");
+    if (q == 0) vk.vkCmdResetQueryPool(timer.commands[q], timer.pool, 0, 2);
+    full_barrier(vk, timer.commands[q]);
+    vk.vkCmdWriteTimestamp(timer.commands[q], VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timer.pool, q);
+    check(vk.vkEndCommandBuffer(timer.commands[q]), "vkEndCommandBuffer");
+  }
+  return timer;
 }
 
-void Context::start_timer() {
-  ensure_timer();
-  timer_armed_ = true;
+TimerSlot& Context::start_timer() {
+  TimerSlot* timer = nullptr;
+  if (!free_timers_.empty()) {
+    timer = free_timers_.back();
+    free_timers_.pop_back();
+  } else {
+    timer = &new_timer();
+  }
+  timer->ended = false;
+  armed_timer_ = timer;   // a timer started before and never ended just loses its start
+  return *timer;
 }
 
 void Context::record_timer_start(LaunchSlot& slot) {
-  slot.starts_timer = timer_armed_;   // disarmed by submit(): an abandoned launch leaves it armed
-  if (!timer_armed_) return;
-  vk.vkCmdResetQueryPool(slot.commands, timer_pool_, 0, 2);
-  vk.vkCmdWriteTimestamp(slot.commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timer_pool_, 0);
+  slot.starts_timer = armed_timer_;   // disarmed by submit(): an abandoned launch leaves it armed
+  if (!armed_timer_) return;
+  vk.vkCmdResetQueryPool(slot.commands, armed_timer_->pool, 0, 2);
+  vk.vkCmdWriteTimestamp(slot.commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, armed_timer_->pool, 0);
 }
 
-void Context::stop_timer() {
+void Context::stop_timer(TimerSlot& timer) {
   VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   submit.commandBufferCount = 1;
-  if (timer_armed_) {   // no launch recorded the start: a start of its own, just before the end
-    timer_armed_ = false;
-    submit.pCommandBuffers = &timer_commands_[0];
+  if (armed_timer_ == &timer) {   // no launch recorded the start: a start of its own, just before the end
+    armed_timer_ = nullptr;
+    submit.pCommandBuffers = &timer.commands[0];
     check(vk.vkQueueSubmit(queue, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit of a timestamp");
   }
-  submit.pCommandBuffers = &timer_commands_[1];
-  check(vk.vkQueueSubmit(queue, 1, &submit, timer_fence_), "vkQueueSubmit of a timestamp");
+  submit.pCommandBuffers = &timer.commands[1];
+  check(vk.vkQueueSubmit(queue, 1, &submit, timer.fence), "vkQueueSubmit of a timestamp");
+  timer.ended = true;
 }
 
-double Context::timer_ms() {
-  VkResult r = vk.vkWaitForFences(device, 1, &timer_fence_, VK_TRUE, UINT64_MAX);
-  vk.vkResetFences(device, 1, &timer_fence_);
+double Context::timer_ms(TimerSlot& timer) {
+  VkResult r = vk.vkWaitForFences(device, 1, &timer.fence, VK_TRUE, UINT64_MAX);
+  vk.vkResetFences(device, 1, &timer.fence);
+  timer.ended = false;
+  free_timers_.push_back(&timer);
   check(r, "waiting for the end timestamp");
   drain("timer stop");
   uint64_t ticks[2] = {};
-  check(vk.vkGetQueryPoolResults(device, timer_pool_, 0, 2, sizeof(ticks), ticks, sizeof(uint64_t),
+  check(vk.vkGetQueryPoolResults(device, timer.pool, 0, 2, sizeof(ticks), ticks, sizeof(uint64_t),
                                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
         "vkGetQueryPoolResults");
   uint64_t mask = timestamp_bits_ >= 64 ? ~uint64_t(0) : (uint64_t(1) << timestamp_bits_) - 1;
   uint64_t delta = (ticks[1] - ticks[0]) & mask;
   return double(delta) * properties.limits.timestampPeriod * 1e-6;
+}
+
+void Context::release_timer(TimerSlot& timer) noexcept {
+  if (armed_timer_ == &timer) armed_timer_ = nullptr;
+  if (timer.ended) {   // its end may still be pending: never hand out a pending command buffer
+    if (vk.vkWaitForFences(device, 1, &timer.fence, VK_TRUE, UINT64_MAX) != VK_SUCCESS) return;   // leaked, not reused
+    vk.vkResetFences(device, 1, &timer.fence);
+    timer.ended = false;
+  }
+  free_timers_.push_back(&timer);
 }
 
 // ---------------------------------------------------------------------------------------------

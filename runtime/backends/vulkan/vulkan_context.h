@@ -36,7 +36,16 @@ struct LaunchSlot {
   uint32_t pool_capacity = 0;   // storage-buffer descriptors the pool holds
   Allocation args;              // scalar arguments, host-visible
   std::string kernel;           // named when the submission fails asynchronously
-  bool starts_timer = false;    // its commands write the armed timer's start timestamp
+  const struct TimerSlot* starts_timer = nullptr;   // the armed timer whose start its commands write
+};
+
+// One Device::elapsed_ms measurement: a query pair, and command buffers recorded once that write
+// the start (when no launch did) and the end timestamp, the end one signalling `fence`.
+struct TimerSlot {
+  VkQueryPool pool = VK_NULL_HANDLE;
+  VkCommandBuffer commands[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};   // start, end
+  VkFence fence = VK_NULL_HANDLE;
+  bool ended = false;   // the end was submitted: wait for `fence` before reuse
 };
 
 class Context {
@@ -104,10 +113,13 @@ class Context {
   // ~100 us kernels). stop_timer: a timestamp after everything queued so far; timer_ms: the
   // milliseconds between the pair once the queue has drained. start_timer throws when the
   // queue family has no timestamps.
-  void start_timer();
+  // Timers may be many in flight (Device::elapsed_ms_each): each has its own slot, recycled by
+  // timer_ms or release_timer.
+  TimerSlot& start_timer();
   void record_timer_start(LaunchSlot& slot);
-  void stop_timer();
-  double timer_ms();
+  void stop_timer(TimerSlot& timer);
+  double timer_ms(TimerSlot& timer);
+  void release_timer(TimerSlot& timer) noexcept;   // a timer dropped without timer_ms
 
  private:
   void retire_completed();
@@ -116,7 +128,7 @@ class Context {
   uint32_t find_memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
                             VkMemoryPropertyFlags preferred) const;
   void ensure_staging(size_t bytes);
-  void ensure_timer();
+  TimerSlot& new_timer();
   void run_transfer(const Allocation& buffer, VkDeviceSize offset, VkDeviceSize bytes, bool to_device);
 
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
@@ -126,11 +138,10 @@ class Context {
   Allocation staging_;
   VkCommandBuffer transfer_commands_ = VK_NULL_HANDLE;
   VkFence transfer_fence_ = VK_NULL_HANDLE;
-  VkQueryPool timer_pool_ = VK_NULL_HANDLE;
-  VkCommandBuffer timer_commands_[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};   // start, end
-  VkFence timer_fence_ = VK_NULL_HANDLE;
+  std::vector<std::unique_ptr<TimerSlot>> timers_;
+  std::vector<TimerSlot*> free_timers_;
+  TimerSlot* armed_timer_ = nullptr;   // started; the next launch records its start timestamp
   uint32_t timestamp_bits_ = 0;
-  bool timer_armed_ = false;   // started; the next launch records the start timestamp
 };
 
 // VkInstances this backend has created in this process (a test hook: a program that does not
