@@ -30,10 +30,12 @@ bool Api::load_global(std::string& why_not) {
   }
 #define QV_VK_INSTANCE(name)
 #define QV_VK_DEVICE(name)
+#define QV_VK_DEVICE_OPTIONAL(name)
 #include "vulkan_symbols.h"
 #undef QV_VK_GLOBAL
 #undef QV_VK_INSTANCE
 #undef QV_VK_DEVICE
+#undef QV_VK_DEVICE_OPTIONAL
   return true;
 }
 
@@ -46,10 +48,12 @@ bool Api::load_instance(VkInstance instance, std::string& why_not) {
     return false;                                                                  \
   }
 #define QV_VK_DEVICE(name)
+#define QV_VK_DEVICE_OPTIONAL(name)
 #include "vulkan_symbols.h"
 #undef QV_VK_GLOBAL
 #undef QV_VK_INSTANCE
 #undef QV_VK_DEVICE
+#undef QV_VK_DEVICE_OPTIONAL
   return true;
 }
 
@@ -62,10 +66,12 @@ bool Api::load_device(VkDevice device, std::string& why_not) {
     why_not = "the Vulkan device does not provide " #name;                     \
     return false;                                                              \
   }
+#define QV_VK_DEVICE_OPTIONAL(name) name = reinterpret_cast<PFN_##name>(vkGetDeviceProcAddr(device, #name));
 #include "vulkan_symbols.h"
 #undef QV_VK_GLOBAL
 #undef QV_VK_INSTANCE
 #undef QV_VK_DEVICE
+#undef QV_VK_DEVICE_OPTIONAL
   return true;
 }
 

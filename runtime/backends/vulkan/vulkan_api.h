@@ -17,10 +17,12 @@ struct Api {
 #define QV_VK_GLOBAL(name) PFN_##name name = nullptr;
 #define QV_VK_INSTANCE(name) PFN_##name name = nullptr;
 #define QV_VK_DEVICE(name) PFN_##name name = nullptr;
+#define QV_VK_DEVICE_OPTIONAL(name) PFN_##name name = nullptr;
 #include "vulkan_symbols.h"
 #undef QV_VK_GLOBAL
 #undef QV_VK_INSTANCE
 #undef QV_VK_DEVICE
+#undef QV_VK_DEVICE_OPTIONAL
 
   // Each step returns false and sets `why_not` naming the library or the missing command.
   // QUIVER_VULKAN_LIBRARY overrides the library name (default "libvulkan.so.1").

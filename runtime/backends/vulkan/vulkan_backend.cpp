@@ -311,8 +311,43 @@ class VulkanModule final : public Module {
     info.stage.module = shader_.handle;
     info.stage.pName = k.symbol.c_str();
     info.layout = p.layout;
+    const bool statistics = ctx.pipeline_statistics && ctx.vk.vkGetPipelineExecutablePropertiesKHR &&
+                            ctx.vk.vkGetPipelineExecutableStatisticsKHR;
+    if (statistics) info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     ctx.check(ctx.vk.vkCreateComputePipelines(ctx.device, VK_NULL_HANDLE, 1, &info, nullptr, &p.pipeline),
               "vkCreateComputePipelines for " + who);
+    if (statistics) print_statistics(ctx, p.pipeline, k.symbol);
+  }
+
+  // One line per executable: "quiver vulkan stats <symbol>: <name>=<value>, ...".
+  static void print_statistics(Context& ctx, VkPipeline pipeline, const std::string& symbol) {
+    VkPipelineInfoKHR pipeline_info{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+    pipeline_info.pipeline = pipeline;
+    uint32_t count = 0;
+    if (ctx.vk.vkGetPipelineExecutablePropertiesKHR(ctx.device, &pipeline_info, &count, nullptr) != VK_SUCCESS) return;
+    std::vector<VkPipelineExecutablePropertiesKHR> executables(count, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
+    ctx.vk.vkGetPipelineExecutablePropertiesKHR(ctx.device, &pipeline_info, &count, executables.data());
+    for (uint32_t e = 0; e < count; ++e) {
+      VkPipelineExecutableInfoKHR exe{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+      exe.pipeline = pipeline;
+      exe.executableIndex = e;
+      uint32_t n = 0;
+      if (ctx.vk.vkGetPipelineExecutableStatisticsKHR(ctx.device, &exe, &n, nullptr) != VK_SUCCESS) continue;
+      std::vector<VkPipelineExecutableStatisticKHR> stats(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+      ctx.vk.vkGetPipelineExecutableStatisticsKHR(ctx.device, &exe, &n, stats.data());
+      std::string line = "quiver vulkan stats " + symbol + " [" + executables[e].name + "]:";
+      for (const auto& st : stats) {
+        line += std::string(" ") + st.name + "=";
+        switch (st.format) {
+          case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: line += st.value.b32 ? "true" : "false"; break;
+          case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: line += std::to_string(st.value.i64); break;
+          case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: line += std::to_string(st.value.u64); break;
+          case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: line += std::to_string(st.value.f64); break;
+          default: line += "?";
+        }
+      }
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
   }
 
   std::shared_ptr<Context> context_;

@@ -327,6 +327,9 @@ std::shared_ptr<Context> Context::open(size_t index, size_t& device_count, std::
   // Float atomics (qv::atomic_add / atomic_exchange on float) come from VK_EXT_shader_atomic_float.
   std::vector<const char*> extensions;
   VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomic_float{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executable_info{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  executable_info.pipelineExecutableInfo = VK_TRUE;
   {
     uint32_t count = 0;
     vk.vkEnumerateDeviceExtensionProperties(ctx->physical, nullptr, &count, nullptr);
@@ -346,6 +349,15 @@ std::shared_ptr<Context> Context::open(size_t index, size_t& device_count, std::
         atomic_float.pNext = enabled.pNext;
         enabled.pNext = &atomic_float;
       }
+    const char* stats = std::getenv("QUIVER_VULKAN_PIPELINE_STATS");
+    if (stats && std::string_view(stats) == "1")
+      for (const auto& p : props)
+        if (std::string_view(p.extensionName) == VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME) {
+          extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+          executable_info.pNext = enabled.pNext;
+          enabled.pNext = &executable_info;
+          ctx->pipeline_statistics = true;
+        }
   }
 
   const float priority = 1.0f;

@@ -73,6 +73,9 @@ class Context {
   // Storage buffers live in host-visible device memory (lavapipe, integrated GPUs): upload and
   // download are memcpy after draining, no staging copies.
   bool unified_memory = false;
+  // QUIVER_VULKAN_PIPELINE_STATS=1 and VK_KHR_pipeline_executable_properties: each pipeline's
+  // driver statistics are printed to stderr when it is created.
+  bool pipeline_statistics = false;
   std::string name;
   // QUIVER_VULKAN_VALIDATION=1 only: the instance's messenger (owned by the shared instance).
   const Validation* validation = nullptr;

@@ -3,6 +3,7 @@
 //   QV_VK_GLOBAL(name)    vkGetInstanceProcAddr(nullptr, name)  (before an instance exists)
 //   QV_VK_INSTANCE(name)  vkGetInstanceProcAddr(instance, name)
 //   QV_VK_DEVICE(name)    vkGetDeviceProcAddr(device, name)     (skips the loader trampoline)
+//   QV_VK_DEVICE_OPTIONAL(name)  the same, null when the device lacks it (an extension's)
 // Included by vulkan_api.h with the macros defined; no include guard on purpose.
 
 QV_VK_GLOBAL(vkCreateInstance)
@@ -64,3 +65,8 @@ QV_VK_DEVICE(vkDestroyFence)
 QV_VK_DEVICE(vkWaitForFences)
 QV_VK_DEVICE(vkResetFences)
 QV_VK_DEVICE(vkGetFenceStatus)
+
+// VK_KHR_pipeline_executable_properties, enabled only for QUIVER_VULKAN_PIPELINE_STATS=1
+// (docs/runtime.md): the driver's statistics for each kernel (registers, spills, ...).
+QV_VK_DEVICE_OPTIONAL(vkGetPipelineExecutablePropertiesKHR)
+QV_VK_DEVICE_OPTIONAL(vkGetPipelineExecutableStatisticsKHR)
