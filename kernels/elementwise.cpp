@@ -105,11 +105,35 @@ namespace {
 // INTERLEAVED: GPT-J pairs (2i, 2i + 1); otherwise GPT-NeoX pairs (i, i + rot_half).
 // When head_dim % 8 == 0 and rot_half % 4 == 0 a thread takes 4 pairs i0 .. i0 + 3 with wide
 // accesses (qvops::load4) in up to kRopeHeads heads of one token: the angles depend on the token
-// and the pair only, so their sin / cos are computed once for those heads. Computing them per
-// head held bf16 rope at 0.6 of copy on the H100 (compute-bound on the accurate sin_cos). The
+// and the pair only, so their sin / cos are computed once for those heads (per head, they held
+// bf16 rope at 0.6 of copy on the H100: compute-bound on the accurate sin_cos). All heads' loads
+// come before the stores: the stores may alias later loads, so a load-store loop per head runs
+// one head at a time (f32 8192x4096 fell from 0.94 to 0.89 of copy with 8 heads that way). The
 // host sizes the grid for tokens * ceil(heads / kRopeHeads) * head_dim / 8 threads; consecutive
 // threads take consecutive pair groups of one head (coalesced). Otherwise a thread takes one pair.
-constexpr uint32_t kRopeHeads = 8;   // runtime/ops/ops.cpp sizes the grid with the same number
+constexpr uint32_t kRopeHeads = 4;   // runtime/ops/ops.cpp sizes the grid with the same number
+
+// The 8 elements of pairs i0 .. i0 + 3 of one head: (u, v) = elements 2 i0 .. 2 i0 + 7 (GPT-J) or
+// i0 .. i0 + 3 and i0 + rot_half .. (NeoX).
+template <typename T, bool INTERLEAVED>
+QV_DEVICE void rope_load(const T* x, uint32_t base, uint32_t i0, uint32_t rot_half, qv::float4& u, qv::float4& v) {
+  u = qvops::load4(x + base + (INTERLEAVED ? 2 * i0 : i0));
+  v = qvops::load4(x + base + (INTERLEAVED ? 2 * i0 + 4 : i0 + rot_half));
+}
+template <typename T, bool INTERLEAVED>
+QV_DEVICE void rope_store(T* out, uint32_t base, uint32_t i0, uint32_t rot_half, qv::float4 u, qv::float4 v,
+                          qv::float4 c, qv::float4 s) {
+  if constexpr (INTERLEAVED) {
+    qvops::store4(out + base + 2 * i0, qv::float4(u[0] * c[0] - u[1] * s[0], u[1] * c[0] + u[0] * s[0],
+                                                  u[2] * c[1] - u[3] * s[1], u[3] * c[1] + u[2] * s[1]));
+    qvops::store4(out + base + 2 * i0 + 4, qv::float4(v[0] * c[2] - v[1] * s[2], v[1] * c[2] + v[0] * s[2],
+                                                      v[2] * c[3] - v[3] * s[3], v[3] * c[3] + v[2] * s[3]));
+  } else {
+    qvops::store4(out + base + i0, u * c - v * s);
+    qvops::store4(out + base + i0 + rot_half, v * c + u * s);
+  }
+}
+
 template <typename T, bool INTERLEAVED>
 QV_DEVICE void rope_pairs(const T* x, const int32_t* pos, const float* inv_freq, T* out, uint32_t tokens,
                           uint32_t heads, uint32_t head_dim, uint32_t rot_half) {
@@ -123,8 +147,15 @@ QV_DEVICE void rope_pairs(const T* x, const int32_t* pos, const float* inv_freq,
       uint32_t i0 = 4 * (p - token_block * groups_per_row);
       uint32_t token = token_block / head_blocks;
       uint32_t h0 = (token_block - token * head_blocks) * kRopeHeads;
-      uint32_t h_end = qv::min(h0 + kRopeHeads, heads);
+      uint32_t row0 = (token * heads + h0) * head_dim;   // head h0 + k starts at row0 + k head_dim
+      bool has1 = h0 + 1 < heads, has2 = h0 + 2 < heads, has3 = h0 + 3 < heads;
       if (i0 < rot_half) {
+        qv::float4 zero = qv::float4(0.0f, 0.0f, 0.0f, 0.0f);
+        qv::float4 u0 = zero, v0 = zero, u1 = zero, v1 = zero, u2 = zero, v2 = zero, u3 = zero, v3 = zero;
+        rope_load<T, INTERLEAVED>(x, row0, i0, rot_half, u0, v0);
+        if (has1) rope_load<T, INTERLEAVED>(x, row0 + head_dim, i0, rot_half, u1, v1);
+        if (has2) rope_load<T, INTERLEAVED>(x, row0 + 2 * head_dim, i0, rot_half, u2, v2);
+        if (has3) rope_load<T, INTERLEAVED>(x, row0 + 3 * head_dim, i0, rot_half, u3, v3);
         float position = static_cast<float>(pos[token]);
         qv::float4 freq = qv::load<4>(inv_freq + i0);
         float s0 = 0.0f, c0 = 0.0f, s1 = 0.0f, c1 = 0.0f, s2 = 0.0f, c2 = 0.0f, s3 = 0.0f, c3 = 0.0f;
@@ -132,22 +163,13 @@ QV_DEVICE void rope_pairs(const T* x, const int32_t* pos, const float* inv_freq,
         qvops::sin_cos(position * freq[1], s1, c1);
         qvops::sin_cos(position * freq[2], s2, c2);
         qvops::sin_cos(position * freq[3], s3, c3);
-        for (uint32_t h = h0; h < h_end; ++h) {
-          uint32_t base = (token * heads + h) * head_dim;
-          if constexpr (INTERLEAVED) {   // elements 2 i0 .. 2 i0 + 7 hold pairs i0 .. i0 + 3
-            qv::float4 u = qvops::load4(x + base + 2 * i0), v = qvops::load4(x + base + 2 * i0 + 4);
-            qvops::store4(out + base + 2 * i0, qv::float4(u[0] * c0 - u[1] * s0, u[1] * c0 + u[0] * s0,
-                                                          u[2] * c1 - u[3] * s1, u[3] * c1 + u[2] * s1));
-            qvops::store4(out + base + 2 * i0 + 4, qv::float4(v[0] * c2 - v[1] * s2, v[1] * c2 + v[0] * s2,
-                                                              v[2] * c3 - v[3] * s3, v[3] * c3 + v[2] * s3));
-          } else {                       // elements i0 .. i0 + 3 pair with i0 + rot_half ..
-            qv::float4 a = qvops::load4(x + base + i0), b = qvops::load4(x + base + i0 + rot_half);
-            qv::float4 c = qv::float4(c0, c1, c2, c3), s = qv::float4(s0, s1, s2, s3);
-            qvops::store4(out + base + i0, a * c - b * s);
-            qvops::store4(out + base + i0 + rot_half, b * c + a * s);
-          }
-        }
-      } else {
+        qv::float4 c = qv::float4(c0, c1, c2, c3), s = qv::float4(s0, s1, s2, s3);
+        rope_store<T, INTERLEAVED>(out, row0, i0, rot_half, u0, v0, c, s);
+        if (has1) rope_store<T, INTERLEAVED>(out, row0 + head_dim, i0, rot_half, u1, v1, c, s);
+        if (has2) rope_store<T, INTERLEAVED>(out, row0 + 2 * head_dim, i0, rot_half, u2, v2, c, s);
+        if (has3) rope_store<T, INTERLEAVED>(out, row0 + 3 * head_dim, i0, rot_half, u3, v3, c, s);
+      } else {   // pairs past the rotary dimensions: elements 2 i0 .. 2 i0 + 7 copied
+        uint32_t h_end = qv::min(h0 + kRopeHeads, heads);
         for (uint32_t h = h0; h < h_end; ++h) {
           uint32_t base = (token * heads + h) * head_dim;
           qv::store(out + base + 2 * i0, qv::load<4>(x + base + 2 * i0));

@@ -216,7 +216,7 @@ TEST(OpsGate, Rope) {
   struct Case {
     size_t tokens, heads, head_dim, rotary_dim;
   };
-  // {6, 11, 64, 48}: two blocks of kernels/elementwise.cpp's 8 heads per thread, the second
+  // {6, 11, 64, 48}: three blocks of kernels/elementwise.cpp's 4 heads per thread, the last
   // partial, with pairs past the rotary dimensions copied.
   std::vector<Case> cases = {{1, 1, 2, 2}, {7, 3, 64, 64}, {20, 4, 128, 128}, {5, 2, 96, 64}, {6, 11, 64, 48}};
   if (gate::big_shapes()) cases.push_back({4096, 32, 128, 128});
