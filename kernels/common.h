@@ -117,6 +117,19 @@ QV_DEVICE void store16(T* p, qv::float4 lo, qv::float4 hi) {
   }
 }
 
+// Sum and maximum of a 16-byte chunk's elements (lo, and hi for 16-bit T).
+template <typename T>
+QV_DEVICE float chunk_sum(qv::float4 lo, qv::float4 hi) {
+  if constexpr (chunk_elems<T>() == 8) return sum4(lo) + sum4(hi);
+  else return sum4(lo);
+}
+QV_DEVICE float max4(qv::float4 v) { return qv::max(qv::max(v[0], v[1]), qv::max(v[2], v[3])); }
+template <typename T>
+QV_DEVICE float chunk_max(qv::float4 lo, qv::float4 hi) {
+  if constexpr (chunk_elems<T>() == 8) return qv::max(max4(lo), max4(hi));
+  else return max4(lo);
+}
+
 // The row a row-wise block works on. The host splits more than 65535 rows over grid.y
 // (Vulkan guarantees only 65535 blocks per grid dimension), so the last blocks may be spare.
 QV_DEVICE uint32_t block_row() { return qv::block_id_x() + qv::block_id_y() * qv::grid_dim_x(); }
@@ -125,22 +138,50 @@ QV_DEVICE uint32_t block_row() { return qv::block_id_x() + qv::block_id_y() * qv
 QV_DEVICE uint32_t grid_first() { return qv::global_id_x(); }
 QV_DEVICE uint32_t grid_stride() { return qv::grid_dim_x() * qv::block_dim_x(); }
 
-// IEEE binary16 bits -> float, exactly, with integer and power-of-two arithmetic only (every
-// step is exact in float), so block-quantized weights can keep llama.cpp's byte layout with the
-// f16 scale at any byte offset.
+// ---- Short rows: a subgroup per row ------------------------------------------------------------
+// A row of at most kShortRowCols elements is at most 4 KB of float: a 256-thread block per row
+// spends more time in its block reductions (barriers) and in the wave it waits for than in
+// moving the row (4096 x 1024 on the H100: softmax bf16 0.56, layer_norm bf16 0.69 of Triton /
+// torch). Such rows, when they start on 16-byte boundaries (cols % chunk_elems<T>() == 0), go
+// one per subgroup, kShortRows per block, with subgroup reductions only; a lane walks its part
+// of the row once per pass (the later passes hit the cache). The host launches
+// ceil(rows / kShortRows) blocks for them (runtime/ops/ops.cpp).
+constexpr uint32_t kShortRowCols = 1024;
+constexpr uint32_t kShortRows = 8;
+template <typename T>
+QV_DEVICE bool short_rows(uint32_t cols) {
+  return cols <= kShortRowCols && cols % chunk_elems<T>() == 0;
+}
+// Subgroup s of the block takes the block's rows s, s + subgroups, ...: the step count is
+// block-uniform, so subgroup operations stay in uniform control flow (a subgroup past the
+// block's rows reduces zeros).
+QV_DEVICE uint32_t short_row_steps() {
+  uint32_t subgroups = (kRowThreads + qv::subgroup_size() - 1) / qv::subgroup_size();
+  return (kShortRows + subgroups - 1) / subgroups;
+}
+// This subgroup's row at `step`; `valid` says whether it is one of the block's and the matrix's.
+QV_DEVICE uint32_t short_row(uint32_t step, uint32_t rows, bool& valid) {
+  uint32_t sg = qv::subgroup_size();
+  uint32_t k = qv::thread_id_x() / sg + step * ((kRowThreads + sg - 1) / sg);
+  uint32_t row = block_row() * kShortRows + k;
+  valid = k < kShortRows && row < rows;
+  return row;
+}
+
+// IEEE binary16 bits -> float, exactly, for every input, with integer operations and exact float
+// arithmetic on the full-rate ALUs (qv::bit_cast), so block-quantized weights can keep
+// llama.cpp's byte layout with the f16 scale at any 2-byte offset. Branch-free: selects, no
+// integer-to-float converter, and no subnormal float anywhere (drivers may flush them).
 QV_DEVICE float f16_bits_to_f32(uint32_t bits) {
-  uint32_t exponent = (bits >> 10) & 31u;
-  uint32_t mantissa = bits & 1023u;
-  float magnitude;
-  if (exponent == 0) {
-    magnitude = static_cast<float>(mantissa) * 5.9604644775390625e-8f;   // m * 2^-24 (subnormal)
-  } else if (exponent == 31) {
-    magnitude = mantissa == 0 ? 3.40282347e38f * 2.0f : (0.0f * 3.40282347e38f * 2.0f);  // inf / NaN
-  } else {
-    // (1024 + m) * 2^(e - 25) = (1024 + m) * 2^e * 2^-25, each factor exact in float.
-    magnitude = static_cast<float>(1024u + mantissa) * static_cast<float>(1u << exponent) * 2.98023223876953125e-8f;
-  }
-  return (bits & 0x8000u) != 0 ? -magnitude : magnitude;
+  uint32_t magnitude = bits & 0x7fffu;
+  // Normal: the exponent rebiased by 127 - 15 = 112 under the mantissa moved to float's place.
+  float normal = qv::bit_cast<float>((magnitude << 13) + 0x38000000u);
+  // Subnormal (exponent 0): m * 2^-24 for m < 1024, m made a float as (2^23 + m) - 2^23.
+  float subnormal = (qv::bit_cast<float>(0x4B000000u | magnitude) - 8388608.0f) * 5.9604644775390625e-8f;
+  // Infinity / NaN (exponent 31): float's all-ones exponent, the mantissa (NaN payload) kept.
+  float special = qv::bit_cast<float>((magnitude << 13) | 0x7f800000u);
+  float m = magnitude < 0x400u ? subnormal : magnitude >= 0x7c00u ? special : normal;
+  return qv::bit_cast<float>(qv::bit_cast<uint32_t>(m) | ((bits & 0x8000u) << 16));
 }
 
 // sin and cos of x for |x| < 2^16 * pi / 2 (rope angles reach 10^5 rad in long contexts). The

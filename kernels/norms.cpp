@@ -74,6 +74,75 @@ QV_DEVICE void layer_norm_row(const T* x, const T* w, const T* b, T* out, uint32
     store_w<W>(out + base + c, (load_w<W>(x + base + c) - mean) * inv_std * load_w<W>(w + c) + load_w<W>(b + c));
 }
 
+// Short rows (qvops::short_rows): a subgroup per row, one pass per statistic and one that writes.
+template <typename T>
+QV_DEVICE void rms_norm_short(const T* x, const T* w, T* out, uint32_t rows, uint32_t cols, float eps) {
+  constexpr uint32_t E = qvops::chunk_elems<T>();
+  uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
+  for (uint32_t step = 0; step < qvops::short_row_steps(); ++step) {
+    bool valid = false;
+    uint32_t row = qvops::short_row(step, rows, valid);
+    const T* in = x + row * cols;
+    qv::float4 zero(0.0f);
+    float squares = 0.0f;
+    if (valid) {
+      for (uint32_t c = lane * E; c < cols; c += sg * E) {
+        qv::float4 lo, hi = zero;
+        qvops::load16(in + c, lo, hi);
+        squares += qvops::chunk_sum<T>(lo * lo, hi * hi);
+      }
+    }
+    float inv_rms = qv::rsqrt(qv::subgroup_sum(squares) / static_cast<float>(cols) + eps);
+    if (valid) {
+      for (uint32_t c = lane * E; c < cols; c += sg * E) {
+        qv::float4 lo, hi = zero, w_lo, w_hi = zero;
+        qvops::load16(in + c, lo, hi);
+        qvops::load16(w + c, w_lo, w_hi);
+        qvops::store16(out + row * cols + c, lo * inv_rms * w_lo, hi * inv_rms * w_hi);
+      }
+    }
+  }
+}
+
+template <typename T>
+QV_DEVICE void layer_norm_short(const T* x, const T* w, const T* b, T* out, uint32_t rows, uint32_t cols, float eps) {
+  constexpr uint32_t E = qvops::chunk_elems<T>();
+  uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
+  for (uint32_t step = 0; step < qvops::short_row_steps(); ++step) {
+    bool valid = false;
+    uint32_t row = qvops::short_row(step, rows, valid);
+    const T* in = x + row * cols;
+    qv::float4 zero(0.0f);
+    float sum = 0.0f;
+    if (valid) {
+      for (uint32_t c = lane * E; c < cols; c += sg * E) {
+        qv::float4 lo, hi = zero;
+        qvops::load16(in + c, lo, hi);
+        sum += qvops::chunk_sum<T>(lo, hi);
+      }
+    }
+    float mean = qv::subgroup_sum(sum) / static_cast<float>(cols);
+    float squares = 0.0f;
+    if (valid) {
+      for (uint32_t c = lane * E; c < cols; c += sg * E) {
+        qv::float4 lo, hi = zero;
+        qvops::load16(in + c, lo, hi);
+        squares += qvops::chunk_sum<T>((lo - mean) * (lo - mean), (hi - mean) * (hi - mean));
+      }
+    }
+    float inv_std = qv::rsqrt(qv::subgroup_sum(squares) / static_cast<float>(cols) + eps);
+    if (valid) {
+      for (uint32_t c = lane * E; c < cols; c += sg * E) {
+        qv::float4 lo, hi = zero, w_lo, w_hi = zero, b_lo, b_hi = zero;
+        qvops::load16(in + c, lo, hi);
+        qvops::load16(w + c, w_lo, w_hi);
+        qvops::load16(b + c, b_lo, b_hi);
+        qvops::store16(out + row * cols + c, (lo - mean) * inv_std * w_lo + b_lo, (hi - mean) * inv_std * w_hi + b_hi);
+      }
+    }
+  }
+}
+
 // Each thread re-reads only the sums it stored itself: no barrier between the loops.
 template <uint32_t W, typename T>
 QV_DEVICE void add_rms_norm_row(const T* x, const T* residual, const T* w, T* sum, T* out, uint32_t base,
@@ -95,6 +164,10 @@ QV_DEVICE void add_rms_norm_row(const T* x, const T* residual, const T* w, T* su
 template <typename T>
 QV_KERNEL QV_BLOCK(kRowThreads) void rms_norm(const T* x, const T* w, T* out, uint32_t rows, uint32_t cols,
                                               float eps) {
+  if (qvops::short_rows<T>(cols)) {
+    rms_norm_short(x, w, out, rows, cols, eps);
+    return;
+  }
   uint32_t row = qvops::block_row();
   if (row >= rows) return;   // uniform per block
   if (cols % 4 == 0 && cols <= qvops::kCachedCols) rms_norm_row_cached(x, w, out, row * cols, cols, eps);
@@ -107,6 +180,10 @@ QV_KERNEL QV_BLOCK(kRowThreads) void rms_norm(const T* x, const T* w, T* out, ui
 template <typename T>
 QV_KERNEL QV_BLOCK(kRowThreads) void layer_norm(const T* x, const T* w, const T* b, T* out, uint32_t rows,
                                                 uint32_t cols, float eps) {
+  if (qvops::short_rows<T>(cols)) {
+    layer_norm_short(x, w, b, out, rows, cols, eps);
+    return;
+  }
   uint32_t row = qvops::block_row();
   if (row >= rows) return;
   if (cols % 4 == 0 && cols <= qvops::kCachedCols) layer_norm_row_cached(x, w, b, out, row * cols, cols, eps);

@@ -74,7 +74,7 @@ QV_DEVICE qv::float4 row_chunk_or_lowest(const T* row, uint32_t cols, uint32_t k
   float l = qvops::kLowest;
   return qvops::row_chunk_in(cols, k) ? qvops::row_chunk(row, cols, k) : qv::float4(l, l, l, l);
 }
-QV_DEVICE float max4(qv::float4 v) { return qv::max(qv::max(v[0], v[1]), qv::max(v[2], v[3])); }
+using qvops::max4;
 
 template <bool LOG, typename T>
 QV_DEVICE void softmax_row_cached(const T* x, T* out, uint32_t base, uint32_t cols) {
@@ -103,11 +103,55 @@ QV_DEVICE void softmax_row_cached(const T* x, T* out, uint32_t base, uint32_t co
   }
 }
 
+// Short rows (qvops::short_rows): a subgroup per row, three passes (maximum, sum, write).
+template <bool LOG, typename T>
+QV_DEVICE void softmax_short(const T* x, T* out, uint32_t rows, uint32_t cols) {
+  constexpr uint32_t E = qvops::chunk_elems<T>();
+  uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
+  for (uint32_t step = 0; step < qvops::short_row_steps(); ++step) {
+    bool valid = false;
+    uint32_t row = qvops::short_row(step, rows, valid);
+    const T* in = x + row * cols;
+    qv::float4 zero(0.0f);
+    float m = qvops::kLowest;
+    if (valid) {
+      for (uint32_t c = lane * E; c < cols; c += sg * E) {
+        qv::float4 lo, hi = zero;
+        qvops::load16(in + c, lo, hi);
+        m = qv::max(m, qvops::chunk_max<T>(lo, hi));
+      }
+    }
+    m = qv::subgroup_max(m);
+    float s = 0.0f;
+    if (valid) {
+      for (uint32_t c = lane * E; c < cols; c += sg * E) {
+        qv::float4 lo, hi = zero;
+        qvops::load16(in + c, lo, hi);
+        s += qvops::chunk_sum<T>(exp4(lo - m), exp4(hi - m));
+      }
+    }
+    s = qv::subgroup_sum(s);
+    if (valid) {
+      float shift = m + qv::log(s), inv_s = 1.0f / s;
+      for (uint32_t c = lane * E; c < cols; c += sg * E) {
+        qv::float4 lo, hi = zero;
+        qvops::load16(in + c, lo, hi);
+        if constexpr (LOG) qvops::store16(out + row * cols + c, lo - shift, hi - shift);
+        else qvops::store16(out + row * cols + c, exp4(lo - m) * inv_s, exp4(hi - m) * inv_s);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 // out[r, c] = exp(x[r, c] - max_r) / sum_c exp(x[r, c] - max_r)
 template <typename T>
 QV_KERNEL QV_BLOCK(kRowThreads) void softmax(const T* x, T* out, uint32_t rows, uint32_t cols) {
+  if (qvops::short_rows<T>(cols)) {
+    softmax_short<false>(x, out, rows, cols);
+    return;
+  }
   uint32_t row = qvops::block_row();
   if (row >= rows) return;
   if (cols % 4 == 0 && cols <= qvops::kCachedCols) softmax_row_cached<false>(x, out, row * cols, cols);
@@ -118,6 +162,10 @@ QV_KERNEL QV_BLOCK(kRowThreads) void softmax(const T* x, T* out, uint32_t rows, 
 // out[r, c] = x[r, c] - max_r - log(sum_c exp(x[r, c] - max_r))
 template <typename T>
 QV_KERNEL QV_BLOCK(kRowThreads) void log_softmax(const T* x, T* out, uint32_t rows, uint32_t cols) {
+  if (qvops::short_rows<T>(cols)) {
+    softmax_short<true>(x, out, rows, cols);
+    return;
+  }
   uint32_t row = qvops::block_row();
   if (row >= rows) return;
   if (cols % 4 == 0 && cols <= qvops::kCachedCols) softmax_row_cached<true>(x, out, row * cols, cols);

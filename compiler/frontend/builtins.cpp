@@ -127,6 +127,17 @@ FunctionEmitter::RValue FunctionEmitter::emit_builtin(const clang::CallExpr* e, 
                 .getResult(0)};
   }
 
+  if (name == "bit_cast") {
+    // Same-size 32-bit scalars only: every target has a 32-bit bitcast, and 16-bit types are
+    // not values on every target (half / bf16 may be stored as i16 there, docs/ir.md).
+    mlir::Type to = type_of(e->getType(), e->getBeginLoc());
+    if (a.size() != 1 || !to.isIntOrFloat() || !a[0].getType().isIntOrFloat() || to.getIntOrFloatBitWidth() != 32 ||
+        a[0].getType().getIntOrFloatBitWidth() != 32)
+      error(e->getBeginLoc(), "qv::bit_cast takes one 32-bit scalar (float, int32_t, uint32_t) and returns one");
+    if (to == a[0].getType()) return {a[0]};
+    return {builder_.create<arith::BitcastOp>(l, to, a[0])};
+  }
+
   auto need = [&](size_t n) {
     if (a.size() != n) error(e->getBeginLoc(), "qv::" + name + " takes " + std::to_string(n) + " arguments");
   };

@@ -250,7 +250,10 @@ FunctionEmitter::RValue FunctionEmitter::emit_conditional(const clang::AbstractC
       builder_.create<mlir::cf::BranchOp>(l, merge, mlir::ValueRange{p.offset});
       return;
     }
-    builder_.create<mlir::cf::BranchOp>(l, merge, mlir::ValueRange{emit_scalar(x)});
+    // `a ? x : b ? y : z` read as a value: the nested lvalue '?:' is read as a value too.
+    const auto* nested = llvm::dyn_cast<clang::ConditionalOperator>(x->IgnoreParens());
+    mlir::Value v = as_value && nested && nested->isGLValue() ? emit_conditional(nested, true).value : emit_scalar(x);
+    builder_.create<mlir::cf::BranchOp>(l, merge, mlir::ValueRange{v});
   };
   if (is_ptr) merge->addArgument(builder_.getIndexType(), l);
   else if (!is_void) merge->addArgument(type_of(e->getType(), e->getBeginLoc()), l);

@@ -202,6 +202,11 @@ QV_BUILTIN_ uint32_t max(uint32_t a, uint32_t b);
 QV_BUILTIN_ uint32_t clamp(uint32_t x, uint32_t lo, uint32_t hi);
 // Packed int8x4 dot product with accumulate: acc + sum over k of int8(a >> 8k) * int8(b >> 8k).
 QV_BUILTIN_ int32_t dot4_i8(uint32_t a, uint32_t b, int32_t acc);
+// The bits of a 32-bit scalar (float, int32_t, uint32_t) read as another one, like std::bit_cast:
+// bit_cast<float>(0x4B000000u | n) is 2^23 + n exactly (n < 2^23), an int-to-float conversion
+// on the full-rate ALUs, where static_cast<float> of an integer goes through a converter that
+// issues at a quarter of the float rate on NVIDIA GPUs.
+template <typename To, typename From> QV_BUILTIN_ To bit_cast(From v);
 // double on the targets that have it (CPU, PTX).
 QV_BUILTIN_ double exp(double x);
 QV_BUILTIN_ double log(double x);

@@ -25,6 +25,17 @@ void require_eps(const OpCall& call, float eps) {
 
 }  // namespace
 
+namespace {
+// kernels/common.h (qvops::short_rows): rows of at most 1024 elements that start on 16-byte
+// boundaries go a subgroup each, 8 rows per block; other rows a block each.
+constexpr size_t kShortRowCols = 1024, kShortRows = 8;
+Grid row_op_grid(const OpCall& call, Elem e, size_t rows, size_t cols) {
+  bool short_rows = cols <= kShortRowCols && cols % chunk_elems(e) == 0;
+  return call.row_grid(short_rows ? (rows + kShortRows - 1) / kShortRows : rows);
+}
+
+}  // namespace
+
 void rms_norm(const Device& dev, Operand x, Operand w, Operand out, size_t rows, size_t cols, float eps) {
   OpCall call(dev, "rms_norm");
   Elem e = float_elem(call, "x", x);
@@ -36,7 +47,7 @@ void rms_norm(const Device& dev, Operand x, Operand w, Operand out, size_t rows,
   call.require_at_least("out", out, n, "rows * cols");
   require_eps(call, eps);
   if (n == 0) return;
-  call.launch(kernel_name("rms_norm", e), call.row_grid(rows),
+  call.launch(kernel_name("rms_norm", e), row_op_grid(call, e, rows, cols),
               {x, w, out, call.dim(rows, "rows"), call.dim(cols, "cols"), eps});
 }
 
@@ -54,7 +65,7 @@ void layer_norm(const Device& dev, Operand x, Operand w, Operand b, Operand out,
   call.require_at_least("out", out, n, "rows * cols");
   require_eps(call, eps);
   if (n == 0) return;
-  call.launch(kernel_name("layer_norm", e), call.row_grid(rows),
+  call.launch(kernel_name("layer_norm", e), row_op_grid(call, e, rows, cols),
               {x, w, b, out, call.dim(rows, "rows"), call.dim(cols, "cols"), eps});
 }
 
@@ -86,7 +97,7 @@ void softmax(const Device& dev, Operand x, Operand out, size_t rows, size_t cols
   call.require_at_least("x", x, n, "rows * cols");
   call.require_at_least("out", out, n, "rows * cols");
   if (n == 0) return;
-  call.launch(kernel_name(log ? "log_softmax" : "softmax", e), call.row_grid(rows),
+  call.launch(kernel_name(log ? "log_softmax" : "softmax", e), row_op_grid(call, e, rows, cols),
               {x, out, call.dim(rows, "rows"), call.dim(cols, "cols")});
 }
 
@@ -157,7 +168,8 @@ void embedding(const Device& dev, Operand table, Operand ids, Operand out, size_
               {table, ids, out, call.dim(tokens, "tokens"), call.dim(dim, "dim"), call.dim(vocab, "vocab")});
 }
 
-constexpr size_t kMatvecRows = 8;   // kernels/matvec.cpp: output rows per block
+constexpr size_t kMatvecRows = 8;   // kernels/matvec.cpp: output rows per block of matvec
+constexpr size_t kQuantRows = 16;   // kernels/matvec.cpp: output rows per block of matvec_q8_0 / q4_0
 
 void matvec(const Device& dev, Operand w, Operand x, Operand y, size_t rows, size_t cols) {
   OpCall call(dev, "matvec");
@@ -188,8 +200,10 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
   call.require_at_least("x", x, cols, "cols");
   call.require_at_least("y", y, rows, "rows");
   if (rows == 0) return;
-  call.launch(q4 ? "matvec_q4_0" : "matvec_q8_0", call.row_grid((rows + kMatvecRows - 1) / kMatvecRows),
-              {w, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
+  // The kernels read the blocks as 16-bit words (34 and 18 bytes: every block starts on one).
+  Operand words{Elem::U16, w.size / 2, w.buffer};
+  call.launch(q4 ? "matvec_q4_0" : "matvec_q8_0", call.row_grid((rows + kQuantRows - 1) / kQuantRows),
+              {words, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
 }
 
 namespace {

@@ -3,6 +3,7 @@
 // are poisoned before each launch so an element the kernel never wrote fails the test.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -208,6 +209,39 @@ TEST(Kernels, Dot4I8) {
     int64_t ref = acc[i];
     for (int k = 0; k < 4; ++k) ref += int64_t(int8_t(a[i] >> (8 * k))) * int8_t(b[i] >> (8 * k));
     ASSERT_EQ(got[i], int32_t(ref)) << "i=" << i << " a=" << a[i] << " b=" << b[i];
+  }
+}
+
+TEST(Kernels, BitCastBetween32BitScalars) {
+  const uint32_t n = 10007;
+  // Random bit patterns, NaNs excluded (a driver may canonicalise a NaN it moves through a float
+  // register); zeros, infinities, subnormals and the magic constant's neighbours included.
+  auto not_nan = [](uint32_t b) { return (b & 0x7f800000u) != 0x7f800000u || (b & 0x7fffffu) == 0 ? b : b & 0xff7fffffu; };
+  auto u = random_ints<uint32_t>(n, 0, UINT32_MAX);
+  std::vector<float> f(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    u[i] = not_nan(u[i]);
+    f[i] = std::bit_cast<float>(not_nan(static_cast<uint32_t>(rng()())));
+  }
+  u[0] = 0x4B0000FFu, u[1] = 0x7f800000u, u[2] = 0x80000001u, u[3] = 0;
+  f[0] = -0.0f, f[1] = std::numeric_limits<float>::infinity(), f[2] = std::numeric_limits<float>::denorm_min();
+  auto bf = upload(f);
+  auto bu = upload(u);
+  auto f_bits = poisoned<uint32_t>(n);
+  auto u_float = poisoned<float>(n);
+  auto f_exponent = poisoned<int32_t>(n);
+  auto low_byte = poisoned<float>(n);
+  test_kernels::bit_casts(env().dev, quiver::Grid{(n + 63) / 64}, bf, bu, f_bits, u_float, f_exponent, low_byte, n);
+  auto got_bits = download(f_bits);
+  auto got_float = download(u_float);
+  auto got_exponent = download(f_exponent);
+  auto got_low = download(low_byte);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t bits = std::bit_cast<uint32_t>(f[i]);
+    ASSERT_EQ(got_bits[i], bits) << "i=" << i;
+    ASSERT_EQ(std::bit_cast<uint32_t>(got_float[i]), u[i]) << "i=" << i;
+    ASSERT_EQ(got_exponent[i], (static_cast<int32_t>(bits) >> 23) - 127) << "i=" << i;
+    ASSERT_EQ(got_low[i], static_cast<float>(u[i] & 0xFFu)) << "i=" << i;
   }
 }
 

@@ -86,7 +86,7 @@ struct RowShape {
   size_t rows, cols;
 };
 std::vector<RowShape> row_shapes() {
-  std::vector<RowShape> s = {{1, 1}, {3, 17}, {5, 1000}, {33, 4096}, {2, 4099}, {2, 8192}};   // 8192: rows too long for the register-cached path
+  std::vector<RowShape> s = {{1, 1}, {3, 17}, {9, 24}, {5, 1000}, {19, 1024}, {33, 4096}, {2, 4099}, {2, 8192}};   // 8192: rows too long for the register-cached path
   // Big shapes stay under 2^27 bytes per f32 buffer (lavapipe's maxStorageBufferRange).
   if (gate::big_shapes()) s.insert(s.end(), {{4096, 1024}, {8000, 4096}, {70000, 64}});
   return s;

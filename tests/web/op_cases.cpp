@@ -119,6 +119,12 @@ std::string shape(std::initializer_list<size_t> dims) {
 // runtime/ops: one block per row (OpCall::row_grid; the shapes here stay below 65536 rows) and
 // grid-stride launches of 256-thread blocks capped at 65535 (stride_grid).
 void row_grid(Case& c, size_t rows) { c.grid[0] = uint32_t(rows); }
+// rms_norm, layer_norm and softmax: rows of at most 1024 elements that start on 16-byte
+// boundaries go a subgroup each, 8 rows per block (kernels/common.h, qvops::short_rows).
+void short_row_grid(Case& c, const Elem& e, size_t rows, size_t cols) {
+  bool short_rows = cols <= 1024 && cols * e.bytes % 16 == 0;
+  row_grid(c, short_rows ? (rows + 7) / 8 : rows);
+}
 void stride_grid(Case& c, size_t n) { c.grid[0] = std::max<uint32_t>(1, std::min<uint32_t>(blocks(uint32_t(n), 256), 65535)); }
 
 struct RowShape {
@@ -138,7 +144,7 @@ void row_ops(std::vector<Case>& cases, const Elem& e) {
       c.buffer("x", stored(e, x));
       c.buffer("w", stored(e, w));
       output(c, "out", e, n, row_scaled(e, oracle::rms_norm(widen(x), widen(w), rows, cols, double(1e-6f)), cols, e.bound));
-      row_grid(c, rows);
+      short_row_grid(c, e, rows, cols);
       c.scalar(double(rows)), c.scalar(double(cols)), c.scalar(1e-6f);
       cases.push_back(c);
     }
@@ -151,7 +157,7 @@ void row_ops(std::vector<Case>& cases, const Elem& e) {
       c.buffer("b", stored(e, b));
       Vec ref = oracle::layer_norm(widen(x), widen(w), widen(b), rows, cols, double(1e-5f));
       output(c, "out", e, n, row_scaled(e, ref, cols, e.bound));
-      row_grid(c, rows);
+      short_row_grid(c, e, rows, cols);
       c.scalar(double(rows)), c.scalar(double(cols)), c.scalar(1e-5f);
       cases.push_back(c);
     }
@@ -177,7 +183,7 @@ void row_ops(std::vector<Case>& cases, const Elem& e) {
       c.buffer("x", stored(e, x));
       Vec ref = log ? oracle::log_softmax(widen(x), rows, cols) : oracle::softmax(widen(x), rows, cols);
       output(c, "out", e, n, row_scaled(e, ref, cols, e.bound));
-      row_grid(c, rows);
+      short_row_grid(c, e, rows, cols);
       c.scalar(double(rows)), c.scalar(double(cols));
       cases.push_back(c);
     }
@@ -269,7 +275,8 @@ void rope_and_embedding(std::vector<Case>& cases, const Elem& e) {
   }
 }
 
-constexpr size_t kMatvecRows = 8;   // kernels/matvec.cpp: output rows per block
+constexpr size_t kMatvecRows = 8;   // kernels/matvec.cpp: output rows per block of matvec
+constexpr size_t kQuantRows = 16;   // kernels/matvec.cpp: output rows per block of matvec_q8_0 / q4_0
 
 void matvec(std::vector<Case>& cases, const Elem& e) {
   const std::string t = e.name;
@@ -317,7 +324,7 @@ void matvec_quantized(std::vector<Case>& cases) {
       Vec weight, ref = oracle::matvec(wd, widen(x), s.rows, s.cols, weight);
       // d * q is exact in float, so the only error is the float dot product's.
       output(c, "y", kFloat, s.rows, scaled(kFloat, ref, weight, gamma(s.cols)));
-      row_grid(c, (s.rows + kMatvecRows - 1) / kMatvecRows);
+      row_grid(c, (s.rows + kQuantRows - 1) / kQuantRows);
       c.scalar(double(s.rows)), c.scalar(double(s.cols));
       cases.push_back(c);
     }
