@@ -1,6 +1,6 @@
 // Matrix-vector products for decoding (batch 1): y[n] = sum_k W[n, k] x[k] with W row-major
-// [rows][cols] (a linear layer's weight, out_features x in_features). One subgroup per output
-// row (below); lanes stride along the row (coalesced) and accumulate in float.
+// [rows][cols] (a linear layer's weight, out_features x in_features). One block per two output
+// rows (below); threads stride along the rows (coalesced) and accumulate in float.
 //
 // The block-quantized forms keep llama.cpp's byte layouts, so GGUF tensors can be uploaded as
 // they are (one row = cols / 32 consecutive blocks):
@@ -17,57 +17,69 @@ using qvops::to_f32;
 constexpr uint32_t kQBlock = 32;         // elements per quantization block
 constexpr uint32_t kQ8Words = 17;        // 16-bit words per q8_0 block (34 bytes)
 constexpr uint32_t kQ4Words = 9;         // 16-bit words per q4_0 block (18 bytes)
-constexpr uint32_t kMatvecRows = 8;      // output rows per block of matvec (runtime/ops/ops.cpp sizes the grid)
-constexpr uint32_t kQuantRows = 16;      // output rows per block of matvec_q8_0 / q4_0 (ditto)
+constexpr uint32_t kMatvecRows = 2;      // output rows per block (runtime/ops/ops.cpp sizes the grid)
 
-// A block of kRowThreads threads computes kMatvecRows outputs, one subgroup per row at a time
-// (rows sg, sg + subgroups, ... of the block's group), reduced with qv::subgroup_sum: no shared
-// memory and no barrier, so a block never waits for its slowest row. Correct for any subgroup
-// size (a size-1 subgroup on the CPU walks the whole row alone). The host launches
-// ceil(rows / kMatvecRows) blocks.
+// A block of kRowThreads threads computes kMatvecRows = 2 outputs: its threads stride along both
+// rows together (coalesced), so each x value a thread loads serves two rows, and the two sums
+// are reduced with qv::block_sum. Many small blocks (7168 for 14336 rows) keep every
+// multiprocessor streaming to the end: with a subgroup per row and 8 or 16 rows per block, the
+// H100 ran 14336 x 4096 in 1.1 - 1.9 waves of blocks, the last one mostly idle (ncu: achieved
+// occupancy 22%, DRAM 19 - 61%). Row 1 of a block past the last row re-reads row 0 and is not
+// stored. The host launches ceil(rows / 2) blocks.
 //
 // Rows whose length is a multiple of a 16-byte chunk (qvops::chunk_elems: 4 float, 8 half /
-// bf16) are read in 16-byte accesses, four per lane in flight: with one 8-byte access per lane
-// and step, bf16 matvec held too few bytes in flight to cover the H100's memory latency (ncu:
-// DRAM 73%, 28 cycles per issued instruction). Other rows take W = 4 (8 or 16 bytes) or W = 1.
+// bf16) are read in 16-byte accesses, two chunks per row and step in flight; other rows take
+// W = 4 (8 or 16 bytes) or W = 1. Products accumulate with qv::fma (the PTX target keeps a
+// separate multiply and add unfused otherwise).
+QV_DEVICE float dot4_acc(qv::float4 a, qv::float4 b, float acc) {
+  return qv::fma(a[3], b[3], qv::fma(a[2], b[2], qv::fma(a[1], b[1], qv::fma(a[0], b[0], acc))));
+}
 template <typename T>
-QV_DEVICE float dot_chunk(const T* w, const T* x) {
-  qv::float4 w0, x0, w1 = qv::float4(0.0f, 0.0f, 0.0f, 0.0f), x1 = w1;   // w1, x1: 16-bit T only
+QV_DEVICE float dot_chunk(const T* w, qv::float4 x0, qv::float4 x1, float acc) {
+  qv::float4 w0, w1 = qv::float4(0.0f);   // w1: 16-bit T only
   qvops::load16(w, w0, w1);
-  qvops::load16(x, x0, x1);
-  if constexpr (qvops::chunk_elems<T>() == 8) return qvops::sum4(w0 * x0) + qvops::sum4(w1 * x1);
-  else return qvops::sum4(w0 * x0);
+  if constexpr (qvops::chunk_elems<T>() == 8) return dot4_acc(w1, x1, dot4_acc(w0, x0, acc));
+  else return dot4_acc(w0, x0, acc);
 }
 
 template <uint32_t W, typename T>
 QV_DEVICE void matvec_rows(const T* w, const T* x, T* y, uint32_t rows, uint32_t cols) {
   constexpr uint32_t E = qvops::chunk_elems<T>();
-  uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
-  uint32_t subgroups = (kRowThreads + sg - 1) / sg;
-  // The step count is block-uniform and subgroup_sum sits outside any thread-dependent branch
-  // (WGSL's uniformity analysis requires it); a subgroup without a row adds zeros.
-  for (uint32_t step = 0; step < (kMatvecRows + subgroups - 1) / subgroups; ++step) {
-    uint32_t row = qvops::block_row() * kMatvecRows + qv::thread_id_x() / sg + step * subgroups;
-    bool valid = qv::thread_id_x() / sg + step * subgroups < kMatvecRows && row < rows;
-    float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
-    if (valid) {
-      const T* wr = w + row * cols;
-      if constexpr (W == E) {
-        uint32_t c = lane * E, s = sg * E;
-        for (; c + 3 * s < cols; c += 4 * s) {
-          acc0 += dot_chunk(wr + c, x + c);
-          acc1 += dot_chunk(wr + c + s, x + c + s);
-          acc2 += dot_chunk(wr + c + 2 * s, x + c + 2 * s);
-          acc3 += dot_chunk(wr + c + 3 * s, x + c + 3 * s);
-        }
-        for (; c < cols; c += s) acc0 += dot_chunk(wr + c, x + c);
-      } else {
-        for (uint32_t c = lane * W; c < cols; c += sg * W)
-          acc0 += qvops::sum4(qvops::load_w<W>(wr + c) * qvops::load_w<W>(x + c));
-      }
+  uint32_t row0 = qvops::block_row() * kMatvecRows;
+  if (row0 >= rows) return;   // uniform per block
+  bool two = row0 + 1 < rows;
+  const T* w0 = w + row0 * cols;
+  const T* w1 = two ? w0 + cols : w0;
+  float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
+  if constexpr (W == E) {
+    uint32_t c = qv::thread_id_x() * E, s = kRowThreads * E;
+    qv::float4 zero(0.0f);
+    for (; c + s < cols; c += 2 * s) {
+      qv::float4 a0, a1 = zero, b0, b1 = zero;
+      qvops::load16(x + c, a0, a1);
+      qvops::load16(x + c + s, b0, b1);
+      acc0 = dot_chunk(w0 + c, a0, a1, acc0);
+      acc1 = dot_chunk(w1 + c, a0, a1, acc1);
+      acc2 = dot_chunk(w0 + c + s, b0, b1, acc2);
+      acc3 = dot_chunk(w1 + c + s, b0, b1, acc3);
     }
-    float acc = qv::subgroup_sum((acc0 + acc1) + (acc2 + acc3));
-    if (valid && lane == 0) y[row] = from_f32<T>(acc);
+    if (c < cols) {
+      qv::float4 a0, a1 = zero;
+      qvops::load16(x + c, a0, a1);
+      acc0 = dot_chunk(w0 + c, a0, a1, acc0);
+      acc1 = dot_chunk(w1 + c, a0, a1, acc1);
+    }
+  } else {
+    for (uint32_t c = qv::thread_id_x() * W; c < cols; c += kRowThreads * W) {
+      qv::float4 xv = qvops::load_w<W>(x + c);
+      acc0 = dot4_acc(qvops::load_w<W>(w0 + c), xv, acc0);
+      acc1 = dot4_acc(qvops::load_w<W>(w1 + c), xv, acc1);
+    }
+  }
+  float sum0 = qv::block_sum(acc0 + acc2), sum1 = qv::block_sum(acc1 + acc3);
+  if (qv::thread_id_x() == 0) {
+    y[row0] = from_f32<T>(sum0);
+    if (two) y[row0 + 1] = from_f32<T>(sum1);
   }
 }
 
@@ -80,16 +92,16 @@ QV_KERNEL QV_BLOCK(kRowThreads) void matvec(const T* w, const T* x, T* y, uint32
 }
 
 // ---- Block-quantized forms ------------------------------------------------------------------
-// The weights are read as 16-bit words (blocks are 34 and 18 bytes, so every block starts on a
-// word; the host binds the byte buffer as uint16_t), and the integers become floats through
-// their bits (qv::bit_cast<float>(0x4B000000 | n) = 2^23 + n): on the H100 byte loads, the
-// integer-to-float converter (a quarter of the float rate) and a branchy f16 decoding per 4
-// elements made these kernels issue-bound at 0.44 (q8_0) and 0.22 (q4_0) of copy bandwidth.
+// Organised like matvec (two rows per block). The weights are read as 16-bit words (blocks are
+// 34 and 18 bytes, so every block starts on a word; the host binds the byte buffer as
+// uint16_t), and the integers become floats through their bits (qv::bit_cast<float>(0x4B000000
+// | n) = 2^23 + n): byte loads, the integer-to-float converter (a quarter of the float rate on
+// NVIDIA) and a branchy f16 decoding per 4 elements made these kernels issue-bound on the H100
+// at 0.44 (q8_0) and 0.22 (q4_0) of copy bandwidth. x is f32, 3.8x the q8_0 weight bytes and 7x
+// the q4_0 ones, so serving two rows per x load matters here most.
 //
-// A subgroup works on two rows at once, so each x value it loads serves both (x is f32: 4 bytes
-// per weight element, 3.8x the q8_0 weight bytes and 7x the q4_0 ones). Lane l takes groups of
-// 8 elements G = l, l + sg, ... (two per step): G / 4 is the block, G % 4 the group in it, so
-// consecutive lanes read consecutive words.
+// Thread t takes groups of 8 elements G = t, t + kRowThreads, ... (two per step): G / 4 is the
+// block, G % 4 the group in it, so consecutive threads read consecutive words.
 
 // d * (q . x) for one q8_0 group: the 8 quants of words 1 + 4j .. 4 + 4j of the block at word
 // `b` (element 8j + 2k in the low byte of word 1 + 4j + k, 8j + 2k + 1 in its high byte).
@@ -97,9 +109,9 @@ QV_DEVICE float q8(uint32_t byte) { return qv::bit_cast<float>(0x4B000000u | byt
 QV_DEVICE float q8_group(const uint16_t* w, uint32_t b, uint32_t j, qv::float4 x0, qv::float4 x1) {
   uint32_t p0 = static_cast<uint32_t>(w[b + 1 + 4 * j]) ^ 0x8080u, p1 = static_cast<uint32_t>(w[b + 2 + 4 * j]) ^ 0x8080u;
   uint32_t p2 = static_cast<uint32_t>(w[b + 3 + 4 * j]) ^ 0x8080u, p3 = static_cast<uint32_t>(w[b + 4 + 4 * j]) ^ 0x8080u;
-  float dot = ((q8(p0 & 255u) * x0[0] + q8(p0 >> 8) * x0[1]) + (q8(p1 & 255u) * x0[2] + q8(p1 >> 8) * x0[3])) +
-              ((q8(p2 & 255u) * x1[0] + q8(p2 >> 8) * x1[1]) + (q8(p3 & 255u) * x1[2] + q8(p3 >> 8) * x1[3]));
-  return qvops::f16_bits_to_f32(w[b]) * dot;
+  float lo = dot4_acc(qv::float4(q8(p0 & 255u), q8(p0 >> 8), q8(p1 & 255u), q8(p1 >> 8)), x0, 0.0f);
+  float hi = dot4_acc(qv::float4(q8(p2 & 255u), q8(p2 >> 8), q8(p3 & 255u), q8(p3 >> 8)), x1, 0.0f);
+  return qvops::f16_bits_to_f32(w[b]) * (lo + hi);
 }
 
 // d * ((q - 8) . x) for one q4_0 group: bytes 4j .. 4j + 3 of the block's 16 (words 1 + 2j and
@@ -107,61 +119,51 @@ QV_DEVICE float q8_group(const uint16_t* w, uint32_t b, uint32_t j, qv::float4 x
 QV_DEVICE float q4(uint32_t nibble) { return qv::bit_cast<float>(0x4B000000u | nibble) - 8388616.0f; }   // n - 8
 QV_DEVICE float q4_group(const uint16_t* w, uint32_t b, uint32_t j, qv::float4 x0, qv::float4 x1) {
   uint32_t p = static_cast<uint32_t>(w[b + 1 + 2 * j]) | (static_cast<uint32_t>(w[b + 2 + 2 * j]) << 16);
-  float lo = (q4(p & 15u) * x0[0] + q4((p >> 8) & 15u) * x0[1]) + (q4((p >> 16) & 15u) * x0[2] + q4((p >> 24) & 15u) * x0[3]);
-  float hi = (q4((p >> 4) & 15u) * x1[0] + q4((p >> 12) & 15u) * x1[1]) + (q4((p >> 20) & 15u) * x1[2] + q4(p >> 28) * x1[3]);
+  float lo = dot4_acc(qv::float4(q4(p & 15u), q4((p >> 8) & 15u), q4((p >> 16) & 15u), q4((p >> 24) & 15u)), x0, 0.0f);
+  float hi = dot4_acc(qv::float4(q4((p >> 4) & 15u), q4((p >> 12) & 15u), q4((p >> 20) & 15u), q4(p >> 28)), x1, 0.0f);
   return qvops::f16_bits_to_f32(w[b]) * (lo + hi);
 }
 
-// The loop both quantized kernels share. Q4 picks the layout; x of group G is x[32 (G / 4) ..]
-// + 8 (G % 4) for q8_0, and 4 (G % 4) and 16 + 4 (G % 4) for q4_0.
+template <bool Q4>
+QV_DEVICE float quant_group(const uint16_t* w, uint32_t b, uint32_t j, qv::float4 x0, qv::float4 x1) {
+  if constexpr (Q4) return q4_group(w, b, j, x0, x1);
+  else return q8_group(w, b, j, x0, x1);
+}
+
+// The loop both quantized kernels share. x of group G is x[32 (G / 4) + 8 (G % 4)] and the next
+// 4 for q8_0; x[32 (G / 4) + 4 (G % 4)] and 16 further for q4_0.
 template <bool Q4>
 QV_DEVICE void matvec_quant_rows(const uint16_t* w, const float* x, float* y, uint32_t rows, uint32_t cols) {
   constexpr uint32_t words = Q4 ? kQ4Words : kQ8Words;
   constexpr uint32_t x_hi = Q4 ? 16 : 4;   // offset of the group's second float4 of x
   constexpr uint32_t x_step = Q4 ? 4 : 8;  // x offset per group within the block
-  uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
-  uint32_t subgroups = (kRowThreads + sg - 1) / sg;
+  uint32_t row0 = qvops::block_row() * kMatvecRows;
+  if (row0 >= rows) return;   // uniform per block
+  bool two = row0 + 1 < rows;
   uint32_t groups = cols / 8, blocks = cols / kQBlock;
-  for (uint32_t step = 0; step < (kQuantRows + 2 * subgroups - 1) / (2 * subgroups); ++step) {
-    uint32_t pair = qv::thread_id_x() / sg + step * subgroups;   // rows 2 pair, 2 pair + 1 of the block's group
-    uint32_t row0 = qvops::block_row() * kQuantRows + 2 * pair;
-    bool valid0 = 2 * pair < kQuantRows && row0 < rows, valid1 = valid0 && row0 + 1 < rows;
-    uint32_t r0 = row0 * blocks * words, r1 = valid1 ? r0 + blocks * words : r0;   // row 1 re-reads row 0 when absent
-    float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
-    if (valid0) {
-      uint32_t g = lane;
-      for (; g + sg < groups; g += 2 * sg) {
-        uint32_t h = g + sg;
-        uint32_t xg = (g / 4) * kQBlock + (g % 4) * x_step, xh = (h / 4) * kQBlock + (h % 4) * x_step;
-        qv::float4 a0 = qv::load<4>(x + xg), a1 = qv::load<4>(x + xg + x_hi);
-        qv::float4 b0 = qv::load<4>(x + xh), b1 = qv::load<4>(x + xh + x_hi);
-        if constexpr (Q4) {
-          acc0 += q4_group(w, r0 + (g / 4) * words, g % 4, a0, a1);
-          acc1 += q4_group(w, r1 + (g / 4) * words, g % 4, a0, a1);
-          acc2 += q4_group(w, r0 + (h / 4) * words, h % 4, b0, b1);
-          acc3 += q4_group(w, r1 + (h / 4) * words, h % 4, b0, b1);
-        } else {
-          acc0 += q8_group(w, r0 + (g / 4) * words, g % 4, a0, a1);
-          acc1 += q8_group(w, r1 + (g / 4) * words, g % 4, a0, a1);
-          acc2 += q8_group(w, r0 + (h / 4) * words, h % 4, b0, b1);
-          acc3 += q8_group(w, r1 + (h / 4) * words, h % 4, b0, b1);
-        }
-      }
-      if (g < groups) {
-        uint32_t xg = (g / 4) * kQBlock + (g % 4) * x_step;
-        qv::float4 a0 = qv::load<4>(x + xg), a1 = qv::load<4>(x + xg + x_hi);
-        if constexpr (Q4) {
-          acc0 += q4_group(w, r0 + (g / 4) * words, g % 4, a0, a1);
-          acc1 += q4_group(w, r1 + (g / 4) * words, g % 4, a0, a1);
-        } else {
-          acc0 += q8_group(w, r0 + (g / 4) * words, g % 4, a0, a1);
-          acc1 += q8_group(w, r1 + (g / 4) * words, g % 4, a0, a1);
-        }
-      }
-    }
-    float sum0 = qv::subgroup_sum(acc0 + acc2), sum1 = qv::subgroup_sum(acc1 + acc3);
-    if (valid0 && lane == 0) y[row0] = sum0;
-    if (valid1 && lane == 0) y[row0 + 1] = sum1;
+  uint32_t r0 = row0 * blocks * words, r1 = two ? r0 + blocks * words : r0;
+  float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
+  uint32_t g = qv::thread_id_x();
+  for (; g + kRowThreads < groups; g += 2 * kRowThreads) {
+    uint32_t h = g + kRowThreads;
+    uint32_t xg = (g / 4) * kQBlock + (g % 4) * x_step, xh = (h / 4) * kQBlock + (h % 4) * x_step;
+    qv::float4 a0 = qv::load<4>(x + xg), a1 = qv::load<4>(x + xg + x_hi);
+    qv::float4 b0 = qv::load<4>(x + xh), b1 = qv::load<4>(x + xh + x_hi);
+    acc0 += quant_group<Q4>(w, r0 + (g / 4) * words, g % 4, a0, a1);
+    acc1 += quant_group<Q4>(w, r1 + (g / 4) * words, g % 4, a0, a1);
+    acc2 += quant_group<Q4>(w, r0 + (h / 4) * words, h % 4, b0, b1);
+    acc3 += quant_group<Q4>(w, r1 + (h / 4) * words, h % 4, b0, b1);
+  }
+  if (g < groups) {
+    uint32_t xg = (g / 4) * kQBlock + (g % 4) * x_step;
+    qv::float4 a0 = qv::load<4>(x + xg), a1 = qv::load<4>(x + xg + x_hi);
+    acc0 += quant_group<Q4>(w, r0 + (g / 4) * words, g % 4, a0, a1);
+    acc1 += quant_group<Q4>(w, r1 + (g / 4) * words, g % 4, a0, a1);
+  }
+  float sum0 = qv::block_sum(acc0 + acc2), sum1 = qv::block_sum(acc1 + acc3);
+  if (qv::thread_id_x() == 0) {
+    y[row0] = sum0;
+    if (two) y[row0 + 1] = sum1;
   }
 }
 

@@ -168,8 +168,7 @@ void embedding(const Device& dev, Operand table, Operand ids, Operand out, size_
               {table, ids, out, call.dim(tokens, "tokens"), call.dim(dim, "dim"), call.dim(vocab, "vocab")});
 }
 
-constexpr size_t kMatvecRows = 8;   // kernels/matvec.cpp: output rows per block of matvec
-constexpr size_t kQuantRows = 16;   // kernels/matvec.cpp: output rows per block of matvec_q8_0 / q4_0
+constexpr size_t kMatvecRows = 2;   // kernels/matvec.cpp: output rows per block (all forms)
 
 void matvec(const Device& dev, Operand w, Operand x, Operand y, size_t rows, size_t cols) {
   OpCall call(dev, "matvec");
@@ -202,7 +201,7 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
   if (rows == 0) return;
   // The kernels read the blocks as 16-bit words (34 and 18 bytes: every block starts on one).
   Operand words{Elem::U16, w.size / 2, w.buffer};
-  call.launch(q4 ? "matvec_q4_0" : "matvec_q8_0", call.row_grid((rows + kQuantRows - 1) / kQuantRows),
+  call.launch(q4 ? "matvec_q4_0" : "matvec_q8_0", call.row_grid((rows + kMatvecRows - 1) / kMatvecRows),
               {words, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
 }
 

@@ -275,8 +275,7 @@ void rope_and_embedding(std::vector<Case>& cases, const Elem& e) {
   }
 }
 
-constexpr size_t kMatvecRows = 8;   // kernels/matvec.cpp: output rows per block of matvec
-constexpr size_t kQuantRows = 16;   // kernels/matvec.cpp: output rows per block of matvec_q8_0 / q4_0
+constexpr size_t kMatvecRows = 2;   // kernels/matvec.cpp: output rows per block (all forms)
 
 void matvec(std::vector<Case>& cases, const Elem& e) {
   const std::string t = e.name;
@@ -324,7 +323,7 @@ void matvec_quantized(std::vector<Case>& cases) {
       Vec weight, ref = oracle::matvec(wd, widen(x), s.rows, s.cols, weight);
       // d * q is exact in float, so the only error is the float dot product's.
       output(c, "y", kFloat, s.rows, scaled(kFloat, ref, weight, gamma(s.cols)));
-      row_grid(c, (s.rows + kQuantRows - 1) / kQuantRows);
+      row_grid(c, (s.rows + kMatvecRows - 1) / kMatvecRows);
       c.scalar(double(s.rows)), c.scalar(double(s.cols));
       cases.push_back(c);
     }
