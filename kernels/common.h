@@ -168,22 +168,6 @@ QV_DEVICE uint32_t short_row(uint32_t step, uint32_t rows, bool& valid) {
   return row;
 }
 
-// IEEE binary16 bits -> float, exactly, for every input, with integer operations and exact float
-// arithmetic on the full-rate ALUs (qv::bit_cast), so block-quantized weights can keep
-// llama.cpp's byte layout with the f16 scale at any 2-byte offset. Branch-free: selects, no
-// integer-to-float converter, and no subnormal float anywhere (drivers may flush them).
-QV_DEVICE float f16_bits_to_f32(uint32_t bits) {
-  uint32_t magnitude = bits & 0x7fffu;
-  // Normal: the exponent rebiased by 127 - 15 = 112 under the mantissa moved to float's place.
-  float normal = qv::bit_cast<float>((magnitude << 13) + 0x38000000u);
-  // Subnormal (exponent 0): m * 2^-24 for m < 1024, m made a float as (2^23 + m) - 2^23.
-  float subnormal = (qv::bit_cast<float>(0x4B000000u | magnitude) - 8388608.0f) * 5.9604644775390625e-8f;
-  // Infinity / NaN (exponent 31): float's all-ones exponent, the mantissa (NaN payload) kept.
-  float special = qv::bit_cast<float>((magnitude << 13) | 0x7f800000u);
-  float m = magnitude < 0x400u ? subnormal : magnitude >= 0x7c00u ? special : normal;
-  return qv::bit_cast<float>(qv::bit_cast<uint32_t>(m) | ((bits & 0x8000u) << 16));
-}
-
 // sin and cos of x for |x| < 2^16 * pi / 2 (rope angles reach 10^5 rad in long contexts). The
 // angle is reduced by quarter turns k = round(x * 2 / pi) with pi / 2 split into pieces of at most
 // 8 significant bits, so every k * piece is exact in float for k < 2^16 whether or not the driver

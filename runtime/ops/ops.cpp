@@ -168,7 +168,8 @@ void embedding(const Device& dev, Operand table, Operand ids, Operand out, size_
               {table, ids, out, call.dim(tokens, "tokens"), call.dim(dim, "dim"), call.dim(vocab, "vocab")});
 }
 
-constexpr size_t kMatvecRows = 2;   // kernels/matvec.cpp: output rows per block (all forms)
+constexpr size_t kMatvecRows = 2;   // kernels/matvec.cpp: output rows per block of matvec
+constexpr size_t kQuantRows = 16;   // kernels/matvec.cpp: output rows per block of matvec_q8_0 / q4_0
 
 void matvec(const Device& dev, Operand w, Operand x, Operand y, size_t rows, size_t cols) {
   OpCall call(dev, "matvec");
@@ -199,10 +200,11 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
   call.require_at_least("x", x, cols, "cols");
   call.require_at_least("y", y, rows, "rows");
   if (rows == 0) return;
-  // The kernels read the blocks as 16-bit words (34 and 18 bytes: every block starts on one).
-  Operand words{Elem::U16, w.size / 2, w.buffer};
-  call.launch(q4 ? "matvec_q4_0" : "matvec_q8_0", call.row_grid((rows + kMatvecRows - 1) / kMatvecRows),
-              {words, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
+  // The kernels read the blocks as 16-bit words (34 and 18 bytes: every block starts on one),
+  // and the same memory as half for the scales.
+  Operand words{Elem::U16, w.size / 2, w.buffer}, scales{Elem::F16, w.size / 2, w.buffer};
+  call.launch(q4 ? "matvec_q4_0" : "matvec_q8_0", call.row_grid((rows + kQuantRows - 1) / kQuantRows),
+              {words, scales, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
 }
 
 namespace {

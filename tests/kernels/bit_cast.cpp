@@ -1,13 +1,16 @@
 // qv::bit_cast between float, int32_t and uint32_t, and the magic-number int-to-float
-// conversion it exists for (kernels/matvec.cpp's dequantisation).
+// conversion it exists for (kernels/matvec.cpp's dequantisation); and a nested '?:' of lvalues
+// read as a value.
 #include <quiver/kernel.h>
 
 QV_KERNEL QV_BLOCK(64) void bit_casts(const float* f, const uint32_t* u, uint32_t* f_bits, float* u_float,
-                                      int32_t* f_exponent, float* low_byte, uint32_t n) {
+                                      int32_t* f_exponent, float* low_byte, float* picked, uint32_t n) {
   uint32_t i = qv::global_id_x();
   if (i >= n) return;
   f_bits[i] = qv::bit_cast<uint32_t>(f[i]);
   u_float[i] = qv::bit_cast<float>(u[i]);
   f_exponent[i] = (qv::bit_cast<int32_t>(f[i]) >> 23) - 127;   // arithmetic shift: the sign is kept
   low_byte[i] = qv::bit_cast<float>(0x4B000000u | (u[i] & 0xFFu)) - 8388608.0f;
+  float low = low_byte[i], high = static_cast<float>(u[i] >> 24), zero = 0.0f;
+  picked[i] = u[i] % 3u == 0 ? low : u[i] % 3u == 1 ? high : zero;
 }

@@ -231,17 +231,22 @@ TEST(Kernels, BitCastBetween32BitScalars) {
   auto u_float = poisoned<float>(n);
   auto f_exponent = poisoned<int32_t>(n);
   auto low_byte = poisoned<float>(n);
-  test_kernels::bit_casts(env().dev, quiver::Grid{(n + 63) / 64}, bf, bu, f_bits, u_float, f_exponent, low_byte, n);
+  auto picked = poisoned<float>(n);
+  test_kernels::bit_casts(env().dev, quiver::Grid{(n + 63) / 64}, bf, bu, f_bits, u_float, f_exponent, low_byte, picked,
+                          n);
   auto got_bits = download(f_bits);
   auto got_float = download(u_float);
   auto got_exponent = download(f_exponent);
   auto got_low = download(low_byte);
+  auto got_picked = download(picked);
   for (uint32_t i = 0; i < n; ++i) {
     uint32_t bits = std::bit_cast<uint32_t>(f[i]);
     ASSERT_EQ(got_bits[i], bits) << "i=" << i;
     ASSERT_EQ(std::bit_cast<uint32_t>(got_float[i]), u[i]) << "i=" << i;
     ASSERT_EQ(got_exponent[i], (static_cast<int32_t>(bits) >> 23) - 127) << "i=" << i;
     ASSERT_EQ(got_low[i], static_cast<float>(u[i] & 0xFFu)) << "i=" << i;
+    float pick = u[i] % 3 == 0 ? static_cast<float>(u[i] & 0xFFu) : u[i] % 3 == 1 ? static_cast<float>(u[i] >> 24) : 0.0f;
+    ASSERT_EQ(got_picked[i], pick) << "i=" << i;
   }
 }
 

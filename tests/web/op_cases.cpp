@@ -275,7 +275,8 @@ void rope_and_embedding(std::vector<Case>& cases, const Elem& e) {
   }
 }
 
-constexpr size_t kMatvecRows = 2;   // kernels/matvec.cpp: output rows per block (all forms)
+constexpr size_t kMatvecRows = 2;   // kernels/matvec.cpp: output rows per block of matvec
+constexpr size_t kQuantRows = 16;   // kernels/matvec.cpp: output rows per block of matvec_q8_0 / q4_0
 
 void matvec(std::vector<Case>& cases, const Elem& e) {
   const std::string t = e.name;
@@ -318,12 +319,13 @@ void matvec_quantized(std::vector<Case>& cases) {
       std::vector<uint8_t> w = random_blocks(s.rows, s.cols, q4 ? 18 : 34);
       auto x = random_floats(s.cols, -1, 1);
       c.buffer("w", w);
+      c.buffer("scales", w);   // the same bytes, read as half (runtime/ops binds one buffer twice)
       c.buffer("x", bytes_of(x));
       Vec wd = q4 ? oracle::dequantize_q4_0(w, s.rows, s.cols) : oracle::dequantize_q8_0(w, s.rows, s.cols);
       Vec weight, ref = oracle::matvec(wd, widen(x), s.rows, s.cols, weight);
       // d * q is exact in float, so the only error is the float dot product's.
       output(c, "y", kFloat, s.rows, scaled(kFloat, ref, weight, gamma(s.cols)));
-      row_grid(c, (s.rows + kMatvecRows - 1) / kMatvecRows);
+      row_grid(c, (s.rows + kQuantRows - 1) / kQuantRows);
       c.scalar(double(s.rows)), c.scalar(double(s.cols));
       cases.push_back(c);
     }
