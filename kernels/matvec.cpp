@@ -1,5 +1,5 @@
 // Matrix-vector products for decoding (batch 1): y[n] = sum_k W[n, k] x[k] with W row-major
-// [rows][cols] (a linear layer's weight, out_features x in_features). One block per two output
+// [rows][cols] (a linear layer's weight, out_features x in_features). One block per four output
 // rows (below); threads stride along the rows (coalesced) and accumulate in float.
 //
 // The block-quantized forms keep llama.cpp's byte layouts, so GGUF tensors can be uploaded as
@@ -17,15 +17,17 @@ using qvops::to_f32;
 constexpr uint32_t kQBlock = 32;         // elements per quantization block
 constexpr uint32_t kQ8Words = 17;        // 16-bit words per q8_0 block (34 bytes)
 constexpr uint32_t kQ4Words = 9;         // 16-bit words per q4_0 block (18 bytes)
-constexpr uint32_t kMatvecRows = 2;      // output rows per block (runtime/ops/ops.cpp sizes the grid)
+constexpr uint32_t kMatvecRows = 4;      // output rows per block (runtime/ops/ops.cpp sizes the grid)
 
-// A block of kRowThreads threads computes kMatvecRows = 2 outputs: its threads stride along both
-// rows together (coalesced), so each x value a thread loads serves two rows, and the two sums
-// are reduced with qv::block_sum. Many small blocks (7168 for 14336 rows) keep every
-// multiprocessor streaming to the end: with a subgroup per row and 8 or 16 rows per block, the
-// H100 ran 14336 x 4096 in 1.1 - 1.9 waves of blocks, the last one mostly idle (ncu: achieved
-// occupancy 22%, DRAM 19 - 61%). Row 1 of a block past the last row re-reads row 0 and is not
-// stored. The host launches ceil(rows / 2) blocks.
+// A block of kRowThreads threads computes kMatvecRows = 4 outputs: its threads stride along the
+// four rows together (coalesced), so each x value a thread loads serves four rows, and the sums
+// are reduced with qv::block_sum. Many small blocks (3584 for 14336 rows) keep every
+// multiprocessor streaming to the end: with a subgroup per row and 8 rows per block, the H100
+// ran 14336 x 4096 in 1.9 waves of blocks, the last one half idle (ncu on 4096 x 4096: achieved
+// occupancy 45%). Two rows per block reached 0.85 of copy, latency-bound (ncu: DRAM 75%, 20
+// cycles per issued instruction): a block's loads are in flight only until its reductions
+// start, so four rows per block keep twice the bytes in flight per reduction. Rows of a block
+// past the last row re-read its first row and are not stored. The host launches ceil(rows / 4).
 //
 // Rows whose length is a multiple of a 16-byte chunk (qvops::chunk_elems: 4 float, 8 half /
 // bf16) are read in 16-byte accesses, two chunks per row and step in flight; other rows take
@@ -47,9 +49,10 @@ QV_DEVICE void matvec_rows(const T* w, const T* x, T* y, uint32_t rows, uint32_t
   constexpr uint32_t E = qvops::chunk_elems<T>();
   uint32_t row0 = qvops::block_row() * kMatvecRows;
   if (row0 >= rows) return;   // uniform per block
-  bool two = row0 + 1 < rows;
   const T* w0 = w + row0 * cols;
-  const T* w1 = two ? w0 + cols : w0;
+  const T* w1 = row0 + 1 < rows ? w0 + cols : w0;
+  const T* w2 = row0 + 2 < rows ? w0 + 2 * cols : w0;
+  const T* w3 = row0 + 3 < rows ? w0 + 3 * cols : w0;
   float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
   if constexpr (W == E) {
     uint32_t c = qv::thread_id_x() * E, s = kRowThreads * E;
@@ -58,28 +61,35 @@ QV_DEVICE void matvec_rows(const T* w, const T* x, T* y, uint32_t rows, uint32_t
       qv::float4 a0, a1 = zero, b0, b1 = zero;
       qvops::load16(x + c, a0, a1);
       qvops::load16(x + c + s, b0, b1);
-      acc0 = dot_chunk(w0 + c, a0, a1, acc0);
-      acc1 = dot_chunk(w1 + c, a0, a1, acc1);
-      acc2 = dot_chunk(w0 + c + s, b0, b1, acc2);
-      acc3 = dot_chunk(w1 + c + s, b0, b1, acc3);
+      acc0 = dot_chunk(w0 + c + s, b0, b1, dot_chunk(w0 + c, a0, a1, acc0));
+      acc1 = dot_chunk(w1 + c + s, b0, b1, dot_chunk(w1 + c, a0, a1, acc1));
+      acc2 = dot_chunk(w2 + c + s, b0, b1, dot_chunk(w2 + c, a0, a1, acc2));
+      acc3 = dot_chunk(w3 + c + s, b0, b1, dot_chunk(w3 + c, a0, a1, acc3));
     }
     if (c < cols) {
       qv::float4 a0, a1 = zero;
       qvops::load16(x + c, a0, a1);
       acc0 = dot_chunk(w0 + c, a0, a1, acc0);
       acc1 = dot_chunk(w1 + c, a0, a1, acc1);
+      acc2 = dot_chunk(w2 + c, a0, a1, acc2);
+      acc3 = dot_chunk(w3 + c, a0, a1, acc3);
     }
   } else {
     for (uint32_t c = qv::thread_id_x() * W; c < cols; c += kRowThreads * W) {
       qv::float4 xv = qvops::load_w<W>(x + c);
       acc0 = dot4_acc(qvops::load_w<W>(w0 + c), xv, acc0);
       acc1 = dot4_acc(qvops::load_w<W>(w1 + c), xv, acc1);
+      acc2 = dot4_acc(qvops::load_w<W>(w2 + c), xv, acc2);
+      acc3 = dot4_acc(qvops::load_w<W>(w3 + c), xv, acc3);
     }
   }
-  float sum0 = qv::block_sum(acc0 + acc2), sum1 = qv::block_sum(acc1 + acc3);
+  float sum0 = qv::block_sum(acc0), sum1 = qv::block_sum(acc1);
+  float sum2 = qv::block_sum(acc2), sum3 = qv::block_sum(acc3);
   if (qv::thread_id_x() == 0) {
     y[row0] = from_f32<T>(sum0);
-    if (two) y[row0 + 1] = from_f32<T>(sum1);
+    if (row0 + 1 < rows) y[row0 + 1] = from_f32<T>(sum1);
+    if (row0 + 2 < rows) y[row0 + 2] = from_f32<T>(sum2);
+    if (row0 + 3 < rows) y[row0 + 3] = from_f32<T>(sum3);
   }
 }
 
@@ -103,7 +113,7 @@ QV_KERNEL QV_BLOCK(kRowThreads) void matvec(const T* w, const T* x, T* y, uint32
 // per weight element, 3.8x the q8_0 weight bytes and 7x the q4_0 ones); kQuantRows rows per
 // block. Lane l takes groups of 8 elements G = l, l + sg, ... (two per step): G / 4 is the
 // block, G % 4 the group in it, so consecutive lanes read consecutive words. (Two rows per
-// 256-thread block with block reductions, as matvec, measured 0.51 / 0.30 against this
+// 256-thread block with block reductions measured 0.51 / 0.30 against this
 // layout's 0.57 / 0.35: these kernels are bound by instructions, not by waves.)
 constexpr uint32_t kQuantRows = 16;   // output rows per block (runtime/ops/ops.cpp sizes the grid)
 

@@ -168,7 +168,7 @@ void embedding(const Device& dev, Operand table, Operand ids, Operand out, size_
               {table, ids, out, call.dim(tokens, "tokens"), call.dim(dim, "dim"), call.dim(vocab, "vocab")});
 }
 
-constexpr size_t kMatvecRows = 2;   // kernels/matvec.cpp: output rows per block of matvec
+constexpr size_t kMatvecRows = 4;   // kernels/matvec.cpp: output rows per block of matvec
 constexpr size_t kQuantRows = 16;   // kernels/matvec.cpp: output rows per block of matvec_q8_0 / q4_0
 
 void matvec(const Device& dev, Operand w, Operand x, Operand y, size_t rows, size_t cols) {

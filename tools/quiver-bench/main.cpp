@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,12 +55,15 @@ Timing time_runs(const quiver::Device& dev, const quiver_bench::Runner& run, siz
   return {median(ms), *std::min_element(ms.begin(), ms.end()), ms.size()};
 }
 
-// The reference bandwidth: quiver's own 16-byte copy kernel over `bytes` per buffer.
-double copy_bandwidth(const quiver::Device& dev, size_t bytes, size_t warmup, size_t iters) {
+// The reference bandwidth: quiver's own 16-byte copy kernel over `bytes` per buffer, rotating
+// `sets` input / output pairs (so that together they exceed the L2 cache, as the cases do).
+// `lift_clocks`: keep the device busy for 0.5 s first (the first measurement of a run).
+double copy_bandwidth(const quiver::Device& dev, size_t bytes, size_t sets, size_t warmup, size_t iters,
+                      bool lift_clocks) {
   quiver::Module m = bench_kernels::load(dev);
   uint32_t n4 = static_cast<uint32_t>(bytes / 16);
   std::vector<quiver::Buffer<float>> in, out;
-  for (int s = 0; s < 2; ++s) {
+  for (size_t s = 0; s < sets; ++s) {
     in.push_back(dev.alloc<float>(size_t(n4) * 4));
     out.push_back(dev.alloc<float>(size_t(n4) * 4));
     in.back().upload(std::vector<float>(size_t(n4) * 4, 1.0f));
@@ -70,11 +74,12 @@ double copy_bandwidth(const quiver::Device& dev, size_t bytes, size_t warmup, si
   // starts a process at a low SM clock (345 MHz seen through Vulkan: copy 865 GB/s, then
   // 2795 GB/s in the next process), which the few warm-up runs of one case do not lift.
   auto t0 = std::chrono::steady_clock::now();
-  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 0.5)
+  while (lift_clocks && std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 0.5)
     dev.elapsed_ms([&] {
-      for (int r = 0; r < 8; ++r) kernel.launch(quiver::Grid{blocks}, in[r % 2], out[r % 2], n4);
+      for (size_t r = 0; r < 8; ++r) kernel.launch(quiver::Grid{blocks}, in[r % sets], out[r % sets], n4);
     });
-  Timing t = time_runs(dev, [&](size_t s) { kernel.launch(quiver::Grid{blocks}, in[s], out[s], n4); }, 2, warmup, iters);
+  Timing t = time_runs(dev, [&](size_t s) { kernel.launch(quiver::Grid{blocks}, in[s], out[s], n4); }, sets, warmup,
+                       iters);
   return 2.0 * n4 * 16 / (t.median_ms * 1e-3) / 1e9;
 }
 
@@ -157,7 +162,11 @@ int main(int argc, char** argv) {
                              {"image", std::string(again.backend_image())}};
     std::printf("module load: bench kernels %.2f ms first, %.2f ms median\n", bench_load, bench_median);
 
-    double copy = copy_bandwidth(dev, quick ? (size_t(4) << 20) : (size_t(512) << 20), warmup, iters);
+    double copy = copy_bandwidth(dev, quick ? (size_t(4) << 20) : (size_t(512) << 20), 2, warmup, iters, true);
+    // The same copy kernel moving as many bytes as a memory-bound case (half read, half written),
+    // rotated like the case: what a copy reaches at that size (launch ramp and last wave included),
+    // by case size.
+    std::map<size_t, double> copy_at;
     out["copy_GBps"] = copy;
     std::printf("copy (16-byte loads/stores, 2 x %s): %.1f GB/s\n", quick ? "4 MB" : "512 MB", copy);
 
@@ -183,6 +192,13 @@ int main(int argc, char** argv) {
         r["GBps"] = gbps;
         r["frac_copy"] = gbps / copy;
         if (c.flops > 0) r["TFLOPs"] = tflops;
+        if (c.flops == 0 || c.op == "matvec") {
+          size_t half = static_cast<size_t>(c.bytes / 2) / 16 * 16;
+          if (!copy_at.contains(half))
+            copy_at[half] = copy_bandwidth(dev, half, std::clamp<size_t>(size_t(rotate_mb * 1e6 / c.bytes) + 1, 2, 16),
+                                           warmup, iters, false);
+          r["copy_same_size_GBps"] = copy_at[half];
+        }
         std::string vs;
         if (!c.anchor.empty() && anchors.contains(c.anchor)) {
           double a = anchors[c.anchor].get<double>();
