@@ -143,19 +143,52 @@ QV_DEVICE void layer_norm_short(const T* x, const T* w, const T* b, T* out, uint
   }
 }
 
+// The sum as stored: rounded to T (the statistics use the stored sum; identity for float).
+template <typename T>
+QV_DEVICE qv::float4 stored4(qv::float4 v) {
+  using qvops::from_f32;
+  using qvops::to_f32;
+  return qv::float4(to_f32(from_f32<T>(v[0])), to_f32(from_f32<T>(v[1])), to_f32(from_f32<T>(v[2])),
+                    to_f32(from_f32<T>(v[3])));
+}
+
 // Each thread re-reads only the sums it stored itself: no barrier between the loops.
 template <uint32_t W, typename T>
 QV_DEVICE void add_rms_norm_row(const T* x, const T* residual, const T* w, T* sum, T* out, uint32_t base,
                                 uint32_t cols, float eps) {
   float squares = 0.0f;
   for (uint32_t c = qv::thread_id_x() * W; c < cols; c += kRowThreads * W) {
-    store_w<W>(sum + base + c, load_w<W>(x + base + c) + load_w<W>(residual + base + c));
-    qv::float4 v = load_w<W>(sum + base + c);   // the stored (rounded) sum
+    qv::float4 v = stored4<T>(load_w<W>(x + base + c) + load_w<W>(residual + base + c));
+    store_w<W>(sum + base + c, v);
     squares += qvops::sum4(v * v);
   }
   float inv_rms = qv::rsqrt(qv::block_sum(squares) / static_cast<float>(cols) + eps);
   for (uint32_t c = qv::thread_id_x() * W; c < cols; c += kRowThreads * W)
     store_w<W>(out + base + c, load_w<W>(sum + base + c) * inv_rms * load_w<W>(w + c));
+}
+
+// Rows of at most qvops::kCachedCols elements keep their sums in registers (as rms_norm does).
+// Reading each sum back right after storing it (to get the rounded value) put a store-to-load
+// round trip in every step: add_rms_norm f32 32768 x 4096 ran at 0.92 of copy on the H100 where
+// rms_norm ran at 0.99.
+template <typename T>
+QV_DEVICE void add_rms_norm_row_cached(const T* x, const T* residual, const T* w, T* sum, T* out, uint32_t base,
+                                       uint32_t cols, float eps) {
+  using qvops::row_chunk;
+  qv::float4 s0 = stored4<T>(row_chunk(x + base, cols, 0) + row_chunk(residual + base, cols, 0));
+  qv::float4 s1 = stored4<T>(row_chunk(x + base, cols, 1) + row_chunk(residual + base, cols, 1));
+  qv::float4 s2 = stored4<T>(row_chunk(x + base, cols, 2) + row_chunk(residual + base, cols, 2));
+  qv::float4 s3 = stored4<T>(row_chunk(x + base, cols, 3) + row_chunk(residual + base, cols, 3));
+  qvops::store_row_chunk(sum + base, cols, 0, s0);
+  qvops::store_row_chunk(sum + base, cols, 1, s1);
+  qvops::store_row_chunk(sum + base, cols, 2, s2);
+  qvops::store_row_chunk(sum + base, cols, 3, s3);
+  float squares = (qvops::sum4(s0 * s0) + qvops::sum4(s1 * s1)) + (qvops::sum4(s2 * s2) + qvops::sum4(s3 * s3));
+  float inv_rms = qv::rsqrt(qv::block_sum(squares) / static_cast<float>(cols) + eps);
+  qvops::store_row_chunk(out + base, cols, 0, s0 * inv_rms * row_chunk(w, cols, 0));
+  qvops::store_row_chunk(out + base, cols, 1, s1 * inv_rms * row_chunk(w, cols, 1));
+  qvops::store_row_chunk(out + base, cols, 2, s2 * inv_rms * row_chunk(w, cols, 2));
+  qvops::store_row_chunk(out + base, cols, 3, s3 * inv_rms * row_chunk(w, cols, 3));
 }
 
 }  // namespace
@@ -199,7 +232,8 @@ QV_KERNEL QV_BLOCK(kRowThreads) void add_rms_norm(const T* x, const T* residual,
                                                   uint32_t rows, uint32_t cols, float eps) {
   uint32_t row = qvops::block_row();
   if (row >= rows) return;
-  if (cols % 4 == 0) add_rms_norm_row<4>(x, residual, w, sum, out, row * cols, cols, eps);
+  if (cols % 4 == 0 && cols <= qvops::kCachedCols) add_rms_norm_row_cached(x, residual, w, sum, out, row * cols, cols, eps);
+  else if (cols % 4 == 0) add_rms_norm_row<4>(x, residual, w, sum, out, row * cols, cols, eps);
   else add_rms_norm_row<1>(x, residual, w, sum, out, row * cols, cols, eps);
 }
 
