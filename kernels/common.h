@@ -168,6 +168,63 @@ QV_DEVICE uint32_t short_row(uint32_t step, uint32_t rows, bool& valid) {
   return row;
 }
 
+// A short row of at most 32 subgroup_size() elements, held in registers by its subgroup: eight
+// float4 slots per lane, slot k = chunk k (float) or half of chunk k / 2 (half / bf16, 16-byte
+// chunks of 8), chunk j of lane l at elements (j sg + l) * chunk_elems<T>(). Slots past the row's
+// end hold `fill`. (One read of the row; the loop form re-reads it once per pass.)
+QV_DEVICE bool short_row_fits(uint32_t cols) { return cols <= 32 * qv::subgroup_size(); }
+template <typename T>
+QV_DEVICE void short_chunk_load(const T* row, uint32_t cols, uint32_t j, float fill, qv::float4& lo, qv::float4& hi) {
+  uint32_t c = (j * qv::subgroup_size() + qv::subgroup_lane()) * chunk_elems<T>();
+  lo = qv::float4(fill);
+  hi = qv::float4(fill);
+  if (c < cols) load16(row + c, lo, hi);
+}
+template <typename T>
+QV_DEVICE void short_chunk_store(T* row, uint32_t cols, uint32_t j, qv::float4 lo, qv::float4 hi) {
+  uint32_t c = (j * qv::subgroup_size() + qv::subgroup_lane()) * chunk_elems<T>();
+  if (c < cols) store16(row + c, lo, hi);
+}
+template <typename T>
+QV_DEVICE void short_row_load(const T* row, uint32_t cols, float fill, qv::float4& v0, qv::float4& v1, qv::float4& v2,
+                              qv::float4& v3, qv::float4& v4, qv::float4& v5, qv::float4& v6, qv::float4& v7) {
+  if constexpr (chunk_elems<T>() == 8) {
+    short_chunk_load(row, cols, 0, fill, v0, v1);
+    short_chunk_load(row, cols, 1, fill, v2, v3);
+    short_chunk_load(row, cols, 2, fill, v4, v5);
+    short_chunk_load(row, cols, 3, fill, v6, v7);
+  } else {
+    qv::float4 unused;
+    short_chunk_load(row, cols, 0, fill, v0, unused);
+    short_chunk_load(row, cols, 1, fill, v1, unused);
+    short_chunk_load(row, cols, 2, fill, v2, unused);
+    short_chunk_load(row, cols, 3, fill, v3, unused);
+    short_chunk_load(row, cols, 4, fill, v4, unused);
+    short_chunk_load(row, cols, 5, fill, v5, unused);
+    short_chunk_load(row, cols, 6, fill, v6, unused);
+    short_chunk_load(row, cols, 7, fill, v7, unused);
+  }
+}
+template <typename T>
+QV_DEVICE void short_row_store(T* row, uint32_t cols, qv::float4 v0, qv::float4 v1, qv::float4 v2, qv::float4 v3,
+                               qv::float4 v4, qv::float4 v5, qv::float4 v6, qv::float4 v7) {
+  if constexpr (chunk_elems<T>() == 8) {
+    short_chunk_store(row, cols, 0, v0, v1);
+    short_chunk_store(row, cols, 1, v2, v3);
+    short_chunk_store(row, cols, 2, v4, v5);
+    short_chunk_store(row, cols, 3, v6, v7);
+  } else {
+    short_chunk_store(row, cols, 0, v0, v0);
+    short_chunk_store(row, cols, 1, v1, v1);
+    short_chunk_store(row, cols, 2, v2, v2);
+    short_chunk_store(row, cols, 3, v3, v3);
+    short_chunk_store(row, cols, 4, v4, v4);
+    short_chunk_store(row, cols, 5, v5, v5);
+    short_chunk_store(row, cols, 6, v6, v6);
+    short_chunk_store(row, cols, 7, v7, v7);
+  }
+}
+
 // sin and cos of x for |x| < 2^16 * pi / 2 (rope angles reach 10^5 rad in long contexts). The
 // angle is reduced by quarter turns k = round(x * 2 / pi) with pi / 2 split into pieces of at most
 // 8 significant bits, so every k * piece is exact in float for k < 2^16 whether or not the driver

@@ -74,6 +74,23 @@ QV_DEVICE void layer_norm_row(const T* x, const T* w, const T* b, T* out, uint32
     store_w<W>(out + base + c, (load_w<W>(x + base + c) - mean) * inv_std * load_w<W>(w + c) + load_w<W>(b + c));
 }
 
+// A short row that fits the subgroup's registers (qvops::short_row_fits): read once.
+template <typename T>
+QV_DEVICE void rms_norm_short_cached(const T* in, const T* w, T* out, uint32_t cols, float eps, bool valid) {
+  qv::float4 v0(0.0f), v1(0.0f), v2(0.0f), v3(0.0f), v4(0.0f), v5(0.0f), v6(0.0f), v7(0.0f);
+  if (valid) qvops::short_row_load(in, cols, 0.0f, v0, v1, v2, v3, v4, v5, v6, v7);
+  using qvops::sum4;
+  float squares = ((sum4(v0 * v0) + sum4(v1 * v1)) + (sum4(v2 * v2) + sum4(v3 * v3))) +
+                  ((sum4(v4 * v4) + sum4(v5 * v5)) + (sum4(v6 * v6) + sum4(v7 * v7)));
+  float inv_rms = qv::rsqrt(qv::subgroup_sum(squares) / static_cast<float>(cols) + eps);
+  if (valid) {
+    qv::float4 w0, w1, w2, w3, w4, w5, w6, w7;
+    qvops::short_row_load(w, cols, 0.0f, w0, w1, w2, w3, w4, w5, w6, w7);
+    qvops::short_row_store(out, cols, v0 * inv_rms * w0, v1 * inv_rms * w1, v2 * inv_rms * w2, v3 * inv_rms * w3,
+                           v4 * inv_rms * w4, v5 * inv_rms * w5, v6 * inv_rms * w6, v7 * inv_rms * w7);
+  }
+}
+
 // Short rows (qvops::short_rows): a subgroup per row, one pass per statistic and one that writes.
 template <typename T>
 QV_DEVICE void rms_norm_short(const T* x, const T* w, T* out, uint32_t rows, uint32_t cols, float eps) {
@@ -83,6 +100,10 @@ QV_DEVICE void rms_norm_short(const T* x, const T* w, T* out, uint32_t rows, uin
     bool valid = false;
     uint32_t row = qvops::short_row(step, rows, valid);
     const T* in = x + row * cols;
+    if (qvops::short_row_fits(cols)) {   // uniform: cols and the subgroup size
+      rms_norm_short_cached(in, w, out + row * cols, cols, eps, valid);
+      continue;
+    }
     qv::float4 zero(0.0f);
     float squares = 0.0f;
     if (valid) {

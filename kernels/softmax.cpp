@@ -103,6 +103,40 @@ QV_DEVICE void softmax_row_cached(const T* x, T* out, uint32_t base, uint32_t co
   }
 }
 
+// A short row that fits the subgroup's registers (qvops::short_row_fits): read once.
+template <bool LOG, typename T>
+QV_DEVICE void softmax_short_cached(const T* in, T* out, uint32_t cols, bool valid) {
+  float l = qvops::kLowest;   // past the row's end: no effect on the maximum, exp(lowest - max) = 0
+  qv::float4 v0(l), v1(l), v2(l), v3(l), v4(l), v5(l), v6(l), v7(l);
+  if (valid) qvops::short_row_load(in, cols, l, v0, v1, v2, v3, v4, v5, v6, v7);
+  float m = qv::subgroup_max(qv::max(qv::max(qv::max(max4(v0), max4(v1)), qv::max(max4(v2), max4(v3))),
+                                     qv::max(qv::max(max4(v4), max4(v5)), qv::max(max4(v6), max4(v7)))));
+  v0 = v0 - m;
+  v1 = v1 - m;
+  v2 = v2 - m;
+  v3 = v3 - m;
+  v4 = v4 - m;
+  v5 = v5 - m;
+  v6 = v6 - m;
+  v7 = v7 - m;
+  qv::float4 e0 = exp4(v0), e1 = exp4(v1), e2 = exp4(v2), e3 = exp4(v3);
+  qv::float4 e4 = exp4(v4), e5 = exp4(v5), e6 = exp4(v6), e7 = exp4(v7);
+  using qvops::sum4;
+  float s = qv::subgroup_sum(((sum4(e0) + sum4(e1)) + (sum4(e2) + sum4(e3))) +
+                             ((sum4(e4) + sum4(e5)) + (sum4(e6) + sum4(e7))));
+  if (valid) {
+    if constexpr (LOG) {
+      float shift = qv::log(s);
+      qvops::short_row_store(out, cols, v0 - shift, v1 - shift, v2 - shift, v3 - shift, v4 - shift, v5 - shift,
+                             v6 - shift, v7 - shift);
+    } else {
+      float inv_s = 1.0f / s;
+      qvops::short_row_store(out, cols, e0 * inv_s, e1 * inv_s, e2 * inv_s, e3 * inv_s, e4 * inv_s, e5 * inv_s,
+                             e6 * inv_s, e7 * inv_s);
+    }
+  }
+}
+
 // Short rows (qvops::short_rows): a subgroup per row, two passes: one keeps each lane's running
 // maximum and sum of exp(x - max), rescaled once per 16-byte chunk when the maximum grows (an
 // exp per chunk, not per element as in online_add), then the lanes' pairs are combined; one
@@ -116,6 +150,10 @@ QV_DEVICE void softmax_short(const T* x, T* out, uint32_t rows, uint32_t cols) {
     bool valid = false;
     uint32_t row = qvops::short_row(step, rows, valid);
     const T* in = x + row * cols;
+    if (qvops::short_row_fits(cols)) {   // uniform: cols and the subgroup size
+      softmax_short_cached<LOG>(in, out + row * cols, cols, valid);
+      continue;
+    }
     qv::float4 zero(0.0f);
     float m = qvops::kLowest, s = 0.0f;
     if (valid) {
