@@ -139,19 +139,16 @@ QV_DEVICE uint32_t grid_first() { return qv::global_id_x(); }
 QV_DEVICE uint32_t grid_stride() { return qv::grid_dim_x() * qv::block_dim_x(); }
 
 // ---- Short rows: a subgroup per row ------------------------------------------------------------
-// A row of at most kShortRowCols elements is at most 4 KB of float: a 256-thread block per row
-// spends more time in its block reductions (barriers) and in the wave it waits for than in
-// moving the row (4096 x 1024 on the H100: softmax bf16 0.56, layer_norm bf16 0.69 of Triton /
-// torch). Such rows, when they start on 16-byte boundaries (cols % chunk_elems<T>() == 0), go
-// one per subgroup, kShortRows per block, with subgroup reductions only; a lane walks its part
-// of the row once per pass (the later passes hit the cache). The host launches
-// ceil(rows / kShortRows) blocks for them (runtime/ops/ops.cpp).
-constexpr uint32_t kShortRowCols = 1024;
+// A row of at most 1024 elements is at most 4 KB of float: a 256-thread block per row spends
+// more time in its block reductions (barriers) and in the wave it waits for than in moving the
+// row (4096 x 1024 on the H100: softmax bf16 0.56, layer_norm bf16 0.69 of Triton / torch). Such
+// rows, when they start on 16-byte boundaries (cols % chunk_elems<T>() == 0), go to the `_short`
+// kernels (rms_norm_short, layer_norm_short, softmax_short, log_softmax_short): one row per
+// subgroup, kShortRows per block, subgroup reductions only. runtime/ops/ops.cpp picks them by
+// that rule and launches ceil(rows / kShortRows) blocks; they need it (16-byte accesses).
+// A row that fits the subgroup's registers is read once (short_row_load below); a longer one is
+// walked once per pass (the later passes hit the cache).
 constexpr uint32_t kShortRows = 8;
-template <typename T>
-QV_DEVICE bool short_rows(uint32_t cols) {
-  return cols <= kShortRowCols && cols % chunk_elems<T>() == 0;
-}
 // Subgroup s of the block takes the block's rows s, s + subgroups, ...: the step count is
 // block-uniform, so subgroup operations stay in uniform control flow (a subgroup past the
 // block's rows reduces zeros).

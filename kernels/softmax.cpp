@@ -137,13 +137,13 @@ QV_DEVICE void softmax_short_cached(const T* in, T* out, uint32_t cols, bool val
   }
 }
 
-// Short rows (qvops::short_rows): a subgroup per row, two passes: one keeps each lane's running
+// Short rows (kernels/common.h): a subgroup per row, two passes: one keeps each lane's running
 // maximum and sum of exp(x - max), rescaled once per 16-byte chunk when the maximum grows (an
 // exp per chunk, not per element as in online_add), then the lanes' pairs are combined; one
 // writes. A separate maximum pass (three reads of the row) held softmax f32 4096 x 1024 at 0.85
 // of Triton's fused softmax on the H100.
 template <bool LOG, typename T>
-QV_DEVICE void softmax_short(const T* x, T* out, uint32_t rows, uint32_t cols) {
+QV_DEVICE void softmax_subgroup_rows(const T* x, T* out, uint32_t rows, uint32_t cols) {
   constexpr uint32_t E = qvops::chunk_elems<T>();
   uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
   for (uint32_t step = 0; step < qvops::short_row_steps(); ++step) {
@@ -185,10 +185,6 @@ QV_DEVICE void softmax_short(const T* x, T* out, uint32_t rows, uint32_t cols) {
 // out[r, c] = exp(x[r, c] - max_r) / sum_c exp(x[r, c] - max_r)
 template <typename T>
 QV_KERNEL QV_BLOCK(kRowThreads) void softmax(const T* x, T* out, uint32_t rows, uint32_t cols) {
-  if (qvops::short_rows<T>(cols)) {
-    softmax_short<false>(x, out, rows, cols);
-    return;
-  }
   uint32_t row = qvops::block_row();
   if (row >= rows) return;
   if (cols % 4 == 0 && cols <= qvops::kCachedCols) softmax_row_cached<false>(x, out, row * cols, cols);
@@ -199,15 +195,22 @@ QV_KERNEL QV_BLOCK(kRowThreads) void softmax(const T* x, T* out, uint32_t rows, 
 // out[r, c] = x[r, c] - max_r - log(sum_c exp(x[r, c] - max_r))
 template <typename T>
 QV_KERNEL QV_BLOCK(kRowThreads) void log_softmax(const T* x, T* out, uint32_t rows, uint32_t cols) {
-  if (qvops::short_rows<T>(cols)) {
-    softmax_short<true>(x, out, rows, cols);
-    return;
-  }
   uint32_t row = qvops::block_row();
   if (row >= rows) return;
   if (cols % 4 == 0 && cols <= qvops::kCachedCols) softmax_row_cached<true>(x, out, row * cols, cols);
   else if (cols % 4 == 0) log_softmax_row<4>(x, out, row * cols, cols);
   else log_softmax_row<1>(x, out, row * cols, cols);
+}
+
+// Short rows (kernels/common.h), a subgroup each: separate kernels (see norms.cpp's
+// rms_norm_short); runtime/ops launches them only for such rows.
+template <typename T>
+QV_KERNEL QV_BLOCK(kRowThreads) void softmax_short(const T* x, T* out, uint32_t rows, uint32_t cols) {
+  softmax_subgroup_rows<false>(x, out, rows, cols);
+}
+template <typename T>
+QV_KERNEL QV_BLOCK(kRowThreads) void log_softmax_short(const T* x, T* out, uint32_t rows, uint32_t cols) {
+  softmax_subgroup_rows<true>(x, out, rows, cols);
 }
 
 template void softmax<float>(const float*, float*, uint32_t, uint32_t);
@@ -216,3 +219,9 @@ template void softmax<qv::bf16>(const qv::bf16*, qv::bf16*, uint32_t, uint32_t);
 template void log_softmax<qv::bf16>(const qv::bf16*, qv::bf16*, uint32_t, uint32_t);
 template void softmax<qv::half>(const qv::half*, qv::half*, uint32_t, uint32_t);
 template void log_softmax<qv::half>(const qv::half*, qv::half*, uint32_t, uint32_t);
+template void softmax_short<float>(const float*, float*, uint32_t, uint32_t);
+template void log_softmax_short<float>(const float*, float*, uint32_t, uint32_t);
+template void softmax_short<qv::bf16>(const qv::bf16*, qv::bf16*, uint32_t, uint32_t);
+template void log_softmax_short<qv::bf16>(const qv::bf16*, qv::bf16*, uint32_t, uint32_t);
+template void softmax_short<qv::half>(const qv::half*, qv::half*, uint32_t, uint32_t);
+template void log_softmax_short<qv::half>(const qv::half*, qv::half*, uint32_t, uint32_t);

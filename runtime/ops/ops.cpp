@@ -27,11 +27,16 @@ void require_eps(const OpCall& call, float eps) {
 
 namespace {
 // kernels/common.h (qvops::short_rows): rows of at most 1024 elements that start on 16-byte
-// boundaries go a subgroup each, 8 rows per block; other rows a block each.
+// boundaries go a subgroup each, 8 rows per block, in the `_short` kernels; other rows a block
+// each.
 constexpr size_t kShortRowCols = 1024, kShortRows = 8;
+bool short_rows(Elem e, size_t cols) { return cols <= kShortRowCols && cols % chunk_elems(e) == 0; }
+// The kernel for these rows: `base` or its short-row form `base`_short.
+std::string row_kernel(const char* base, Elem e, size_t cols) {
+  return kernel_name((std::string(base) + (short_rows(e, cols) ? "_short" : "")).c_str(), e);
+}
 Grid row_op_grid(const OpCall& call, Elem e, size_t rows, size_t cols) {
-  bool short_rows = cols <= kShortRowCols && cols % chunk_elems(e) == 0;
-  return call.row_grid(short_rows ? (rows + kShortRows - 1) / kShortRows : rows);
+  return call.row_grid(short_rows(e, cols) ? (rows + kShortRows - 1) / kShortRows : rows);
 }
 
 }  // namespace
@@ -47,7 +52,7 @@ void rms_norm(const Device& dev, Operand x, Operand w, Operand out, size_t rows,
   call.require_at_least("out", out, n, "rows * cols");
   require_eps(call, eps);
   if (n == 0) return;
-  call.launch(kernel_name("rms_norm", e), row_op_grid(call, e, rows, cols),
+  call.launch(row_kernel("rms_norm", e, cols), row_op_grid(call, e, rows, cols),
               {x, w, out, call.dim(rows, "rows"), call.dim(cols, "cols"), eps});
 }
 
@@ -65,7 +70,7 @@ void layer_norm(const Device& dev, Operand x, Operand w, Operand b, Operand out,
   call.require_at_least("out", out, n, "rows * cols");
   require_eps(call, eps);
   if (n == 0) return;
-  call.launch(kernel_name("layer_norm", e), row_op_grid(call, e, rows, cols),
+  call.launch(row_kernel("layer_norm", e, cols), row_op_grid(call, e, rows, cols),
               {x, w, b, out, call.dim(rows, "rows"), call.dim(cols, "cols"), eps});
 }
 
@@ -97,7 +102,7 @@ void softmax(const Device& dev, Operand x, Operand out, size_t rows, size_t cols
   call.require_at_least("x", x, n, "rows * cols");
   call.require_at_least("out", out, n, "rows * cols");
   if (n == 0) return;
-  call.launch(kernel_name(log ? "log_softmax" : "softmax", e), row_op_grid(call, e, rows, cols),
+  call.launch(row_kernel(log ? "log_softmax" : "softmax", e, cols), row_op_grid(call, e, rows, cols),
               {x, out, call.dim(rows, "rows"), call.dim(cols, "cols")});
 }
 

@@ -120,10 +120,13 @@ std::string shape(std::initializer_list<size_t> dims) {
 // grid-stride launches of 256-thread blocks capped at 65535 (stride_grid).
 void row_grid(Case& c, size_t rows) { c.grid[0] = uint32_t(rows); }
 // rms_norm, layer_norm and softmax: rows of at most 1024 elements that start on 16-byte
-// boundaries go a subgroup each, 8 rows per block (kernels/common.h, qvops::short_rows).
+// boundaries go a subgroup each, 8 rows per block, in the `_short` kernels (runtime/ops).
+bool short_rows(const Elem& e, size_t cols) { return cols <= 1024 && cols * e.bytes % 16 == 0; }
+std::string row_kernel(const std::string& base, const Elem& e, size_t cols) {
+  return base + (short_rows(e, cols) ? "_short<" : "<") + e.name + ">";
+}
 void short_row_grid(Case& c, const Elem& e, size_t rows, size_t cols) {
-  bool short_rows = cols <= 1024 && cols * e.bytes % 16 == 0;
-  row_grid(c, short_rows ? (rows + 7) / 8 : rows);
+  row_grid(c, short_rows(e, cols) ? (rows + 7) / 8 : rows);
 }
 void stride_grid(Case& c, size_t n) { c.grid[0] = std::max<uint32_t>(1, std::min<uint32_t>(blocks(uint32_t(n), 256), 65535)); }
 
@@ -139,7 +142,7 @@ void row_ops(std::vector<Case>& cases, const Elem& e) {
     const size_t rows = s.rows, cols = s.cols, n = rows * cols;
     const std::string at = "_" + t + "_" + shape({rows, cols});
     {
-      Case c = op_case("rms_norm" + at, "rms_norm<" + t + ">");
+      Case c = op_case("rms_norm" + at, row_kernel("rms_norm", e, cols));
       auto x = random_floats(n, -2, 2), w = random_floats(cols, 0.5f, 1.5f);
       c.buffer("x", stored(e, x));
       c.buffer("w", stored(e, w));
@@ -149,7 +152,7 @@ void row_ops(std::vector<Case>& cases, const Elem& e) {
       cases.push_back(c);
     }
     {
-      Case c = op_case("layer_norm" + at, "layer_norm<" + t + ">");
+      Case c = op_case("layer_norm" + at, row_kernel("layer_norm", e, cols));
       // An offset mean, so centring matters.
       auto x = random_floats(n, 1, 3), w = random_floats(cols, 0.5f, 1.5f), b = random_floats(cols, -0.5f, 0.5f);
       c.buffer("x", stored(e, x));
@@ -178,7 +181,7 @@ void row_ops(std::vector<Case>& cases, const Elem& e) {
       cases.push_back(c);
     }
     for (bool log : {false, true}) {
-      Case c = op_case((log ? "log_softmax" : "softmax") + at, (log ? "log_softmax<" : "softmax<") + t + ">");
+      Case c = op_case((log ? "log_softmax" : "softmax") + at, row_kernel(log ? "log_softmax" : "softmax", e, cols));
       auto x = random_floats(n, -8, 8);
       c.buffer("x", stored(e, x));
       Vec ref = log ? oracle::log_softmax(widen(x), rows, cols) : oracle::softmax(widen(x), rows, cols);
