@@ -1,6 +1,7 @@
 // Matrix-vector products for decoding (batch 1): y[n] = sum_k W[n, k] x[k] with W row-major
-// [rows][cols] (a linear layer's weight, out_features x in_features). One block per four output
-// rows (below); threads stride along the rows (coalesced) and accumulate in float.
+// [rows][cols] (a linear layer's weight, out_features x in_features). matvec: a block per four
+// output rows; the quantized forms: a subgroup per two (below). Threads stride along the rows
+// (coalesced) and accumulate in float.
 //
 // The block-quantized forms keep llama.cpp's byte layouts, so GGUF tensors can be uploaded as
 // they are (one row = cols / 32 consecutive blocks):
@@ -12,7 +13,6 @@
 
 using qvops::from_f32;
 using qvops::kRowThreads;
-using qvops::to_f32;
 
 constexpr uint32_t kQBlock = 32;         // elements per quantization block
 constexpr uint32_t kQ8Words = 17;        // 16-bit words per q8_0 block (34 bytes)
