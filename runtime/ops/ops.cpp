@@ -23,10 +23,7 @@ void require_eps(const OpCall& call, float eps) {
   if (!(eps >= 0.0f) || !std::isfinite(eps)) call.fail("eps = " + std::to_string(eps) + " must be finite and >= 0");
 }
 
-}  // namespace
-
-namespace {
-// kernels/common.h (qvops::short_rows): rows of at most 1024 elements that start on 16-byte
+// kernels/common.h ("Short rows"): rows of at most 1024 elements that start on 16-byte
 // boundaries go a subgroup each, 8 rows per block, in the `_short` kernels; other rows a block
 // each.
 constexpr size_t kShortRowCols = 1024, kShortRows = 8;
