@@ -352,6 +352,8 @@ TEST(Kernels, MathAccuracyAgainstFp64) {
   test_kernels::math_sweep(env().dev, quiver::Grid{(n + 255) / 256}, bx, e, t, er, rs, e2, n);
   auto ge = download(e), gt = download(t), ger = download(er), grs = download(rs), ge2 = download(e2);
   double me = 0, mt = 0, mer = 0, mrs = 0, me2 = 0;
+  const bool vulkan = env().dev.backend_name() == "vulkan";
+  uint32_t exp2_over_spec = 0;
   for (uint32_t i = 0; i < n; ++i) {
     double v = x[i];
     // Subnormal inputs are excluded: GPU shader drivers may flush them to zero (NVIDIA's Vulkan
@@ -369,7 +371,14 @@ TEST(Kernels, MathAccuracyAgainstFp64) {
     mt = std::max(mt, ut);
     mer = std::max(mer, uer);
     mrs = std::max(mrs, ulp_error(grs[i], 1.0 / std::sqrt(std::fabs(v) + double(1e-30f))));
-    me2 = std::max(me2, ulp_error(ge2[i], std::exp2(v)));   // 2^[-20, 20]: always normal
+    // 2^[-20, 20]: always normal. Vulkan's exp2 is the driver's GLSL.std.450 Exp2: the Vulkan
+    // spec allows 3 + 2|x| ulp, Mesa's lavapipe reaches 3.23 near x = -0.06, so 4 + 2|x| here
+    // (docs/numerics.md); elsewhere quiver's own <= 2 ulp.
+    double ue2 = ulp_error(ge2[i], std::exp2(v));
+    me2 = std::max(me2, ue2);
+    if (vulkan && ue2 > 4.0 + 2.0 * std::fabs(v)) {
+      if (exp2_over_spec++ < 4) std::printf("exp2 x=%.9g got=%.9g ref=%.9g: %.2f ulp\n", v, ge2[i], std::exp2(v), ue2);
+    }
   }
   std::printf("math max ulp on %s (%u points): exp %.2f  tanh %.2f  erf %.2f  rsqrt %.2f  exp2 %.2f\n",
               env().dev.backend_name().c_str(), n, me, mt, mer, mrs, me2);
@@ -379,7 +388,11 @@ TEST(Kernels, MathAccuracyAgainstFp64) {
   EXPECT_LE(mt, 2.0);
   EXPECT_LE(mer, 8.0);
   EXPECT_LE(mrs, 2.0);
-  EXPECT_LE(me2, 2.0);   // the portable polynomial; PTX: ex2.approx.f32 (docs/numerics.md)
+  if (vulkan) {
+    EXPECT_EQ(exp2_over_spec, 0u) << "exp2 points beyond 4 + 2|x| ulp";
+  } else {
+    EXPECT_LE(me2, 2.0);   // the portable polynomial; PTX: ex2.approx.f32 (docs/numerics.md)
+  }
 }
 
 TEST(Kernels, WrongArgumentsThrowAndLaunchNothing) {

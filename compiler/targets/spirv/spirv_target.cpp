@@ -16,10 +16,12 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
+#include "targets/spirv/exp2_glsl.h"
 #include "targets/spirv/lower.h"
 #include "targets/spirv/prepare.h"
 #include "targets/spirv/validate.h"
@@ -53,7 +55,10 @@ void write_mlir(const std::string& path, Op op) {
 
 class SpirvTarget final : public Target {
  public:
-  explicit SpirvTarget(bool word_views) : word_views_(word_views) {}
+  // word_views: buffers also viewed as 16-byte words (wide accesses). glsl_exp2: f32 exp2 as
+  // GLSL.std.450 Exp2 (Vulkan); the MSL target keeps the portable polynomial, whose error
+  // docs/numerics.md states for every target.
+  SpirvTarget(bool word_views, bool glsl_exp2) : word_views_(word_views), glsl_exp2_(glsl_exp2) {}
   std::string_view name() const override { return kTargetName; }
 
   std::vector<TargetImage> compile(mlir::ModuleOp module, std::span<const format::Kernel> kernels,
@@ -88,6 +93,7 @@ class SpirvTarget final : public Target {
     if (std::string error; !ir::legalize(module, legal, error))
       throw TargetError(all_kernels(kernels), kTargetName, error);
     funcs = spirv_target::find_kernel_functions(module, kernels);
+    if (glsl_exp2_) spirv_target::exp2_to_glsl_stand_in(module);
     log("lowering math");
     try {
       ir::lower_math(module);
@@ -118,6 +124,15 @@ class SpirvTarget final : public Target {
     std::vector<uint32_t> words;
     if (!spirv_target::serialize_module(*combined, words, error))
       throw TargetError(all_kernels(kernels), kTargetName, error);
+    if (glsl_exp2_) {
+      size_t stand_ins = 0;
+      combined->walk([&](mlir::spirv::GLExpOp) { ++stand_ins; });
+      size_t retagged = spirv_target::retag_exp_as_exp2(words);
+      if (retagged != stand_ins)
+        throw TargetError(all_kernels(kernels), kTargetName,
+                          "internal: " + std::to_string(stand_ins) + " GL.Exp stand-ins for exp2, " +
+                              std::to_string(retagged) + " retagged to Exp2 in the binary");
+    }
     if (!options.keep_temps_dir.empty())
       write_file(options.keep_temps_dir + "/spirv.spv", words.data(), words.size() * 4);
 
@@ -138,6 +153,7 @@ class SpirvTarget final : public Target {
 
  private:
   bool word_views_;
+  bool glsl_exp2_;
 
   // The merged module is invalid: validate each kernel's own module to name the culprit.
   [[noreturn]] static void throw_validation_error(
@@ -162,12 +178,12 @@ class SpirvTarget final : public Target {
 
 }  // namespace
 
-std::unique_ptr<Target> create_spirv_target() { return std::make_unique<SpirvTarget>(true); }
+std::unique_ptr<Target> create_spirv_target() { return std::make_unique<SpirvTarget>(true, true); }
 
 // For the MSL target: one SPIR-V variable per binding (Metal takes one buffer per [[buffer(i)]]),
 // so no word views of buffers; vector accesses are element by element.
 std::unique_ptr<Target> create_spirv_target_one_variable_per_binding() {
-  return std::make_unique<SpirvTarget>(false);
+  return std::make_unique<SpirvTarget>(false, false);
 }
 
 }  // namespace quiver::compiler
