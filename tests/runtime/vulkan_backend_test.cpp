@@ -425,4 +425,33 @@ TEST_P(VulkanBackend, ElapsedMsRunsTheWorkAndReportsATime) {
   for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(got[i], 5.0f) << "element " << i;
 }
 
+// While a timer runs, a launch's command buffer stays open for the timer's end timestamp;
+// anything that touches the queue first submits it: a download inside the timed run sees the
+// launch, and a second launch runs after the first.
+TEST_P(VulkanBackend, OperationsInsideATimedRunSeeItsLaunches) {
+  const uint32_t n = 50'000;
+  std::vector<float> x(n, 1.0f), y(n, 2.0f);
+  auto bx = device_->alloc<float>(n), by = device_->alloc<float>(n);
+  bx.upload(x);
+  by.upload(y);
+  std::vector<float> inside(n, -1.0f);
+  double ms = device_->elapsed_ms([&] {
+    auto saxpy = module_->kernel("saxpy");
+    saxpy.launch(quiver::Grid{(n + 255) / 256}, bx, by, 3.0f, n);   // y = 5
+    by.download(inside);
+    saxpy.launch(quiver::Grid{(n + 255) / 256}, by, bx, 2.0f, n);   // x = 1 + 10
+    device_->synchronize();
+    saxpy.launch(quiver::Grid{(n + 255) / 256}, bx, by, 1.0f, n);   // y = 5 + 11
+  });
+  EXPECT_TRUE(std::isfinite(ms) && ms > 0) << ms;
+  std::vector<float> got_x(n), got_y(n);
+  bx.download(got_x);
+  by.download(got_y);
+  for (uint32_t i = 0; i < n; ++i) {
+    ASSERT_EQ(inside[i], 5.0f) << "element " << i;
+    ASSERT_EQ(got_x[i], 11.0f) << "element " << i;
+    ASSERT_EQ(got_y[i], 16.0f) << "element " << i;
+  }
+}
+
 }  // namespace

@@ -275,9 +275,8 @@ class VulkanModule final : public Module {
       ctx.vk.vkCmdBindDescriptorSets(slot.commands, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
     ctx.vk.vkCmdDispatch(slot.commands, grid.x, grid.y, grid.z);
     record_full_barrier(ctx.vk, slot.commands);
-    ctx.check(ctx.vk.vkEndCommandBuffer(slot.commands), who + ": vkEndCommandBuffer");
-    submitted = true;   // submit() recycles the slot itself when it fails
-    ctx.submit(slot);
+    submitted = true;   // finish_launch() recycles the slot itself when it fails
+    ctx.finish_launch(slot);
   }
 
   std::string image_description() const override { return description_; }
@@ -438,7 +437,10 @@ class VulkanDevice final : public Device {
     return t;
   }
 
-  void* native_stream() const override { return context_->queue; }
+  void* native_stream() const override {
+    context_->flush_held();   // work the caller submits to the queue comes after ours
+    return context_->queue;
+  }
   void* native_device() const override { return context_->device; }
 
   std::unique_ptr<Buffer> import_memory(uint64_t, size_t) override {

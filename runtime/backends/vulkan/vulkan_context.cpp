@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "quiver/runtime.h"
@@ -504,6 +505,7 @@ VkDeviceSize Context::scalar_stride() const {
 // Launch slots
 
 LaunchSlot& Context::acquire_slot(uint32_t descriptors, VkDeviceSize args_bytes) {
+  flush_held();
   retire_completed();
   if (free_.empty() && !pending_.empty() && slots_.size() >= kMaxInFlight) wait_and_retire_front("launch");
   if (free_.empty()) {
@@ -567,6 +569,30 @@ void Context::submit(LaunchSlot& slot) {
 
 void Context::abandon(LaunchSlot& slot) noexcept { free_.push_back(&slot); }
 
+void Context::finish_launch(LaunchSlot& slot) {
+  if (running_timer_) {
+    held_ = &slot;   // acquire_slot flushed the one before
+    return;
+  }
+  VkResult r = vk.vkEndCommandBuffer(slot.commands);
+  if (r != VK_SUCCESS) {
+    free_.push_back(&slot);
+    check(r, "vkEndCommandBuffer of kernel '" + slot.kernel + "'");
+  }
+  submit(slot);
+}
+
+void Context::flush_held() {
+  LaunchSlot* slot = std::exchange(held_, nullptr);
+  if (!slot) return;
+  VkResult r = vk.vkEndCommandBuffer(slot->commands);
+  if (r != VK_SUCCESS) {
+    free_.push_back(slot);
+    check(r, "vkEndCommandBuffer of kernel '" + slot->kernel + "'");
+  }
+  submit(*slot);
+}
+
 void Context::retire_completed() {
   while (!pending_.empty()) {
     LaunchSlot* slot = pending_.front();
@@ -597,6 +623,7 @@ void Context::wait_and_retire_front(const std::string& what) {
 }
 
 void Context::drain(const std::string& what) {
+  flush_held();
   while (!pending_.empty()) wait_and_retire_front(what);
 }
 
@@ -606,6 +633,7 @@ void Context::drain_noexcept() noexcept {
   } catch (...) {
     // The device is lost: the driver has abandoned the work, so nothing is still using our
     // resources; forget the submissions so they can be destroyed.
+    if (held_) free_.push_back(std::exchange(held_, nullptr));
     pending_.clear();
   }
 }
@@ -667,7 +695,9 @@ TimerSlot& Context::start_timer() {
     timer = &new_timer();
   }
   timer->ended = false;
+  flush_held();
   armed_timer_ = timer;   // a timer started before and never ended just loses its start
+  running_timer_ = timer;
   return *timer;
 }
 
@@ -679,6 +709,18 @@ void Context::record_timer_start(LaunchSlot& slot) {
 }
 
 void Context::stop_timer(TimerSlot& timer) {
+  const bool ends_held = held_ && running_timer_ == &timer;
+  if (running_timer_ == &timer) running_timer_ = nullptr;
+  if (ends_held) {
+    // The launch recorded its closing barrier already: the timestamp follows the dispatch.
+    vk.vkCmdWriteTimestamp(held_->commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timer.pool, 1);
+    flush_held();
+    // Signals once everything submitted so far (the launch above included) has finished.
+    check(vk.vkQueueSubmit(queue, 0, nullptr, timer.fence), "vkQueueSubmit of a timer's fence");
+    timer.ended = true;
+    return;
+  }
+  flush_held();
   VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   submit.commandBufferCount = 1;
   if (armed_timer_ == &timer) {   // no launch recorded the start: a start of its own, just before the end
@@ -709,6 +751,7 @@ double Context::timer_ms(TimerSlot& timer) {
 
 void Context::release_timer(TimerSlot& timer) noexcept {
   if (armed_timer_ == &timer) armed_timer_ = nullptr;
+  if (running_timer_ == &timer) running_timer_ = nullptr;   // a held launch goes with the next flush
   if (timer.ended) {   // its end may still be pending: never hand out a pending command buffer
     if (vk.vkWaitForFences(device, 1, &timer.fence, VK_TRUE, UINT64_MAX) != VK_SUCCESS) return;   // leaked, not reused
     vk.vkResetFences(device, 1, &timer.fence);
@@ -722,6 +765,7 @@ void Context::release_timer(TimerSlot& timer) noexcept {
 
 void Context::run_transfer(const Allocation& buffer, VkDeviceSize offset, VkDeviceSize bytes,
                            bool to_device) {
+  flush_held();
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   check(vk.vkBeginCommandBuffer(transfer_commands_, &begin), "vkBeginCommandBuffer");

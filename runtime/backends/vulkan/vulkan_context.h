@@ -95,12 +95,18 @@ class Context {
   LaunchSlot& acquire_slot(uint32_t descriptors, VkDeviceSize args_bytes);
   void submit(LaunchSlot& slot);
   void abandon(LaunchSlot& slot) noexcept;
+  // Ends and submits a recorded launch; while a timer runs, the launch is held open instead
+  // (until the next operation on the queue, or the timer's stop, which writes its end
+  // timestamp into this same command buffer).
+  void finish_launch(LaunchSlot& slot);
+  // Ends and submits the held launch, if any. Every operation that submits or waits calls it.
+  void flush_held();
 
   // Waits for every submission. `what` names the operation in the error; the error also names
   // the kernel whose submission failed.
   void drain(const std::string& what);
   void drain_noexcept() noexcept;
-  bool has_pending() const { return !pending_.empty(); }
+  bool has_pending() const { return !pending_.empty() || held_; }
 
   // Staged copies for device-local buffers (drain first; synchronous).
   void copy_to_device(const Allocation& dst, const void* src, size_t bytes);
@@ -113,7 +119,10 @@ class Context {
   // is written by the next launch's own command buffer, after its barrier and just before its
   // dispatch (record_timer_start), not by a submission of its own: that one would run at once
   // and count the host's time to record and submit the launch as GPU time (tens of us against
-  // ~100 us kernels). stop_timer: a timestamp after everything queued so far; timer_ms: the
+  // ~100 us kernels). stop_timer: a timestamp after everything queued so far, written by the
+  // last launch's own command buffer when the timer ran around launches (finish_launch held it
+  // open): a submission of its own would add the gap between two submissions, about 14 us on
+  // the H100 (driver 580), to every timed kernel. timer_ms: the
   // milliseconds between the pair once the queue has drained. start_timer throws when the
   // queue family has no timestamps.
   // Timers may be many in flight (Device::elapsed_ms_each): each has its own slot, recycled by
@@ -144,6 +153,8 @@ class Context {
   std::vector<std::unique_ptr<TimerSlot>> timers_;
   std::vector<TimerSlot*> free_timers_;
   TimerSlot* armed_timer_ = nullptr;   // started; the next launch records its start timestamp
+  TimerSlot* running_timer_ = nullptr;   // started, not stopped: launches are held (finish_launch)
+  LaunchSlot* held_ = nullptr;           // recorded, not ended nor submitted
   uint32_t timestamp_bits_ = 0;
 };
 
