@@ -66,28 +66,6 @@ QV_DEVICE void store_w(T* p, qv::float4 v) {
 }
 QV_DEVICE float sum4(qv::float4 v) { return (v[0] + v[1]) + (v[2] + v[3]); }
 
-// ---- Rows kept in registers (the row-wise ops) ------------------------------------------------
-// Rows of at most kCachedCols elements (cols % 4 == 0) are read once: each thread keeps its
-// four 4-element chunks in registers (v0..v3: the language has no local arrays) across the
-// block reductions. Re-reading the row after a reduction's barrier left rms_norm f32
-// latency-bound on the H100 (ncu: DRAM 77.5%, SM 22%).
-constexpr uint32_t kCachedCols = kRowThreads * 4 * 4;   // 4096
-
-// Chunk k of this thread's part of the row (zeros past the row's end).
-template <typename T>
-QV_DEVICE qv::float4 row_chunk(const T* row, uint32_t cols, uint32_t k) {
-  uint32_t c = (k * kRowThreads + qv::thread_id_x()) * 4;
-  return c < cols ? load_w<4>(row + c) : qv::float4(0.0f, 0.0f, 0.0f, 0.0f);
-}
-// Whether chunk k of this thread's part of the row holds data.
-QV_DEVICE bool row_chunk_in(uint32_t cols, uint32_t k) { return (k * kRowThreads + qv::thread_id_x()) * 4 < cols; }
-// Stores chunk k of this thread's part of the row (nothing past the row's end).
-template <typename T>
-QV_DEVICE void store_row_chunk(T* row, uint32_t cols, uint32_t k, qv::float4 v) {
-  uint32_t c = (k * kRowThreads + qv::thread_id_x()) * 4;
-  if (c < cols) store_w<4>(row + c, v);
-}
-
 // ---- 16-byte chunks for the element-wise ops -------------------------------------------------
 // One access of 16 bytes: 4 float or 8 half / bf16 elements, worked on as one or two float4
 // (`hi` is unused for float). Half-width 8-byte accesses left a single-input 16-bit op with too
@@ -115,6 +93,66 @@ QV_DEVICE void store16(T* p, qv::float4 lo, qv::float4 hi) {
   } else {
     store4(p, lo);
   }
+}
+
+// ---- Rows kept in registers (the block-per-row ops) -------------------------------------------
+// Rows of at most kCachedCols elements that start on 16-byte boundaries (row_cached) are read
+// once: each thread keeps four float4 slots in registers (v0..v3: the language has no local
+// arrays) across the block reductions. Re-reading the row after a reduction's barrier left
+// rms_norm f32 latency-bound on the H100 (ncu: DRAM 77.5%, SM 22%). Every access is 16 bytes:
+// slot k of a float row is the chunk at element (k kRowThreads + t) 4; slots 2j and 2j + 1 of a
+// half / bf16 row are the halves of the chunk at (j kRowThreads + t) 8. (8-byte slots left the
+// bf16 rows at 0.73-0.84 of CUDA on Vulkan where the float rows reached 0.95-0.99.)
+constexpr uint32_t kCachedCols = kRowThreads * 4 * 4;   // 4096
+template <typename T>
+QV_DEVICE bool row_cached(uint32_t cols) {
+  return cols % chunk_elems<T>() == 0 && cols <= kCachedCols;
+}
+// First element of slot k of this thread.
+template <typename T>
+QV_DEVICE uint32_t row_slot_col(uint32_t k) {
+  if constexpr (chunk_elems<T>() == 8) return ((k / 2) * kRowThreads + qv::thread_id_x()) * 8 + (k % 2) * 4;
+  else return (k * kRowThreads + qv::thread_id_x()) * 4;
+}
+// Whether slot k of this thread holds data (row_cached rows: a chunk is all in or all out).
+template <typename T>
+QV_DEVICE bool row_slot_in(uint32_t cols, uint32_t k) {
+  return row_slot_col<T>(k) < cols;
+}
+// Slots 2j and 2j + 1 of this thread (j = 0, 1); `fill` past the row's end. Working a pair at a
+// time keeps what is live small: loading every operand's four slots first (w and b of
+// layer_norm, the residual of add_rms_norm) put add_rms_norm f32 32768 x 4096 on Vulkan at 0.55
+// of CUDA instead of 0.97.
+template <typename T>
+QV_DEVICE void row_pair_load(const T* row, uint32_t cols, uint32_t j, float fill, qv::float4& a, qv::float4& b) {
+  a = b = qv::float4(fill);
+  if constexpr (chunk_elems<T>() == 8) {
+    if (row_slot_in<T>(cols, 2 * j)) load16(row + row_slot_col<T>(2 * j), a, b);
+  } else {
+    if (row_slot_in<T>(cols, 2 * j)) a = load4(row + row_slot_col<T>(2 * j));
+    if (row_slot_in<T>(cols, 2 * j + 1)) b = load4(row + row_slot_col<T>(2 * j + 1));
+  }
+}
+template <typename T>
+QV_DEVICE void row_pair_store(T* row, uint32_t cols, uint32_t j, qv::float4 a, qv::float4 b) {
+  if constexpr (chunk_elems<T>() == 8) {
+    if (row_slot_in<T>(cols, 2 * j)) store16(row + row_slot_col<T>(2 * j), a, b);
+  } else {
+    if (row_slot_in<T>(cols, 2 * j)) store4(row + row_slot_col<T>(2 * j), a);
+    if (row_slot_in<T>(cols, 2 * j + 1)) store4(row + row_slot_col<T>(2 * j + 1), b);
+  }
+}
+// All four slots of this thread.
+template <typename T>
+QV_DEVICE void row_load(const T* row, uint32_t cols, float fill, qv::float4& v0, qv::float4& v1, qv::float4& v2,
+                        qv::float4& v3) {
+  row_pair_load(row, cols, 0, fill, v0, v1);
+  row_pair_load(row, cols, 1, fill, v2, v3);
+}
+template <typename T>
+QV_DEVICE void row_store(T* row, uint32_t cols, qv::float4 v0, qv::float4 v1, qv::float4 v2, qv::float4 v3) {
+  row_pair_store(row, cols, 0, v0, v1);
+  row_pair_store(row, cols, 1, v2, v3);
 }
 
 // Sum and maximum of a 16-byte chunk's elements (lo, and hi for 16-bit T).

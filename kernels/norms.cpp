@@ -26,35 +26,37 @@ QV_DEVICE void rms_norm_row(const T* x, const T* w, T* out, uint32_t base, uint3
 
 template <typename T>
 QV_DEVICE void rms_norm_row_cached(const T* x, const T* w, T* out, uint32_t base, uint32_t cols, float eps) {
-  qv::float4 v0 = qvops::row_chunk(x + base, cols, 0), v1 = qvops::row_chunk(x + base, cols, 1);
-  qv::float4 v2 = qvops::row_chunk(x + base, cols, 2), v3 = qvops::row_chunk(x + base, cols, 3);
+  qv::float4 v0, v1, v2, v3, wa, wb;
+  qvops::row_load(x + base, cols, 0.0f, v0, v1, v2, v3);
   float squares = (qvops::sum4(v0 * v0) + qvops::sum4(v1 * v1)) + (qvops::sum4(v2 * v2) + qvops::sum4(v3 * v3));
   float inv_rms = qv::rsqrt(qv::block_sum(squares) / static_cast<float>(cols) + eps);
-  qvops::store_row_chunk(out + base, cols, 0, v0 * inv_rms * qvops::row_chunk(w, cols, 0));
-  qvops::store_row_chunk(out + base, cols, 1, v1 * inv_rms * qvops::row_chunk(w, cols, 1));
-  qvops::store_row_chunk(out + base, cols, 2, v2 * inv_rms * qvops::row_chunk(w, cols, 2));
-  qvops::store_row_chunk(out + base, cols, 3, v3 * inv_rms * qvops::row_chunk(w, cols, 3));
+  qvops::row_pair_load(w, cols, 0, 0.0f, wa, wb);
+  qvops::row_pair_store(out + base, cols, 0, v0 * inv_rms * wa, v1 * inv_rms * wb);
+  qvops::row_pair_load(w, cols, 1, 0.0f, wa, wb);
+  qvops::row_pair_store(out + base, cols, 1, v2 * inv_rms * wa, v3 * inv_rms * wb);
 }
 
 template <typename T>
 QV_DEVICE void layer_norm_row_cached(const T* x, const T* w, const T* b, T* out, uint32_t base, uint32_t cols,
                                      float eps) {
-  qv::float4 v0 = qvops::row_chunk(x + base, cols, 0), v1 = qvops::row_chunk(x + base, cols, 1);
-  qv::float4 v2 = qvops::row_chunk(x + base, cols, 2), v3 = qvops::row_chunk(x + base, cols, 3);
+  qv::float4 v0, v1, v2, v3, wa, wb, ba, bb;
+  qvops::row_load(x + base, cols, 0.0f, v0, v1, v2, v3);
   float sum = (qvops::sum4(v0) + qvops::sum4(v1)) + (qvops::sum4(v2) + qvops::sum4(v3));
   float mean = qv::block_sum(sum) / static_cast<float>(cols);
-  // Chunks past the row's end hold zeros, not data: they must not add mean^2 to the variance.
-  uint32_t t = qv::thread_id_x() * 4;
-  qv::float4 d0 = v0 - mean, d1 = t + 1 * kRowThreads * 4 < cols ? v1 - mean : qv::float4(0.0f, 0.0f, 0.0f, 0.0f);
-  qv::float4 d2 = t + 2 * kRowThreads * 4 < cols ? v2 - mean : qv::float4(0.0f, 0.0f, 0.0f, 0.0f);
-  qv::float4 d3 = t + 3 * kRowThreads * 4 < cols ? v3 - mean : qv::float4(0.0f, 0.0f, 0.0f, 0.0f);
-  if (t >= cols) d0 = qv::float4(0.0f, 0.0f, 0.0f, 0.0f);
+  // Slots past the row's end hold zeros, not data: they must not add mean^2 to the variance.
+  qv::float4 zero(0.0f);
+  qv::float4 d0 = qvops::row_slot_in<T>(cols, 0) ? v0 - mean : zero;
+  qv::float4 d1 = qvops::row_slot_in<T>(cols, 1) ? v1 - mean : zero;
+  qv::float4 d2 = qvops::row_slot_in<T>(cols, 2) ? v2 - mean : zero;
+  qv::float4 d3 = qvops::row_slot_in<T>(cols, 3) ? v3 - mean : zero;
   float squares = (qvops::sum4(d0 * d0) + qvops::sum4(d1 * d1)) + (qvops::sum4(d2 * d2) + qvops::sum4(d3 * d3));
   float inv_std = qv::rsqrt(qv::block_sum(squares) / static_cast<float>(cols) + eps);
-  qvops::store_row_chunk(out + base, cols, 0, d0 * inv_std * qvops::row_chunk(w, cols, 0) + qvops::row_chunk(b, cols, 0));
-  qvops::store_row_chunk(out + base, cols, 1, d1 * inv_std * qvops::row_chunk(w, cols, 1) + qvops::row_chunk(b, cols, 1));
-  qvops::store_row_chunk(out + base, cols, 2, d2 * inv_std * qvops::row_chunk(w, cols, 2) + qvops::row_chunk(b, cols, 2));
-  qvops::store_row_chunk(out + base, cols, 3, d3 * inv_std * qvops::row_chunk(w, cols, 3) + qvops::row_chunk(b, cols, 3));
+  qvops::row_pair_load(w, cols, 0, 0.0f, wa, wb);
+  qvops::row_pair_load(b, cols, 0, 0.0f, ba, bb);
+  qvops::row_pair_store(out + base, cols, 0, d0 * inv_std * wa + ba, d1 * inv_std * wb + bb);
+  qvops::row_pair_load(w, cols, 1, 0.0f, wa, wb);
+  qvops::row_pair_load(b, cols, 1, 0.0f, ba, bb);
+  qvops::row_pair_store(out + base, cols, 1, d2 * inv_std * wa + ba, d3 * inv_std * wb + bb);
 }
 
 template <uint32_t W, typename T>
@@ -195,21 +197,23 @@ QV_DEVICE void add_rms_norm_row(const T* x, const T* residual, const T* w, T* su
 template <typename T>
 QV_DEVICE void add_rms_norm_row_cached(const T* x, const T* residual, const T* w, T* sum, T* out, uint32_t base,
                                        uint32_t cols, float eps) {
-  using qvops::row_chunk;
-  qv::float4 s0 = stored4<T>(row_chunk(x + base, cols, 0) + row_chunk(residual + base, cols, 0));
-  qv::float4 s1 = stored4<T>(row_chunk(x + base, cols, 1) + row_chunk(residual + base, cols, 1));
-  qv::float4 s2 = stored4<T>(row_chunk(x + base, cols, 2) + row_chunk(residual + base, cols, 2));
-  qv::float4 s3 = stored4<T>(row_chunk(x + base, cols, 3) + row_chunk(residual + base, cols, 3));
-  qvops::store_row_chunk(sum + base, cols, 0, s0);
-  qvops::store_row_chunk(sum + base, cols, 1, s1);
-  qvops::store_row_chunk(sum + base, cols, 2, s2);
-  qvops::store_row_chunk(sum + base, cols, 3, s3);
+  qv::float4 s0, s1, s2, s3, ra, rb;
+  qvops::row_pair_load(x + base, cols, 0, 0.0f, s0, s1);
+  qvops::row_pair_load(residual + base, cols, 0, 0.0f, ra, rb);
+  s0 = stored4<T>(s0 + ra);
+  s1 = stored4<T>(s1 + rb);
+  qvops::row_pair_load(x + base, cols, 1, 0.0f, s2, s3);
+  qvops::row_pair_load(residual + base, cols, 1, 0.0f, ra, rb);
+  s2 = stored4<T>(s2 + ra);
+  s3 = stored4<T>(s3 + rb);
+  qvops::row_store(sum + base, cols, s0, s1, s2, s3);
   float squares = (qvops::sum4(s0 * s0) + qvops::sum4(s1 * s1)) + (qvops::sum4(s2 * s2) + qvops::sum4(s3 * s3));
   float inv_rms = qv::rsqrt(qv::block_sum(squares) / static_cast<float>(cols) + eps);
-  qvops::store_row_chunk(out + base, cols, 0, s0 * inv_rms * row_chunk(w, cols, 0));
-  qvops::store_row_chunk(out + base, cols, 1, s1 * inv_rms * row_chunk(w, cols, 1));
-  qvops::store_row_chunk(out + base, cols, 2, s2 * inv_rms * row_chunk(w, cols, 2));
-  qvops::store_row_chunk(out + base, cols, 3, s3 * inv_rms * row_chunk(w, cols, 3));
+  qv::float4 wa, wb;
+  qvops::row_pair_load(w, cols, 0, 0.0f, wa, wb);
+  qvops::row_pair_store(out + base, cols, 0, s0 * inv_rms * wa, s1 * inv_rms * wb);
+  qvops::row_pair_load(w, cols, 1, 0.0f, wa, wb);
+  qvops::row_pair_store(out + base, cols, 1, s2 * inv_rms * wa, s3 * inv_rms * wb);
 }
 
 }  // namespace
@@ -220,7 +224,7 @@ QV_KERNEL QV_BLOCK(kRowThreads) void rms_norm(const T* x, const T* w, T* out, ui
                                               float eps) {
   uint32_t row = qvops::block_row();
   if (row >= rows) return;   // uniform per block
-  if (cols % 4 == 0 && cols <= qvops::kCachedCols) rms_norm_row_cached(x, w, out, row * cols, cols, eps);
+  if (qvops::row_cached<T>(cols)) rms_norm_row_cached(x, w, out, row * cols, cols, eps);
   else if (cols % 4 == 0) rms_norm_row<4>(x, w, out, row * cols, cols, eps);
   else rms_norm_row<1>(x, w, out, row * cols, cols, eps);
 }
@@ -232,7 +236,7 @@ QV_KERNEL QV_BLOCK(kRowThreads) void layer_norm(const T* x, const T* w, const T*
                                                 uint32_t cols, float eps) {
   uint32_t row = qvops::block_row();
   if (row >= rows) return;
-  if (cols % 4 == 0 && cols <= qvops::kCachedCols) layer_norm_row_cached(x, w, b, out, row * cols, cols, eps);
+  if (qvops::row_cached<T>(cols)) layer_norm_row_cached(x, w, b, out, row * cols, cols, eps);
   else if (cols % 4 == 0) layer_norm_row<4>(x, w, b, out, row * cols, cols, eps);
   else layer_norm_row<1>(x, w, b, out, row * cols, cols, eps);
 }
@@ -245,7 +249,7 @@ QV_KERNEL QV_BLOCK(kRowThreads) void add_rms_norm(const T* x, const T* residual,
                                                   uint32_t rows, uint32_t cols, float eps) {
   uint32_t row = qvops::block_row();
   if (row >= rows) return;
-  if (cols % 4 == 0 && cols <= qvops::kCachedCols) add_rms_norm_row_cached(x, residual, w, sum, out, row * cols, cols, eps);
+  if (qvops::row_cached<T>(cols)) add_rms_norm_row_cached(x, residual, w, sum, out, row * cols, cols, eps);
   else if (cols % 4 == 0) add_rms_norm_row<4>(x, residual, w, sum, out, row * cols, cols, eps);
   else add_rms_norm_row<1>(x, residual, w, sum, out, row * cols, cols, eps);
 }

@@ -67,20 +67,14 @@ QV_DEVICE void log_softmax_row(const T* x, T* out, uint32_t base, uint32_t cols)
     store_w<W>(out + base + c, load_w<W>(x + base + c) - shift);
 }
 
-// Chunk k of the row in registers, with the lowest float past the row's end: those lanes
-// neither raise the maximum nor (exp(lowest - max) = 0) add to the sum.
-template <typename T>
-QV_DEVICE qv::float4 row_chunk_or_lowest(const T* row, uint32_t cols, uint32_t k) {
-  float l = qvops::kLowest;
-  return qvops::row_chunk_in(cols, k) ? qvops::row_chunk(row, cols, k) : qv::float4(l, l, l, l);
-}
 using qvops::max4;
 
+// The row in registers (qvops::row_load), the lowest float past the row's end: those lanes
+// neither raise the maximum nor (exp(lowest - max) = 0) add to the sum.
 template <bool LOG, typename T>
 QV_DEVICE void softmax_row_cached(const T* x, T* out, uint32_t base, uint32_t cols) {
-  const T* row = x + base;
-  qv::float4 v0 = row_chunk_or_lowest(row, cols, 0), v1 = row_chunk_or_lowest(row, cols, 1);
-  qv::float4 v2 = row_chunk_or_lowest(row, cols, 2), v3 = row_chunk_or_lowest(row, cols, 3);
+  qv::float4 v0, v1, v2, v3;
+  qvops::row_load(x + base, cols, qvops::kLowest, v0, v1, v2, v3);
   float m = qv::block_max(qv::max(qv::max(max4(v0), max4(v1)), qv::max(max4(v2), max4(v3))));
   v0 = v0 - m;
   v1 = v1 - m;
@@ -90,16 +84,10 @@ QV_DEVICE void softmax_row_cached(const T* x, T* out, uint32_t base, uint32_t co
   float s = qv::block_sum((qvops::sum4(e0) + qvops::sum4(e1)) + (qvops::sum4(e2) + qvops::sum4(e3)));
   if constexpr (LOG) {
     float shift = qv::log(s);
-    qvops::store_row_chunk(out + base, cols, 0, v0 - shift);
-    qvops::store_row_chunk(out + base, cols, 1, v1 - shift);
-    qvops::store_row_chunk(out + base, cols, 2, v2 - shift);
-    qvops::store_row_chunk(out + base, cols, 3, v3 - shift);
+    qvops::row_store(out + base, cols, v0 - shift, v1 - shift, v2 - shift, v3 - shift);
   } else {
     float inv_s = 1.0f / s;
-    qvops::store_row_chunk(out + base, cols, 0, e0 * inv_s);
-    qvops::store_row_chunk(out + base, cols, 1, e1 * inv_s);
-    qvops::store_row_chunk(out + base, cols, 2, e2 * inv_s);
-    qvops::store_row_chunk(out + base, cols, 3, e3 * inv_s);
+    qvops::row_store(out + base, cols, e0 * inv_s, e1 * inv_s, e2 * inv_s, e3 * inv_s);
   }
 }
 
@@ -187,7 +175,7 @@ template <typename T>
 QV_KERNEL QV_BLOCK(kRowThreads) void softmax(const T* x, T* out, uint32_t rows, uint32_t cols) {
   uint32_t row = qvops::block_row();
   if (row >= rows) return;
-  if (cols % 4 == 0 && cols <= qvops::kCachedCols) softmax_row_cached<false>(x, out, row * cols, cols);
+  if (qvops::row_cached<T>(cols)) softmax_row_cached<false>(x, out, row * cols, cols);
   else if (cols % 4 == 0) softmax_row<4>(x, out, row * cols, cols);
   else softmax_row<1>(x, out, row * cols, cols);
 }
@@ -197,7 +185,7 @@ template <typename T>
 QV_KERNEL QV_BLOCK(kRowThreads) void log_softmax(const T* x, T* out, uint32_t rows, uint32_t cols) {
   uint32_t row = qvops::block_row();
   if (row >= rows) return;
-  if (cols % 4 == 0 && cols <= qvops::kCachedCols) softmax_row_cached<true>(x, out, row * cols, cols);
+  if (qvops::row_cached<T>(cols)) softmax_row_cached<true>(x, out, row * cols, cols);
   else if (cols % 4 == 0) log_softmax_row<4>(x, out, row * cols, cols);
   else log_softmax_row<1>(x, out, row * cols, cols);
 }
