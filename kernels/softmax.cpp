@@ -67,7 +67,12 @@ QV_DEVICE void log_softmax_row(const T* x, T* out, uint32_t base, uint32_t cols)
     store_w<W>(out + base + c, load_w<W>(x + base + c) - shift);
 }
 
-using qvops::max4;
+// The maximum of the row in registers ignores a NaN operand (a > b ? a : b, an ordered
+// comparison): a row holding NaN still comes out NaN, through exp(NaN - m) in the sum (and
+// m itself may be the NaN). On SPIR-V this is two instructions where qv::max, which must
+// return NaN for a NaN operand, is five (GLSL FMax, two IsNan, two selects), once per element.
+QV_DEVICE float max_ordered(float a, float b) { return a > b ? a : b; }
+QV_DEVICE float max4(qv::float4 v) { return max_ordered(max_ordered(v[0], v[1]), max_ordered(v[2], v[3])); }
 
 // The row in registers (qvops::row_load), the lowest float past the row's end: those lanes
 // neither raise the maximum nor (exp(lowest - max) = 0) add to the sum.
@@ -75,7 +80,7 @@ template <bool LOG, typename T>
 QV_DEVICE void softmax_row_cached(const T* x, T* out, uint32_t base, uint32_t cols) {
   qv::float4 v0, v1, v2, v3;
   qvops::row_load(x + base, cols, qvops::kLowest, v0, v1, v2, v3);
-  float m = qv::block_max(qv::max(qv::max(max4(v0), max4(v1)), qv::max(max4(v2), max4(v3))));
+  float m = qv::block_max(max_ordered(max_ordered(max4(v0), max4(v1)), max_ordered(max4(v2), max4(v3))));
   v0 = v0 - m;
   v1 = v1 - m;
   v2 = v2 - m;
@@ -97,8 +102,8 @@ QV_DEVICE void softmax_short_cached(const T* in, T* out, uint32_t cols, bool val
   float l = qvops::kLowest;   // past the row's end: no effect on the maximum, exp(lowest - max) = 0
   qv::float4 v0(l), v1(l), v2(l), v3(l), v4(l), v5(l), v6(l), v7(l);
   if (valid) qvops::short_row_load(in, cols, l, v0, v1, v2, v3, v4, v5, v6, v7);
-  float m = qv::subgroup_max(qv::max(qv::max(qv::max(max4(v0), max4(v1)), qv::max(max4(v2), max4(v3))),
-                                     qv::max(qv::max(max4(v4), max4(v5)), qv::max(max4(v6), max4(v7)))));
+  float m = qv::subgroup_max(max_ordered(max_ordered(max_ordered(max4(v0), max4(v1)), max_ordered(max4(v2), max4(v3))),
+                                        max_ordered(max_ordered(max4(v4), max4(v5)), max_ordered(max4(v6), max4(v7)))));
   v0 = v0 - m;
   v1 = v1 - m;
   v2 = v2 - m;

@@ -63,13 +63,15 @@ mlir::Value bf16_to_f32(Bits& k, mlir::Value h) {
   return k.bitcast(k.builder().getF32Type(), k.shl(k.widen(h), k.i32(16)));
 }
 
-// float -> bfloat16, round to nearest even; NaN stays a (quiet) NaN.
+// float -> bfloat16, round to nearest even; a NaN becomes the quiet NaN 0x7fc0 (its payload
+// dropped, as PTX's cvt.rn.bf16.f32 does). NaN is found from the bits: WGSL and Metal may
+// assume float comparisons never see one.
 mlir::Value f32_to_bf16(Bits& k, mlir::Value f) {
   mlir::Value u = k.bitcast(k.builder().getI32Type(), f);
-  mlir::Value high = k.shr(u, k.i32(16));
-  mlir::Value rounded = k.shr(k.add(u, k.add(k.i32(0x7fff), k.band(high, k.i32(1)))), k.i32(16));
+  mlir::Value lsb = k.band(k.shr(u, k.i32(16)), k.i32(1));
+  mlir::Value rounded = k.shr(k.add(u, k.add(k.i32(0x7fff), lsb)), k.i32(16));
   mlir::Value is_nan = k.ugt(k.band(u, k.i32(0x7fffffff)), k.i32(0x7f800000));
-  return k.narrow(k.select(is_nan, k.bor(high, k.i32(0x40)), rounded));
+  return k.narrow(k.select(is_nan, k.i32(0x7fc0), rounded));
 }
 
 // IEEE half -> float (exact, subnormals included, without relying on subnormal float arithmetic).
