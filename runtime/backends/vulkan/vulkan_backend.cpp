@@ -274,8 +274,7 @@ class VulkanModule final : public Module {
     if (set)
       ctx.vk.vkCmdBindDescriptorSets(slot.commands, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
     ctx.vk.vkCmdDispatch(slot.commands, grid.x, grid.y, grid.z);
-    record_full_barrier(ctx.vk, slot.commands);
-    submitted = true;   // finish_launch() recycles the slot itself when it fails
+    submitted = true;   // finish_launch() records the closing barrier; it recycles the slot when it fails
     ctx.finish_launch(slot);
   }
 

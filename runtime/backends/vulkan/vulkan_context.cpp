@@ -574,6 +574,7 @@ void Context::finish_launch(LaunchSlot& slot) {
     held_ = &slot;   // acquire_slot flushed the one before
     return;
   }
+  full_barrier(vk, slot.commands);
   VkResult r = vk.vkEndCommandBuffer(slot.commands);
   if (r != VK_SUCCESS) {
     free_.push_back(&slot);
@@ -585,6 +586,7 @@ void Context::finish_launch(LaunchSlot& slot) {
 void Context::flush_held() {
   LaunchSlot* slot = std::exchange(held_, nullptr);
   if (!slot) return;
+  full_barrier(vk, slot->commands);
   VkResult r = vk.vkEndCommandBuffer(slot->commands);
   if (r != VK_SUCCESS) {
     free_.push_back(slot);
@@ -712,7 +714,9 @@ void Context::stop_timer(TimerSlot& timer) {
   const bool ends_held = held_ && running_timer_ == &timer;
   if (running_timer_ == &timer) running_timer_ = nullptr;
   if (ends_held) {
-    // The launch recorded its closing barrier already: the timestamp follows the dispatch.
+    // Right after the dispatch (bottom of pipe: once it has finished), before the closing
+    // barrier flush_held records, as the start follows the opening one: the pair brackets the
+    // dispatch, as CUDA's events bracket a kernel.
     vk.vkCmdWriteTimestamp(held_->commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timer.pool, 1);
     flush_held();
     // Signals once everything submitted so far (the launch above included) has finished.

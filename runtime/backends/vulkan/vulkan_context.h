@@ -95,7 +95,8 @@ class Context {
   LaunchSlot& acquire_slot(uint32_t descriptors, VkDeviceSize args_bytes);
   void submit(LaunchSlot& slot);
   void abandon(LaunchSlot& slot) noexcept;
-  // Ends and submits a recorded launch; while a timer runs, the launch is held open instead
+  // Records the closing barrier, ends and submits a recorded launch (its dispatch the last
+  // command); while a timer runs, the launch is held open instead
   // (until the next operation on the queue, or the timer's stop, which writes its end
   // timestamp into this same command buffer).
   void finish_launch(LaunchSlot& slot);
