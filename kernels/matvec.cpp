@@ -26,7 +26,8 @@ constexpr uint32_t kMatvecRows = 4;      // output rows per block (runtime/ops/o
 // ran 14336 x 4096 in 1.9 waves of blocks, the last one half idle (ncu on 4096 x 4096: achieved
 // occupancy 45%). Two rows per block reached 0.85 of copy, latency-bound (ncu: DRAM 75%, 20
 // cycles per issued instruction): a block's loads are in flight only until its reductions
-// start, so four rows per block keep twice the bytes in flight per reduction. Rows of a block
+// start, so four rows per block keep twice the bytes in flight per reduction (and the four
+// reductions share one barrier, below). Rows of a block
 // past the last row re-read its first row and are not stored. The host launches ceil(rows / 4).
 //
 // Rows whose length is a multiple of a 16-byte chunk (qvops::chunk_elems: 4 float, 8 half /
@@ -83,9 +84,28 @@ QV_DEVICE void matvec_rows(const T* w, const T* x, T* y, uint32_t rows, uint32_t
       acc3 = dot4_acc(qvops::load_w<W>(w3 + c), xv, acc3);
     }
   }
-  float sum0 = qv::block_sum(acc0), sum1 = qv::block_sum(acc1);
-  float sum2 = qv::block_sum(acc2), sum3 = qv::block_sum(acc3);
+  // The four sums in one exchange: subgroup sums, one barrier, and thread 0 (the only one that
+  // stores) adds the subgroups' partials. Four qv::block_sum calls took two barriers each, and
+  // every thread read every partial, while the block's loads had drained.
+  qv::shared<float, kMatvecRows * kRowThreads> partial;   // a slot per subgroup, even of size 1
+  uint32_t sg = qv::subgroup_size(), group = qv::thread_id_x() / sg;
+  float s0 = qv::subgroup_sum(acc0), s1 = qv::subgroup_sum(acc1);
+  float s2 = qv::subgroup_sum(acc2), s3 = qv::subgroup_sum(acc3);
+  if (qv::subgroup_lane() == 0) {
+    partial[group] = s0;
+    partial[kRowThreads + group] = s1;
+    partial[2 * kRowThreads + group] = s2;
+    partial[3 * kRowThreads + group] = s3;
+  }
+  qv::barrier();
   if (qv::thread_id_x() == 0) {
+    float sum0 = 0.0f, sum1 = 0.0f, sum2 = 0.0f, sum3 = 0.0f;
+    for (uint32_t g = 0; g * sg < kRowThreads; ++g) {
+      sum0 += partial[g];
+      sum1 += partial[kRowThreads + g];
+      sum2 += partial[2 * kRowThreads + g];
+      sum3 += partial[3 * kRowThreads + g];
+    }
     y[row0] = from_f32<T>(sum0);
     if (row0 + 1 < rows) y[row0 + 1] = from_f32<T>(sum1);
     if (row0 + 2 < rows) y[row0 + 2] = from_f32<T>(sum2);
