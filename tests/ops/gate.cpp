@@ -104,11 +104,12 @@ double row_scaled_error(const std::vector<double>& got, const std::vector<double
 }
 
 double weighted_error(const std::vector<double>& got, const std::vector<double>& ref,
-                      const std::vector<double>& weight) {
+                      const std::vector<double>& weight, double absolute) {
   double worst = 0;
   for (size_t i = 0; i < ref.size(); ++i) {
     double w = weight[i] > 0 ? weight[i] : 1;
-    take_max(worst, std::fabs(got[i] - ref[i]) / w);
+    double e = std::fabs(got[i] - ref[i]);
+    take_max(worst, (std::isnan(e) ? e : std::max(e - absolute, 0.0)) / w);   // NaN fails
   }
   return worst;
 }

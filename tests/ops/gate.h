@@ -112,10 +112,11 @@ double row_scaled_error(const std::vector<double>& got, const std::vector<double
 // zero comes from 1 + erf(x) cancelling: its error is proportional to |x|, not to |gelu(x)|).
 double row_scaled_error(const std::vector<double>& got, const std::vector<double>& ref, size_t group,
                         const std::vector<double>& scale_of);
-// Largest |got - ref| / weight over the elements (weight > 0 each): dot-product style errors,
-// weight = sum_k |a_k b_k|.
+// Largest (|got - ref| - absolute) / weight over the elements (weight > 0 each): dot-product
+// style errors, weight = sum_k |a_k b_k|; `absolute`: the output type's rounding where it is
+// absolute, not relative (half's subnormals: 2^-25).
 double weighted_error(const std::vector<double>& got, const std::vector<double>& ref,
-                      const std::vector<double>& weight);
+                      const std::vector<double>& weight, double absolute = 0);
 
 // One measured case: recorded for the JSON report and checked (error <= bound, NaN fails).
 struct Result {

@@ -570,17 +570,8 @@ void Context::submit(LaunchSlot& slot) {
 void Context::abandon(LaunchSlot& slot) noexcept { free_.push_back(&slot); }
 
 void Context::finish_launch(LaunchSlot& slot) {
-  if (running_timer_) {
-    held_ = &slot;   // acquire_slot flushed the one before
-    return;
-  }
-  full_barrier(vk, slot.commands);
-  VkResult r = vk.vkEndCommandBuffer(slot.commands);
-  if (r != VK_SUCCESS) {
-    free_.push_back(&slot);
-    check(r, "vkEndCommandBuffer of kernel '" + slot.kernel + "'");
-  }
-  submit(slot);
+  held_ = &slot;   // acquire_slot flushed the one before
+  if (!running_timer_) flush_held();
 }
 
 void Context::flush_held() {
