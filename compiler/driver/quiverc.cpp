@@ -1,5 +1,6 @@
 // quiverc: kernel sources -> front end -> every requested target -> one .qfb
 // (plus, on request, the generated header, the embedding source and a depfile).
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -118,45 +119,64 @@ int main(int argc, char** argv) {
       std::cerr << "quiverc: kernel '" << k.manifest.name << "' symbol " << k.manifest.symbol << " block "
                 << k.manifest.block[0] << "x" << k.manifest.block[1] << "x" << k.manifest.block[2] << "\n";
 
+  // QV_TARGETS entries are a target ("ptx") or a target and one arch ("ptx:sm_90a").
+  auto allowed = [](const frontend::KernelEntry& k, const std::string& target, const std::string& arch) {
+    if (k.allowed_targets.empty()) return true;
+    for (const std::string& t : k.allowed_targets)
+      if (t == target || (!arch.empty() && t == target + ":" + arch)) return true;
+    return false;
+  };
   std::vector<compiler::TargetImage> images;
   for (const auto& req : requests) {
-    std::vector<format::Kernel> selected;
-    for (const auto& k : fe.kernels)
-      if (k.allowed_targets.empty() ||
-          std::count(k.allowed_targets.begin(), k.allowed_targets.end(), req.name))
-        selected.push_back(k.manifest);
-    if (selected.empty()) continue;
-    // Each target gets a private copy holding only its kernels.
-    mlir::OwningOpRef<mlir::ModuleOp> clone(fe.module->clone());
-    for (auto& op : llvm::make_early_inc_range(clone->getBody()->getOperations())) {
-      auto sym = op.getAttrOfType<mlir::StringAttr>("sym_name");
-      if (!op.hasAttr("qv.kernel")) continue;   // intrinsic declarations (ir/intrinsics.h) stay
-      bool keep = sym && std::any_of(selected.begin(), selected.end(),
-                                     [&](const format::Kernel& k) { return k.symbol == sym.getValue(); });
-      if (!keep) op.erase();
+    const compiler::TargetEntry* entry = nullptr;
+    for (const auto& e : compiler::target_registry())
+      if (e.name == req.name) entry = &e;
+    if (!entry) continue;
+    std::unique_ptr<compiler::Target> target = entry->create();
+    std::vector<std::string> archs = req.archs.empty() ? target->default_archs() : req.archs;
+    if (archs.empty()) archs.push_back("");
+    // Archs whose kernel selections are the same are built together.
+    std::vector<std::pair<std::vector<bool>, std::vector<std::string>>> groups;
+    for (const std::string& arch : archs) {
+      std::vector<bool> mask;
+      for (const auto& k : fe.kernels) mask.push_back(allowed(k, req.name, arch));
+      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == mask; });
+      if (g == groups.end()) groups.push_back({mask, {arch}});
+      else g->second.push_back(arch);
     }
-    compiler::TargetOptions topts;
-    topts.archs = req.archs;
-    topts.verbose = verbose;
-    if (!keep_temps.empty()) {
-      topts.keep_temps_dir = (fs::path(keep_temps) / req.name).string();
-      fs::create_directories(topts.keep_temps_dir);
-    }
-    auto ts = std::chrono::steady_clock::now();
-    try {
-      for (const auto& entry : compiler::target_registry()) {
-        if (entry.name != req.name) continue;
-        auto target = entry.create();
-        for (auto& img : target->compile(*clone, selected, topts)) images.push_back(std::move(img));
+    for (const auto& [mask, group_archs] : groups) {
+      std::vector<format::Kernel> selected;
+      for (size_t i = 0; i < fe.kernels.size(); ++i)
+        if (mask[i]) selected.push_back(fe.kernels[i].manifest);
+      if (selected.empty()) continue;
+      // Each target gets a private copy holding only its kernels.
+      mlir::OwningOpRef<mlir::ModuleOp> clone(fe.module->clone());
+      for (auto& op : llvm::make_early_inc_range(clone->getBody()->getOperations())) {
+        auto sym = op.getAttrOfType<mlir::StringAttr>("sym_name");
+        if (!op.hasAttr("qv.kernel")) continue;   // intrinsic declarations (ir/intrinsics.h) stay
+        bool keep = sym && std::any_of(selected.begin(), selected.end(),
+                                       [&](const format::Kernel& k) { return k.symbol == sym.getValue(); });
+        if (!keep) op.erase();
       }
-    } catch (const compiler::TargetError& e) {
-      fail(e.what());
-    } catch (const std::exception& e) {
-      fail(req.name + ": " + e.what());
+      compiler::TargetOptions topts;
+      if (!(group_archs.size() == 1 && group_archs[0].empty())) topts.archs = group_archs;
+      topts.verbose = verbose;
+      if (!keep_temps.empty()) {
+        topts.keep_temps_dir = (fs::path(keep_temps) / req.name).string();
+        fs::create_directories(topts.keep_temps_dir);
+      }
+      auto ts = std::chrono::steady_clock::now();
+      try {
+        for (auto& img : target->compile(*clone, selected, topts)) images.push_back(std::move(img));
+      } catch (const compiler::TargetError& e) {
+        fail(e.what());
+      } catch (const std::exception& e) {
+        fail(req.name + ": " + e.what());
+      }
+      if (verbose)
+        std::cerr << "quiverc: " << req.name << " done in "
+                  << std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count() << " s\n";
     }
-    if (verbose)
-      std::cerr << "quiverc: " << req.name << " done in "
-                << std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count() << " s\n";
   }
 
   format::Manifest manifest;

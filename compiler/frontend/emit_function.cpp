@@ -31,7 +31,7 @@ mlir::Location FunctionEmitter::loc(clang::SourceLocation l) {
 
 ScalarType FunctionEmitter::kind_of(clang::QualType t, clang::SourceLocation where) {
   if (auto k = scalar_kind(t)) return *k;
-  if (is_matrix(t))
+  if (is_matrix(t) || is_warpgroup_acc(t))
     error(where, "a matrix tile cannot be used here (its elements are not addressable: use the qv::*_matrix builtins)");
   if (is_vec(t))
     error(where, "a qv::vec value cannot be used here (it is not a scalar: use v[i] for an element)");
@@ -56,6 +56,14 @@ mlir::Type FunctionEmitter::type_of(clang::QualType t, clang::SourceLocation whe
       error(where, std::string(use == MatrixUse::Acc ? "qv::matrix_acc elements must be float"
                                                      : "qv::matrix_a / qv::matrix_b elements must be qv::half or qv::bf16") +
                        " (not '" + elem.getAsString() + "')");
+    return v;
+  }
+  uint32_t n = 0;
+  if (is_warpgroup_acc(t, &elem, &n)) {
+    mlir::Type v = storage_type(*builder_.getContext(), t);
+    if (!v)
+      error(where, "qv::warpgroup_acc<T, N> needs T = float and N a multiple of 16 from 16 to 256 (not '" +
+                       canonical_type_name(t) + "')");
     return v;
   }
   return value_type(*builder_.getContext(), kind_of(t, where));

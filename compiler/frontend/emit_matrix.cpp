@@ -4,6 +4,7 @@
 #include "frontend/types.h"
 
 #include "ir/matrix.h"
+#include "ir/warpgroup.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -28,8 +29,78 @@ std::optional<ir::MatrixOp> matrix_builtin(const std::string& name) {
 
 }  // namespace
 
+mlir::Value FunctionEmitter::call_declared(mlir::Location l, const std::string& callee, mlir::ValueRange operands,
+                                           mlir::TypeRange results, clang::SourceLocation where) {
+  auto fn_type = builder_.getFunctionType(operands.getTypes(), results);
+  if (auto decl = module_.lookupSymbol<mlir::func::FuncOp>(callee); !decl) {
+    mlir::OpBuilder::InsertionGuard guard(builder_);
+    builder_.setInsertionPointToStart(module_.getBody());
+    builder_.create<mlir::func::FuncOp>(l, callee, fn_type).setPrivate();
+  } else if (decl.getFunctionType() != fn_type) {
+    error(where, "internal error: two signatures for " + callee);
+  }
+  auto call = builder_.create<mlir::func::CallOp>(l, callee, results, operands);
+  return results.empty() ? mlir::Value() : call.getResult(0);
+}
+
+// qv::warpgroup_mma / _bt, qv::warpgroup_wait, qv::store_warpgroup (docs/matrix.md "Warpgroups").
+std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_warpgroup_builtin(const clang::CallExpr* e,
+                                                                                  const std::string& name) {
+  mlir::Location l = loc(e->getBeginLoc());
+  auto element = [&](const clang::Expr* p) { return scalar_kind(p->getType()->getPointeeType()); };
+  auto is16 = [](std::optional<ScalarType> k) { return k && (*k == ScalarType::F16 || *k == ScalarType::BF16); };
+  if (name == "warpgroup_wait") {
+    std::optional<llvm::APSInt> n = e->getNumArgs() == 1 ? e->getArg(0)->getIntegerConstantExpr(ast_) : std::nullopt;
+    if (!n || n->isNegative() || n->getZExtValue() > 7)
+      error(e->getBeginLoc(), "qv::warpgroup_wait takes one constant count of batches, 0 to 7");
+    mlir::Value pending = builder_.create<mlir::arith::ConstantIntOp>(l, static_cast<int64_t>(n->getZExtValue()), 32);
+    call_declared(l, ir::warpgroup_intrinsic_name(ir::WarpgroupOp::Wait, {}), {pending}, {}, e->getBeginLoc());
+    return RValue{};
+  }
+  if (name == "store_warpgroup") {
+    if (e->getNumArgs() != 3 || !is_warpgroup_acc(e->getArg(2)->getType()))
+      error(e->getBeginLoc(), "qv::store_warpgroup takes (pointer, stride, warpgroup_acc)");
+    auto k = element(e->getArg(0));
+    if (!(is16(k) || k == ScalarType::F32) || e->getArg(0)->getType()->getPointeeType().isConstQualified())
+      error(e->getArg(0)->getBeginLoc(), "qv::store_warpgroup needs a pointer to non-const float, qv::half or qv::bf16 "
+                                         "elements (not '" + e->getArg(0)->getType().getAsString() + "')");
+    Pointer p = emit_pointer(e->getArg(0));
+    std::vector<mlir::Value> operands{p.mem, p.offset, emit_scalar(e->getArg(1)), emit_scalar(e->getArg(2))};
+    call_declared(l, ir::warpgroup_intrinsic_name(ir::WarpgroupOp::Store, mlir::ValueRange(operands).getTypes()),
+                  operands, {}, e->getBeginLoc());
+    return RValue{};
+  }
+  bool bt = name == "warpgroup_mma_bt";
+  if (!bt && name != "warpgroup_mma") return std::nullopt;
+  size_t want = bt ? 3 : 4;
+  if (e->getNumArgs() != want || !is_warpgroup_acc(e->getArg(want - 1)->getType()))
+    error(e->getBeginLoc(), bt ? "qv::warpgroup_mma_bt takes (a, bt, warpgroup_acc)"
+                               : "qv::warpgroup_mma takes (a, b, panel_stride, warpgroup_acc)");
+  std::vector<mlir::Value> operands;
+  for (int i = 0; i < 2; ++i) {
+    const clang::Expr* arg = e->getArg(i);
+    if (!is16(element(arg)))
+      error(arg->getBeginLoc(), "qv::" + name + " needs pointers to qv::half or qv::bf16 elements (not '" +
+                                    arg->getType().getAsString() + "')");
+    Pointer p = emit_pointer(arg);
+    if (!llvm::cast<mlir::MemRefType>(p.mem.getType()).getMemorySpace())
+      error(arg->getBeginLoc(), "qv::" + name + " reads its operands from qv::shared arrays (this pointer is not into one)");
+    operands.push_back(p.mem);
+    operands.push_back(p.offset);
+  }
+  if (element(e->getArg(0)) != element(e->getArg(1)))
+    error(e->getBeginLoc(), "qv::" + name + ": a and b must have the same element type");
+  if (!bt) operands.push_back(emit_scalar(e->getArg(2)));
+  operands.push_back(emit_scalar(e->getArg(want - 1)));
+  mlir::Type acc = operands.back().getType();
+  auto op = bt ? ir::WarpgroupOp::MmaBT : ir::WarpgroupOp::Mma;
+  return RValue{call_declared(l, ir::warpgroup_intrinsic_name(op, mlir::ValueRange(operands).getTypes()), operands,
+                              {acc}, e->getBeginLoc())};
+}
+
 std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_matrix_builtin(const clang::CallExpr* e,
                                                                                const std::string& name) {
+  if (auto r = try_emit_warpgroup_builtin(e, name)) return r;
   std::optional<ir::MatrixOp> op = matrix_builtin(name);
   if (!op) return std::nullopt;
   mlir::Location l = loc(e->getBeginLoc());
@@ -72,16 +143,7 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_matrix_builtin(
     else results.push_back(type_of(e->getType(), e->getBeginLoc()));
   }
   std::string callee = ir::matrix_intrinsic_name(*op, mlir::ValueRange(operands).getTypes(), results);
-  auto fn_type = builder_.getFunctionType(mlir::ValueRange(operands).getTypes(), results);
-  if (auto decl = module_.lookupSymbol<mlir::func::FuncOp>(callee); !decl) {
-    mlir::OpBuilder::InsertionGuard guard(builder_);
-    builder_.setInsertionPointToStart(module_.getBody());
-    builder_.create<mlir::func::FuncOp>(l, callee, fn_type).setPrivate();
-  } else if (decl.getFunctionType() != fn_type) {
-    error(e->getBeginLoc(), "internal error: two signatures for " + callee);
-  }
-  auto call = builder_.create<mlir::func::CallOp>(l, callee, results, operands);
-  return RValue{results.empty() ? mlir::Value() : call.getResult(0)};
+  return RValue{call_declared(l, callee, operands, results, e->getBeginLoc())};
 }
 
 }  // namespace quiver::frontend

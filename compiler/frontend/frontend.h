@@ -23,7 +23,7 @@ struct Options {
 // (empty = every requested target).
 struct KernelEntry {
   format::Kernel manifest;
-  std::vector<std::string> allowed_targets;   // spelling of QV_TARGETS: "ptx", "spirv", ...
+  std::vector<std::string> allowed_targets;   // spelling of QV_TARGETS: "ptx", "spirv", "ptx:sm_90a" (one arch), ...
 };
 
 struct Result {

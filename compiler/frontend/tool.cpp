@@ -5,6 +5,7 @@
 #include "frontend/types.h"
 #include "ir/layout.h"
 #include "ir/normalize.h"
+#include "ir/warpgroup.h"
 
 #include <set>
 
@@ -129,10 +130,14 @@ class Consumer : public clang::ASTConsumer {
       for (llvm::StringRef p : parts) {
         p = p.trim();
         static const std::set<std::string> known = {"ptx", "hsaco", "spirv", "msl", "wgsl", "cpu"};
-        if (!known.count(p.str()))
+        auto [target, arch] = p.split(':');   // "ptx" or "ptx:sm_90a": only that arch's images
+        target = target.trim();
+        arch = arch.trim();
+        if (!known.count(target.str()) || (p.contains(':') && arch.empty()))
           return report(targets->getLocation(), "unknown target '" + p.str() +
-                                                    "' in QV_TARGETS (known: ptx, hsaco, spirv, msl, wgsl, cpu)");
-        entry.allowed_targets.push_back(p.str());
+                                                    "' in QV_TARGETS (known: ptx, hsaco, spirv, msl, wgsl, cpu, "
+                                                    "each optionally with one arch: ptx:sm_90a)");
+        entry.allowed_targets.push_back(p.contains(':') ? (target + ":" + arch).str() : target.str());
       }
     }
 
@@ -148,6 +153,19 @@ class Consumer : public clang::ASTConsumer {
     } catch (const EmitAbort&) {
       if (auto* op = module_.lookupSymbol(symbol)) op->erase();
       return;
+    }
+    // Warpgroups are 128 consecutive threads (docs/matrix.md): a block of another size has a
+    // partial one, which no target's warpgroup products can serve.
+    if (uint64_t threads = uint64_t(k.block[0]) * k.block[1] * k.block[2]; threads % ir::kWarpgroupThreads != 0) {
+      bool uses = false;
+      func.walk([&](mlir::func::CallOp call) { uses |= ir::warpgroup_op_of(call.getCallee()).has_value(); });
+      if (uses) {
+        func.erase();
+        const auto* block = find_annotation(fd, "qv.block");
+        return report(block ? block->getLocation() : fd->getLocation(),
+                      "kernel '" + k.name + "' uses warpgroup builtins, so its block needs a multiple of 128 threads (it has " +
+                          std::to_string(threads) + ")");
+      }
     }
     mlir::OpBuilder b(module_.getContext());
     func->setAttr("qv.block", b.getDenseI32ArrayAttr({(int32_t)k.block[0], (int32_t)k.block[1], (int32_t)k.block[2]}));

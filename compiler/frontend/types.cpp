@@ -106,11 +106,22 @@ bool is_matrix(clang::QualType t, clang::QualType* element, MatrixUse* use) {
   return true;
 }
 
-bool value_element(clang::QualType t, clang::QualType* element) { return is_vec(t, element) || is_matrix(t, element); }
+bool is_warpgroup_acc(clang::QualType t, clang::QualType* element, uint32_t* n) {
+  clang::QualType c = t.getCanonicalType().getUnqualifiedType();
+  const auto* spec = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(c->getAsCXXRecordDecl());
+  if (!spec || spec->getTemplateArgs().size() != 2 || !is_qv_record(c, "warpgroup_acc")) return false;
+  if (element) *element = spec->getTemplateArgs()[0].getAsType();
+  if (n) *n = static_cast<uint32_t>(spec->getTemplateArgs()[1].getAsIntegral().getZExtValue());
+  return true;
+}
+
+bool value_element(clang::QualType t, clang::QualType* element) {
+  return is_vec(t, element) || is_matrix(t, element) || is_warpgroup_acc(t, element);
+}
 
 bool is_value_record(clang::QualType t) {
   clang::QualType c = t.getCanonicalType().getUnqualifiedType();
-  return is_qv_record(c, "half") || is_qv_record(c, "bf16") || is_vec(c) || is_matrix(c);
+  return is_qv_record(c, "half") || is_qv_record(c, "bf16") || is_vec(c) || is_matrix(c) || is_warpgroup_acc(c);
 }
 
 mlir::Type storage_type(mlir::MLIRContext& ctx, clang::QualType t) {
@@ -126,6 +137,11 @@ mlir::Type storage_type(mlir::MLIRContext& ctx, clang::QualType t) {
     auto k = scalar_kind(elem);
     bool ok = k && (use == MatrixUse::Acc ? *k == ScalarType::F32 : (*k == ScalarType::F16 || *k == ScalarType::BF16));
     return ok ? mlir::VectorType::get({256}, value_type(ctx, *k)) : mlir::Type();
+  }
+  if (is_warpgroup_acc(t, &elem, &n)) {
+    auto k = scalar_kind(elem);
+    bool ok = k && *k == ScalarType::F32 && n >= 16 && n <= 256 && n % 16 == 0;
+    return ok ? mlir::VectorType::get({n / 2}, value_type(ctx, *k)) : mlir::Type();
   }
   if (auto k = scalar_kind(t)) return memory_type(ctx, *k);
   return {};
@@ -162,6 +178,9 @@ std::string canonical_type_name(clang::QualType qt) {
   if (const auto* spec = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(
           t->getAsCXXRecordDecl())) {
     if (is_matrix(t)) return spec->getName().str() + "<" + canonical_type_name(spec->getTemplateArgs()[0].getAsType()) + ">";
+    if (is_warpgroup_acc(t))
+      return "warpgroup_acc<" + canonical_type_name(spec->getTemplateArgs()[0].getAsType()) + ", " +
+             llvm::toString(spec->getTemplateArgs()[1].getAsIntegral(), 10) + ">";
     if (spec->getName() == "vec" && spec->getTemplateArgs().size() == 2)
       return "vec<" + canonical_type_name(spec->getTemplateArgs()[0].getAsType()) + ", " +
              llvm::toString(spec->getTemplateArgs()[1].getAsIntegral(), 10) + ">";

@@ -30,14 +30,17 @@ bool is_vec(clang::QualType t, clang::QualType* element = nullptr, uint32_t* cou
 // qv::matrix_a<T>, qv::matrix_b<T>, qv::matrix_acc<T>: 16x16 tiles of a subgroup (docs/matrix.md).
 enum class MatrixUse { A, B, Acc };
 bool is_matrix(clang::QualType t, clang::QualType* element = nullptr, MatrixUse* use = nullptr);
-// The element type of a qv::vec or a qv::matrix_*.
+// qv::warpgroup_acc<T, N>: a 64 x N accumulator of a warpgroup (docs/matrix.md "Warpgroups").
+bool is_warpgroup_acc(clang::QualType t, clang::QualType* element = nullptr, uint32_t* n = nullptr);
+// The element type of a qv::vec, a qv::matrix_* or a qv::warpgroup_acc.
 bool value_element(clang::QualType t, clang::QualType* element);
 // qv::half, qv::bf16, qv::vec<T, N> and the matrix tiles: class types the kernel language treats as values.
 bool is_value_record(clang::QualType t);
 // The MLIR type of a value held in memory (buffers, shared arrays, slots): scalars as
 // memory_type, qv::vec<T, N> as vector<N x T>, a matrix tile as vector<256 x T> (row-major, the
-// neutral IR's tile value: docs/ir.md). Null for anything else (and for matrix element types the
-// matrix units do not take: A and B are half or bf16, accumulators float).
+// neutral IR's tile value: docs/ir.md), a warpgroup accumulator as vector<N/2 x f32> (a thread's
+// share). Null for anything else (and for matrix element types the matrix units do not take: A
+// and B are half or bf16, accumulators float; warpgroup N = 16 .. 256 in steps of 16).
 mlir::Type storage_type(mlir::MLIRContext& ctx, clang::QualType t);
 
 // Whether `d` (or the template it was instantiated from) carries [[clang::annotate(what)]].

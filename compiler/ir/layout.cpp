@@ -41,8 +41,8 @@ WorkgroupLayout workgroup_layout(mlir::func::FuncOp func) {
       error = "workgroup allocation needs a static shape and a sized element type";
       return;
     }
-    uint64_t offset = align_up(end, kWorkgroupAlignment);
     uint64_t bytes = elem * static_cast<uint64_t>(type.getNumElements());
+    uint64_t offset = align_up(end, workgroup_alignment(bytes));
     end = offset + bytes;
     if (end > UINT32_MAX) {
       error = "workgroup memory exceeds 4 GiB";

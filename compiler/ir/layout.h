@@ -15,6 +15,12 @@
 namespace quiver::ir {
 
 constexpr uint32_t kWorkgroupAlignment = 64;
+// Arrays of whole KiB start 1024-byte aligned: warpgroup operands' swizzled panels need it
+// (docs/matrix.md "Warpgroups"), and such arrays pack without padding among themselves.
+constexpr uint32_t kWorkgroupPanelAlignment = 1024;
+inline uint32_t workgroup_alignment(uint64_t bytes) {
+  return bytes % kWorkgroupPanelAlignment == 0 ? kWorkgroupPanelAlignment : kWorkgroupAlignment;
+}
 
 struct WorkgroupSlot {
   mlir::memref::AllocaOp alloca;

@@ -4,6 +4,7 @@
 
 #include "ir/intrinsics.h"
 #include "ir/matrix.h"
+#include "ir/warpgroup.h"
 #include "ir/normalize.h"
 #include "mlir/IR/Verifier.h"
 
@@ -12,6 +13,7 @@ namespace quiver::ir {
 bool legalize(mlir::ModuleOp module, const LegalizeOptions& options, std::string& error) {
   try {
     if (options.expand_matrix) expand_matrix_ops(module);
+    expand_warpgroup_ops(module, options.keep_warpgroup_mma);
     if (options.expand_dot4_i8) expand_dot4_i8(module);
     if (!options.keep_async_copies) erase_async_copy_marks(module);
     if (options.scalarize_vectors) scalarize_vectors(module, options.wide_buffer_access);

@@ -19,6 +19,7 @@ struct LegalizeOptions {
   bool bf16_as_bits = false;        // same for bf16
   bool expand_dot4_i8 = true;       // byte-lane arithmetic for kDot4I8 (else the target lowers it)
   bool expand_matrix = true;        // the portable matrix-tile fallback (else the target lowers them)
+  bool keep_warpgroup_mma = false;  // the target lowers qv.warpgroup_mma / wait (stores are always expanded)
   bool keep_async_copies = false;   // keep qv::copy_async's group marks (the target lowers them)
 };
 

@@ -47,6 +47,8 @@ class Target {
  public:
   virtual ~Target() = default;
   virtual std::string_view name() const = 0;   // "ptx", "spirv", "cpu" (the --targets spelling)
+  // The archs built when --targets names none ({} for targets without archs).
+  virtual std::vector<std::string> default_archs() const { return {}; }
   // `module` is a private clone of the neutral IR holding only `kernels` (the target may
   // mutate it). `kernels` are the manifest entries (symbol, params, block) of those kernels.
   virtual std::vector<TargetImage> compile(mlir::ModuleOp module,

@@ -284,6 +284,51 @@ QV_BUILTIN_ matrix_acc<float> row_sum(matrix_acc<float> c);
 // next product (attention's probabilities times V) without a trip through memory.
 template <typename T> QV_BUILTIN_ matrix_a<T> to_matrix_a(matrix_acc<float> c);
 
+// ---- Warpgroup products: 64 x N tiles of four subgroups (docs/matrix.md "Warpgroups") -----------
+// A warpgroup is 128 consecutive linear thread ids starting at a multiple of 128 (the block must
+// have a multiple of 128 threads). Its accumulator warpgroup_acc<float, N> is 64 x N floats,
+// N = 16, 32, ... 256; warpgroup_mma multiplies A (64 x 16) by B (16 x N) out of shared memory
+// (PTX sm_90a: one wgmma.mma_async; elsewhere a portable fallback). The operands live in
+// swizzled panels: a panel is a run of 64-element rows (128 bytes for half / bf16) starting
+// 1024-byte aligned (at a multiple of 512 elements into a qv::shared array, which quiver places
+// 1024-byte aligned), and element (r, c) of a panel is at panel[swizzle128(r, c)]: the 16-byte
+// chunk c / 8 of row r moves to chunk (c / 8) ^ (r % 8). Every warpgroup builtin must be reached
+// by all 128 threads with the same arguments.
+template <typename T, uint32_t N>
+struct QV_ANNOTATE_("qv.warpgroup_acc") warpgroup_acc {
+  warpgroup_acc() = default;   // all zero
+  QV_BUILTIN_ explicit warpgroup_acc(T all);
+  QV_BUILTIN_ warpgroup_acc operator+(warpgroup_acc b) const;
+  QV_BUILTIN_ warpgroup_acc operator-(warpgroup_acc b) const;
+  QV_BUILTIN_ warpgroup_acc operator*(T s) const;
+  QV_BUILTIN_ warpgroup_acc operator/(T s) const;
+  QV_BUILTIN_ warpgroup_acc& operator+=(warpgroup_acc b);
+  QV_BUILTIN_ warpgroup_acc& operator*=(T s);
+
+ private:
+  T elems_[N / 2];   // a thread's share
+};
+// Where element (row, col) of a swizzled panel is (col < 64).
+QV_DEVICE uint32_t swizzle128(uint32_t row, uint32_t col) {
+  return row * 64 + ((((col >> 3) ^ row) & 7) << 3) + (col & 7);
+}
+// C + A x B, started. A[i][k] is element (r0 + i, k0 + k) of the panel at `a` = panel + 64 r0 + k0
+// (r0 a multiple of 8, k0 of 16). B (K x N, rows of N): B[k][j] is element (k0 + k, j % 64) of
+// panel j / 64, panels `panel_stride` elements apart (a multiple of 512), `b` = panel 0 + 64 k0
+// (k0 a multiple of 8). The result is ready, and the panels free to overwrite, after
+// warpgroup_wait: until then nothing but warpgroup_mma may touch the accumulator.
+template <typename T, uint32_t N>
+QV_BUILTIN_ warpgroup_acc<float, N> warpgroup_mma(const T* a, const T* b, uint32_t panel_stride, warpgroup_acc<float, N> c);
+// The same with B given as its N x K transpose (weights of x * W^T, keys of Q * K^T): B[k][j] is
+// element (n0 + j, k0 + k) of the panel at `bt` = panel + 64 n0 + k0 (n0 a multiple of 8, k0 of 16).
+template <typename T, uint32_t N>
+QV_BUILTIN_ warpgroup_acc<float, N> warpgroup_mma_bt(const T* a, const T* bt, warpgroup_acc<float, N> c);
+// Returns once at most `pending` (a constant, 0 to 7) of this warpgroup's batches of started
+// products are unfinished; the products started since the last warpgroup_wait form one batch.
+QV_BUILTIN_ void warpgroup_wait(uint32_t pending);
+// p[i * stride + j] = T(C[i][j]) for T = float, half or bf16 (round to nearest even); stride even.
+template <typename T, uint32_t N> QV_BUILTIN_ void store_warpgroup(T* p, uint32_t stride, warpgroup_acc<float, N> c);
+
 // ---- Block-wide reductions, written in the kernel language itself ----------------------------
 // Every thread of the block gets the result; call from uniform control flow. Subgroups are
 // the block's consecutive linear thread ids, as on every target quiver supports.

@@ -122,6 +122,58 @@ void check_matrix_softmax() {
     EXPECT_EQ(std::bit_cast<uint32_t>((*b)[n]), 0xA5A5A5A5u) << name << ": written past the end";
 }
 
+// warpgroup_product<T, N, B_TRANSPOSED> (tests/kernels/warpgroup.cpp): two blocks of 128 rows,
+// K = 64, against the fp64 product of the same 16-bit inputs.
+template <typename T, uint32_t N, bool B_TRANSPOSED>
+void check_warpgroup_product() {
+  constexpr bool is_bf16 = std::is_same_v<T, quiver::bf16>;
+  auto value = [](uint16_t b) { return is_bf16 ? bf16_value(b) : half_value(b); };
+  auto round = [](float x) { return is_bf16 ? bf16_round(x) : half_round(x); };
+  const uint32_t m = 256, k = 64;
+  auto to16 = [&](const std::vector<float>& f) {
+    std::vector<T> out(f.size());
+    for (size_t i = 0; i < f.size(); ++i) out[i].bits = round(f[i]);
+    return out;
+  };
+  std::vector<T> a = to16(random_floats(size_t(m) * k, -2, 2));
+  std::vector<T> b = to16(random_floats(size_t(k) * N, -2, 2));   // K x N, or N x K when transposed
+  float alpha = random_floats(1, 0.5f, 1.5f)[0];
+  auto ba = upload(a), bb = upload(b);
+  auto out = poisoned<float>(size_t(m) * N + 1);
+  auto out16 = poisoned<T>(size_t(m) * N + 1);
+  std::string name = std::string("warpgroup_product<") + (is_bf16 ? "bf16" : "half") + ", " + std::to_string(N) + ", " +
+                     (B_TRANSPOSED ? "true" : "false") + ">";
+  env().mod.kernel(name).launch(quiver::Grid{m / 128}, ba, bb, out, out16, alpha);
+  env().dev.synchronize();
+  auto got = download(out);
+  auto got16 = download(out16);
+  for (uint32_t i = 0; i < m; ++i)
+    for (uint32_t j = 0; j < N; ++j) {
+      double sum = 0.25, mag = 0.25;
+      for (uint32_t kk = 0; kk < k; ++kk) {
+        double bv = value(B_TRANSPOSED ? b[size_t(j) * k + kk].bits : b[size_t(kk) * N + j].bits);
+        double p = double(value(a[size_t(i) * k + kk].bits)) * bv;
+        sum += p;
+        mag += std::fabs(p);
+      }
+      double want = alpha * sum;
+      double bound = (k + 4) * std::ldexp(mag * alpha, -24) + 1e-30;
+      float g = got[size_t(i) * N + j];
+      ASSERT_LE(std::fabs(g - want), bound) << name << " at (" << i << ", " << j << "): " << g << " want " << want;
+      double g16 = value(got16[size_t(i) * N + j].bits);
+      double bound16 = bound + std::fabs(want + 1) * (is_bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11));
+      ASSERT_LE(std::fabs(g16 - (want + 1)), bound16) << name << " 16-bit store at (" << i << ", " << j << "): " << g16
+                                                      << " want " << want + 1;
+    }
+  EXPECT_EQ(std::bit_cast<uint32_t>(got[size_t(m) * N]), 0xA5A5A5A5u) << "written past the end";
+  EXPECT_EQ(got16[size_t(m) * N].bits, 0xA5A5u) << "written past the end";
+}
+
+TEST(Kernels, WarpgroupProductBf16N128) { check_warpgroup_product<quiver::bf16, 128, false>(); }
+TEST(Kernels, WarpgroupProductBf16N128Transposed) { check_warpgroup_product<quiver::bf16, 128, true>(); }
+TEST(Kernels, WarpgroupProductHalfN64) { check_warpgroup_product<quiver::half, 64, false>(); }
+TEST(Kernels, WarpgroupProductHalfN32Transposed) { check_warpgroup_product<quiver::half, 32, true>(); }
+
 TEST(Kernels, MatrixSoftmaxBf16) { check_matrix_softmax<quiver::bf16>(); }
 TEST(Kernels, MatrixSoftmaxHalf) { check_matrix_softmax<quiver::half>(); }
 

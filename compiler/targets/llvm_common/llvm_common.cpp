@@ -197,8 +197,17 @@ void move_body_into(mlir::func::FuncOp func, mlir::gpu::GPUFuncOp gfunc, const q
 
 void align_workgroup_globals(mlir::Operation* root) {
   root->walk([](mlir::LLVM::GlobalOp global) {
-    if (global.getAddrSpace() == 3 && global.getAlignment().value_or(0) < quiver::ir::kWorkgroupAlignment)
-      global.setAlignment(quiver::ir::kWorkgroupAlignment);
+    if (global.getAddrSpace() != 3) return;
+    // Sized arrays by ir::workgroup_alignment; the dynamic memory (a zero-length external
+    // array) at the panel alignment, since ir::workgroup_layout's offsets count from it.
+    uint64_t align = quiver::ir::kWorkgroupAlignment;
+    if (auto array = mlir::dyn_cast<mlir::LLVM::LLVMArrayType>(global.getGlobalType())) {
+      if (array.getNumElements() == 0) align = quiver::ir::kWorkgroupPanelAlignment;
+      else if (array.getElementType().isIntOrFloat())
+        align = quiver::ir::workgroup_alignment(array.getNumElements() *
+                                                ((array.getElementType().getIntOrFloatBitWidth() + 7) / 8));
+    }
+    if (global.getAlignment().value_or(0) < align) global.setAlignment(align);
   });
 }
 

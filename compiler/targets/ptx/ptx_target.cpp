@@ -10,6 +10,7 @@
 #include "ir/intrinsics.h"
 #include "ir/layout.h"
 #include "ir/math.h"
+#include "ir/warpgroup.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -25,6 +26,7 @@
 #include "targets/ptx/async_copy_cp_async.h"
 #include "targets/ptx/exp2_ex2_approx.h"
 #include "targets/ptx/matrix_mma_sync.h"
+#include "targets/ptx/warpgroup_wgmma.h"
 #include "targets/target.h"
 
 namespace quiver::compiler {
@@ -164,10 +166,31 @@ class PtxTarget final : public Target {
  public:
   std::string_view name() const override { return kTargetName; }
 
+  // sm_90a: wgmma (the H100's cubin); sm_80: every other NVIDIA GPU through PTX or its cubin.
+  std::vector<std::string> default_archs() const override { return {"sm_80", "sm_90a"}; }
+
+  // Warpgroup products are wgmma on sm_90a and the portable fallback on every other arch, so a
+  // module that has them and archs of both kinds is lowered twice, once per kind.
   std::vector<TargetImage> compile(mlir::ModuleOp module, std::span<const format::Kernel> kernels,
                                    const TargetOptions& options) override {
-    std::vector<std::string> archs = options.archs;
-    if (archs.empty()) archs = {"sm_80", "sm_90"};
+    std::vector<std::string> archs = options.archs.empty() ? default_archs() : options.archs;
+    std::vector<std::string> wgmma, other;
+    for (const std::string& arch : archs) (has_wgmma(arch) ? wgmma : other).push_back(arch);
+    if (wgmma.empty() || other.empty() || !quiver::ir::uses_warpgroup_mma(module))
+      return compile_archs(module, kernels, options, archs, !wgmma.empty());
+    mlir::OwningOpRef<mlir::ModuleOp> copy(module.clone());
+    std::vector<TargetImage> images = compile_archs(*copy, kernels, options, other, false);
+    for (TargetImage& image : compile_archs(module, kernels, options, wgmma, true)) images.push_back(std::move(image));
+    return images;
+  }
+
+ private:
+  // wgmma is in sm_90a only (not in sm_90, nor in later archs' PTX).
+  static bool has_wgmma(const std::string& arch) { return arch == "sm_90a"; }
+
+  std::vector<TargetImage> compile_archs(mlir::ModuleOp module, std::span<const format::Kernel> kernels,
+                                         const TargetOptions& options, const std::vector<std::string>& archs,
+                                         bool wgmma) {
     std::string all_names;
     std::vector<std::string> symbols;
     for (const format::Kernel& k : kernels) {
@@ -185,9 +208,11 @@ class PtxTarget final : public Target {
     legal.expand_dot4_i8 = false;   // dp4a below
     legal.expand_matrix = false;    // mma.sync below
     legal.keep_async_copies = true; // cp.async below
+    legal.keep_warpgroup_mma = wgmma;
     llvm_common::legalize(module, legal, all);
     lower_dot4_to_dp4a(module);
     ptx::lower_matrix_to_mma_sync(module);
+    if (wgmma) ptx::lower_warpgroup_to_wgmma(module);
     ptx::lower_async_copies_to_cp_async(module);
     ptx::lower_exp2_to_ex2_approx(module);
     std::vector<mlir::func::FuncOp> funcs;
@@ -243,7 +268,6 @@ class PtxTarget final : public Target {
     return images;
   }
 
- private:
   static TargetImage assemble(const std::filesystem::path& ptxas, const std::string& arch,
                               const std::string& ptx, std::span<const format::Kernel> kernels,
                               const std::vector<std::string>& symbols, const TargetOptions& options) {

@@ -1,0 +1,208 @@
+// Warpgroup intrinsics: names, the accumulator layout's coordinates, the store every target
+// shares and the portable fallback of the product (ir/warpgroup.h).
+#include "ir/warpgroup.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace quiver::ir {
+
+namespace {
+
+constexpr std::pair<WarpgroupOp, const char*> kNames[] = {
+    {WarpgroupOp::Mma, "qv.warpgroup_mma"},
+    {WarpgroupOp::MmaBT, "qv.warpgroup_mma_bt"},
+    {WarpgroupOp::Wait, "qv.warpgroup_wait"},
+    {WarpgroupOp::Store, "qv.warpgroup_store"},
+};
+
+std::string memory_tag(mlir::Type t) {
+  auto m = llvm::cast<mlir::MemRefType>(t);
+  mlir::Type e = m.getElementType();
+  std::string elem = e.isBF16() ? "bf16" : e.isF16() ? "f16" : e.isF32() ? "f32" : "x";
+  return (m.getMemorySpace() ? "s" + std::to_string(m.getNumElements()) : std::string("g")) + "." + elem;
+}
+
+}  // namespace
+
+std::string warpgroup_intrinsic_name(WarpgroupOp op, mlir::TypeRange operands) {
+  std::string name;
+  for (auto [o, n] : kNames)
+    if (o == op) name = n;
+  if (op == WarpgroupOp::Wait) return name;
+  auto n_of = [](mlir::Type v) { return ".n" + std::to_string(2 * llvm::cast<mlir::VectorType>(v).getNumElements()); };
+  if (op == WarpgroupOp::Store) return name + "." + memory_tag(operands[0]) + n_of(operands.back());
+  return name + "." + memory_tag(operands[0]) + "." + memory_tag(operands[2]) + n_of(operands.back());
+}
+
+std::optional<WarpgroupOp> warpgroup_op_of(llvm::StringRef callee) {
+  // Longest names first: "qv.warpgroup_mma_bt" also starts with "qv.warpgroup_mma".
+  for (WarpgroupOp op : {WarpgroupOp::MmaBT, WarpgroupOp::Mma, WarpgroupOp::Wait, WarpgroupOp::Store}) {
+    llvm::StringRef name;
+    for (auto [o, n] : kNames)
+      if (o == op) name = n;
+    if (callee == name || (callee.starts_with(name) && callee.size() > name.size() && callee[name.size()] == '.'))
+      return op;
+  }
+  return std::nullopt;
+}
+
+WarpgroupLane warpgroup_lane(mlir::OpBuilder& b, mlir::Location l) {
+  auto index = [&](int64_t v) -> mlir::Value { return b.create<mlir::arith::ConstantIndexOp>(l, v); };
+  using mlir::gpu::Dimension;
+  mlir::Value tx = b.create<mlir::gpu::ThreadIdOp>(l, Dimension::x), ty = b.create<mlir::gpu::ThreadIdOp>(l, Dimension::y),
+              tz = b.create<mlir::gpu::ThreadIdOp>(l, Dimension::z);
+  mlir::Value bx = b.create<mlir::gpu::BlockDimOp>(l, Dimension::x), by = b.create<mlir::gpu::BlockDimOp>(l, Dimension::y);
+  // linear id = x + bx (y + by z)
+  mlir::Value yz = b.create<mlir::arith::AddIOp>(l, ty, b.create<mlir::arith::MulIOp>(l, by, tz));
+  mlir::Value linear = b.create<mlir::arith::AddIOp>(l, tx, b.create<mlir::arith::MulIOp>(l, bx, yz));
+  mlir::Value in_group = b.create<mlir::arith::AndIOp>(l, linear, index(kWarpgroupThreads - 1));
+  mlir::Value warp = b.create<mlir::arith::ShRUIOp>(l, in_group, index(5));
+  mlir::Value lane = b.create<mlir::arith::AndIOp>(l, in_group, index(31));
+  mlir::Value g = b.create<mlir::arith::ShRUIOp>(l, lane, index(2));
+  mlir::Value q = b.create<mlir::arith::AndIOp>(l, lane, index(3));
+  return {b.create<mlir::arith::AddIOp>(l, b.create<mlir::arith::MulIOp>(l, warp, index(16)), g),
+          b.create<mlir::arith::MulIOp>(l, q, index(2))};
+}
+
+namespace {
+
+class WarpgroupExpander {
+ public:
+  explicit WarpgroupExpander(mlir::func::CallOp call) : b_(call), l_(call.getLoc()), call_(call) {}
+
+  void expand(WarpgroupOp op) {
+    mlir::ValueRange args = call_.getOperands();
+    switch (op) {
+      case WarpgroupOp::Mma: replace(mma(args[0], args[1], args[2], args[3], args[4], args[5], false)); break;
+      case WarpgroupOp::MmaBT: replace(mma(args[0], args[1], args[2], args[3], {}, args[4], true)); break;
+      case WarpgroupOp::Wait: break;   // the fallback's products are done when they return
+      case WarpgroupOp::Store: store(args); break;
+    }
+    call_.erase();
+  }
+
+ private:
+  mlir::Value index(int64_t v) { return b_.create<mlir::arith::ConstantIndexOp>(l_, v); }
+  mlir::Value add(mlir::Value a, mlir::Value c) { return b_.create<mlir::arith::AddIOp>(l_, a, c); }
+  mlir::Value mul(mlir::Value a, mlir::Value c) { return b_.create<mlir::arith::MulIOp>(l_, a, c); }
+  mlir::Value band(mlir::Value a, int64_t m) { return b_.create<mlir::arith::AndIOp>(l_, a, index(m)); }
+  mlir::Value shr(mlir::Value a, int64_t s) { return b_.create<mlir::arith::ShRUIOp>(l_, a, index(s)); }
+  mlir::Value shl(mlir::Value a, int64_t s) { return b_.create<mlir::arith::ShLIOp>(l_, a, index(s)); }
+  mlir::Value bxor(mlir::Value a, mlir::Value c) { return b_.create<mlir::arith::XOrIOp>(l_, a, c); }
+  mlir::Value load_f32(mlir::Value mem, mlir::Value at) {
+    mlir::Value v = b_.create<mlir::memref::LoadOp>(l_, mem, at);
+    return v.getType().isF32() ? v : b_.create<mlir::arith::ExtFOp>(l_, b_.getF32Type(), v).getResult();
+  }
+  // Element (row, col) of K-major panels whose row 0 starts at `base` (1024-byte aligned rows
+  // group): base + 64 row + 8 ((col / 8) ^ (row % 8)) + col % 8, with `chunk` = col / 8 < 8.
+  mlir::Value swizzled(mlir::Value base, mlir::Value row, mlir::Value chunk, mlir::Value low) {
+    return add(add(base, shl(row, 6)), add(shl(band(bxor(chunk, row), 7), 3), low));
+  }
+
+  // Each thread's 64 x N share in k order: per k, its two rows' A elements and its N/4 columns' B.
+  mlir::Value mma(mlir::Value a, mlir::Value a_off, mlir::Value bm, mlir::Value b_off, mlir::Value panel_stride,
+                  mlir::Value c, bool bt) {
+    auto vt = llvm::cast<mlir::VectorType>(c.getType());
+    int64_t n = 2 * vt.getNumElements();
+    WarpgroupLane lane = warpgroup_lane(b_, l_);
+    mlir::Value a_base = band(a_off, ~int64_t{63}), a_k0 = band(a_off, 63);
+    mlir::Value b_base = band(b_off, ~int64_t{63}), b_k0 = band(b_off, 63);
+    mlir::Value stride = panel_stride ? b_.create<mlir::arith::IndexCastUIOp>(l_, b_.getIndexType(), panel_stride).getResult()
+                                      : mlir::Value();
+    // The loop carries the share through a slot (a rank-0 memref, as the front end's variables),
+    // not scf.for results: vector block arguments are for scalarize_vectors on unstructured IR.
+    mlir::Value slot;
+    {
+      mlir::OpBuilder::InsertionGuard guard(b_);
+      auto fn = call_->getParentOfType<mlir::func::FuncOp>();
+      b_.setInsertionPointToStart(&fn.getBody().front());
+      slot = b_.create<mlir::memref::AllocaOp>(l_, mlir::MemRefType::get({}, vt));
+    }
+    b_.create<mlir::memref::StoreOp>(l_, c, slot);
+    auto loop = b_.create<mlir::scf::ForOp>(l_, index(0), index(16), index(1));
+    mlir::OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToStart(loop.getBody());
+    mlir::Value k = loop.getInductionVar();
+    mlir::Value acc = b_.create<mlir::memref::LoadOp>(l_, slot);
+    mlir::Value low = band(k, 7);
+    mlir::Value a_chunk = shr(add(a_k0, k), 3);
+    mlir::Value a_h[2];
+    for (int h = 0; h < 2; ++h) a_h[h] = load_f32(a, swizzled(a_base, add(lane.row, index(8 * h)), a_chunk, low));
+    mlir::Value b_chunk = shr(add(b_k0, k), 3);
+    for (int64_t i = 0; i < n / 8; ++i)
+      for (int64_t s = 0; s < 2; ++s) {
+        mlir::Value col_low = add(lane.col, index(s));   // column % 8
+        mlir::Value at;
+        if (bt) {
+          at = swizzled(b_base, add(col_low, index(8 * i)), b_chunk, low);
+        } else {   // row k of panel i / 8, chunk i % 8
+          mlir::Value panel = add(b_off, mul(index(i / 8), stride));
+          at = add(add(panel, shl(k, 6)), add(shl(band(bxor(index(i % 8), k), 7), 3), col_low));
+        }
+        mlir::Value bv = load_f32(bm, at);
+        for (int h = 0; h < 2; ++h) {
+          int64_t e = 4 * i + 2 * h + s;
+          mlir::Value old = b_.create<mlir::vector::ExtractOp>(l_, acc, e);
+          mlir::Value upd = b_.create<mlir::math::FmaOp>(l_, a_h[h], bv, old);
+          acc = b_.create<mlir::vector::InsertOp>(l_, upd, acc, e);
+        }
+      }
+    b_.create<mlir::memref::StoreOp>(l_, acc, slot);
+    b_.setInsertionPointAfter(loop);
+    return b_.create<mlir::memref::LoadOp>(l_, slot);
+  }
+
+  // Pairs of adjacent columns: element 4i + 2h + {0, 1} at row `row` + 8h, column 8i + `col`.
+  void store(mlir::ValueRange args) {
+    mlir::Type elem = llvm::cast<mlir::MemRefType>(args[0].getType()).getElementType();
+    auto vt = llvm::cast<mlir::VectorType>(args[3].getType());
+    WarpgroupLane lane = warpgroup_lane(b_, l_);
+    mlir::Value stride = b_.create<mlir::arith::IndexCastUIOp>(l_, b_.getIndexType(), args[2]);
+    for (int64_t i = 0; i < vt.getNumElements() / 4; ++i)
+      for (int64_t h = 0; h < 2; ++h) {
+        int64_t e = 4 * i + 2 * h;
+        mlir::Value pair = b_.create<mlir::vector::FromElementsOp>(
+            l_, mlir::VectorType::get({2}, b_.getF32Type()),
+            mlir::ValueRange{b_.create<mlir::vector::ExtractOp>(l_, args[3], e).getResult(),
+                             b_.create<mlir::vector::ExtractOp>(l_, args[3], e + 1).getResult()});
+        if (!elem.isF32()) pair = b_.create<mlir::arith::TruncFOp>(l_, mlir::VectorType::get({2}, elem), pair);
+        mlir::Value at = add(args[1], add(mul(add(lane.row, index(8 * h)), stride), add(lane.col, index(8 * i))));
+        b_.create<mlir::vector::StoreOp>(l_, pair, args[0], mlir::ValueRange{at});
+      }
+  }
+
+  void replace(mlir::Value v) { call_.getResult(0).replaceAllUsesWith(v); }
+
+  mlir::OpBuilder b_;
+  mlir::Location l_;
+  mlir::func::CallOp call_;
+};
+
+}  // namespace
+
+void expand_warpgroup_ops(mlir::ModuleOp module, bool keep_mma) {
+  auto expanded = [&](WarpgroupOp op) { return op == WarpgroupOp::Store || !keep_mma; };
+  llvm::SmallVector<std::pair<mlir::func::CallOp, WarpgroupOp>> calls;
+  module.walk([&](mlir::func::CallOp call) {
+    if (auto op = warpgroup_op_of(call.getCallee()); op && expanded(*op)) calls.push_back({call, *op});
+  });
+  for (auto [call, op] : calls) WarpgroupExpander(call).expand(op);
+  for (mlir::func::FuncOp fn : llvm::make_early_inc_range(module.getOps<mlir::func::FuncOp>()))
+    if (auto op = warpgroup_op_of(fn.getSymName()); op && fn.isExternal() && expanded(*op)) fn.erase();
+}
+
+bool uses_warpgroup_mma(mlir::ModuleOp module) {
+  bool found = false;
+  module.walk([&](mlir::func::CallOp call) {
+    auto op = warpgroup_op_of(call.getCallee());
+    if (op && (*op == WarpgroupOp::Mma || *op == WarpgroupOp::MmaBT)) found = true;
+  });
+  return found;
+}
+
+}  // namespace quiver::ir

@@ -1,0 +1,167 @@
+// Warpgroup products on Hopper (sm_90a): each qv.warpgroup_mma is one
+// wgmma.mma_async.sync.aligned.m64nNk16.f32.T.T reading A and B from shared memory through
+// matrix descriptors (PTX ISA, "Matrix Descriptor Format"); qv.warpgroup_wait is
+// wgmma.commit_group + wgmma.wait_group. The neutral IR's accumulator share (ir/warpgroup.h) is
+// already wgmma's register layout, so the N/2 floats pass through as they are.
+//
+// Descriptors: start address (bits 0-13, address / 16), leading-dimension byte offset (16-29,
+// / 16), stride-dimension byte offset (32-45, / 16), swizzle mode (62-63: 1 = 128-byte). Operands
+// are 128-byte swizzled panels (include/quiver/kernel.h), so for K-major A and B^T the stride
+// offset is 1024 (eight 128-byte rows) and the leading offset is unused (1); for B stored K x N
+// (MN-major, wgmma's transposed B) the leading offset is the distance between 64-column panels
+// and the stride offset again 1024 (eight rows of k).
+//
+// Ordering: shared memory written by threads (st.shared, cp.async) is read by wgmma through the
+// async proxy, so in a kernel with warpgroup products every qv::barrier is preceded by
+// fence.proxy.async.shared::cta (the writers' side of the barrier); accumulator registers
+// written by other instructions need wgmma.fence before the product reads them, emitted before
+// a product unless the previous product-or-wait in its block is a product with only address
+// arithmetic in between.
+#include "targets/ptx/warpgroup_wgmma.h"
+
+#include <string>
+
+#include "ir/warpgroup.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace quiver::compiler::ptx {
+
+namespace {
+
+using quiver::ir::WarpgroupOp;
+
+mlir::LLVM::InlineAsmOp inline_asm(mlir::OpBuilder& b, mlir::Location l, mlir::Type result, mlir::ValueRange operands,
+                                   const std::string& text, const std::string& constraints) {
+  auto dialect = mlir::LLVM::AsmDialectAttr::get(b.getContext(), mlir::LLVM::AsmDialect::AD_ATT);
+  return b.create<mlir::LLVM::InlineAsmOp>(l, result, operands, text, constraints, /*has_side_effects=*/true,
+                                           /*is_align_stack=*/false, dialect, /*operand_attrs=*/mlir::ArrayAttr());
+}
+
+class WgmmaLowering {
+ public:
+  explicit WgmmaLowering(mlir::func::CallOp call) : b_(call), l_(call.getLoc()), call_(call) {}
+
+  void lower(WarpgroupOp op, bool needs_fence) {
+    mlir::ValueRange args = call_.getOperands();
+    if (op == WarpgroupOp::Wait) {
+      auto n = args[0].getDefiningOp<mlir::arith::ConstantIntOp>();
+      std::string text = "wgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned " +
+                         std::to_string(n ? n.value() : 0) + ";";
+      inline_asm(b_, l_, {}, {}, text, "~{memory}");
+    } else {
+      if (needs_fence) inline_asm(b_, l_, {}, {}, "wgmma.fence.sync.aligned;", "~{memory}");
+      bool bt = op == WarpgroupOp::MmaBT;
+      mlir::Value a = descriptor(args[0], args[1], constant(1));
+      mlir::Value bd = bt ? descriptor(args[2], args[3], constant(1))
+                          : descriptor(args[2], args[3], panel_offset(args[4]));
+      call_.getResult(0).replaceAllUsesWith(mma(a, bd, args[bt ? 4 : 5], !bt));
+    }
+    call_.erase();
+  }
+
+ private:
+  mlir::Value constant(int64_t v) { return b_.create<mlir::arith::ConstantIntOp>(l_, v, 64); }
+  // The leading offset of MN-major B: panel_stride elements of 2 bytes, in 16-byte units.
+  mlir::Value panel_offset(mlir::Value panel_stride) {
+    mlir::Value s = b_.create<mlir::arith::ExtUIOp>(l_, b_.getI64Type(), panel_stride);
+    return b_.create<mlir::arith::ShRUIOp>(l_, s, constant(3));
+  }
+
+  mlir::Value descriptor(mlir::Value mem, mlir::Value offset, mlir::Value leading) {
+    mlir::Value base = b_.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(l_, mem);
+    mlir::Value bytes = b_.create<mlir::arith::AddIOp>(
+        l_, base, b_.create<mlir::arith::MulIOp>(l_, offset, b_.create<mlir::arith::ConstantIndexOp>(l_, 2)));
+    mlir::Value addr = b_.create<mlir::arith::IndexCastUIOp>(l_, b_.getI64Type(), bytes);
+    auto bits = [&](mlir::Value v, int64_t shift) -> mlir::Value {
+      return b_.create<mlir::arith::ShLIOp>(l_, v, constant(shift));
+    };
+    auto orr = [&](mlir::Value x, mlir::Value y) -> mlir::Value { return b_.create<mlir::arith::OrIOp>(l_, x, y); };
+    mlir::Value start = b_.create<mlir::arith::ShRUIOp>(
+        l_, b_.create<mlir::arith::AndIOp>(l_, addr, constant(0x3FFFF)), constant(4));
+    mlir::Value fixed = constant((int64_t{1024 >> 4} << 32) | (int64_t{1} << 62));
+    return orr(orr(start, bits(leading, 16)), fixed);
+  }
+
+  mlir::Value mma(mlir::Value a_desc, mlir::Value b_desc, mlir::Value c, bool trans_b) {
+    auto vt = llvm::cast<mlir::VectorType>(c.getType());
+    int64_t regs = vt.getNumElements();
+    std::string type = element_name();
+    std::string text = "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, $" + std::to_string(regs + 2) +
+                       ", 0;\n\twgmma.mma_async.sync.aligned.m64n" + std::to_string(2 * regs) + "k16.f32." + type + "." +
+                       type + " {";
+    std::string constraints;
+    for (int64_t i = 0; i < regs; ++i) {
+      text += (i ? "," : "") + std::string("$") + std::to_string(i);
+      constraints += "=f,";
+    }
+    text += "}, $" + std::to_string(regs) + ", $" + std::to_string(regs + 1) + ", p, 1, 1, 0, " +
+            (trans_b ? "1" : "0") + ";\n}";
+    constraints += "l,l,r";
+    llvm::SmallVector<mlir::Value> operands{a_desc, b_desc, b_.create<mlir::arith::ConstantIntOp>(l_, 1, 32)};
+    for (int64_t i = 0; i < regs; ++i) {
+      operands.push_back(b_.create<mlir::vector::ExtractOp>(l_, c, i));
+      constraints += "," + std::to_string(i);   // tied: the accumulator is read and written
+    }
+    llvm::SmallVector<mlir::Type> fields(regs, b_.getF32Type());
+    auto result = mlir::LLVM::LLVMStructType::getLiteral(b_.getContext(), fields);
+    auto asm_op = inline_asm(b_, l_, result, operands, text, constraints);
+    llvm::SmallVector<mlir::Value> out;
+    for (int64_t i = 0; i < regs; ++i)
+      out.push_back(b_.create<mlir::LLVM::ExtractValueOp>(l_, asm_op.getResult(0), llvm::ArrayRef<int64_t>{i}));
+    return b_.create<mlir::vector::FromElementsOp>(l_, vt, out);
+  }
+
+  std::string element_name() {
+    mlir::Type e = llvm::cast<mlir::MemRefType>(call_.getOperand(0).getType()).getElementType();
+    return e.isBF16() ? "bf16" : "f16";
+  }
+
+  mlir::OpBuilder b_;
+  mlir::Location l_;
+  mlir::func::CallOp call_;
+};
+
+// Whether the product `call` follows another product in its block with nothing between them
+// but side-effect-free operations (descriptor arithmetic): then no wgmma.fence is needed.
+bool follows_product(mlir::func::CallOp call) {
+  for (mlir::Operation* op = call->getPrevNode(); op; op = op->getPrevNode()) {
+    if (auto prev = llvm::dyn_cast<mlir::func::CallOp>(op)) {
+      auto kind = quiver::ir::warpgroup_op_of(prev.getCallee());
+      return kind && (*kind == WarpgroupOp::Mma || *kind == WarpgroupOp::MmaBT);
+    }
+    if (!mlir::isMemoryEffectFree(op) || op->getNumRegions() != 0) return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+void lower_warpgroup_to_wgmma(mlir::ModuleOp module) {
+  llvm::SmallVector<std::pair<mlir::func::CallOp, WarpgroupOp>> calls;
+  module.walk([&](mlir::func::CallOp call) {
+    auto op = quiver::ir::warpgroup_op_of(call.getCallee());
+    if (op && *op != WarpgroupOp::Store) calls.push_back({call, *op});
+  });
+  if (calls.empty()) return;
+  llvm::SmallVector<bool> fence;
+  for (auto [call, op] : calls) fence.push_back(op != WarpgroupOp::Wait && !follows_product(call));
+  llvm::SmallPtrSet<mlir::Operation*, 8> kernels;
+  for (auto [call, op] : calls) kernels.insert(call->getParentOfType<mlir::func::FuncOp>());
+  for (mlir::Operation* fn : kernels)
+    fn->walk([&](mlir::gpu::BarrierOp barrier) {
+      mlir::OpBuilder b(barrier);
+      inline_asm(b, barrier.getLoc(), {}, {}, "fence.proxy.async.shared::cta;", "~{memory}");
+    });
+  for (size_t i = 0; i < calls.size(); ++i) WgmmaLowering(calls[i].first).lower(calls[i].second, fence[i]);
+  for (mlir::func::FuncOp fn : llvm::make_early_inc_range(module.getOps<mlir::func::FuncOp>()))
+    if (auto op = quiver::ir::warpgroup_op_of(fn.getSymName()); op && fn.isExternal() && *op != WarpgroupOp::Store)
+      fn.erase();
+}
+
+}  // namespace quiver::compiler::ptx

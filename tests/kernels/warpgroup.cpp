@@ -1,0 +1,48 @@
+// The warpgroup builtins (docs/matrix.md "Warpgroups"): a 128 x N x 64 product per block, two
+// warpgroups of 64 rows each, with A and B staged in swizzled panels of qv::shared memory, B as
+// stored (K x N: panels of 64 columns) or transposed (N x K: panels of 64 k), the products in two
+// batches (the second started while the first may still be running), an accumulator that starts
+// at a constant, element-wise arithmetic on it and stores as float and as T.
+#include <quiver/kernel.h>
+
+constexpr uint32_t kDepth = 64;   // K: one panel deep (lavapipe has 32 KiB of shared memory)
+
+// out[128 blocks x N] = alpha * (A x B + 0.25); out16 = T(that + 1).
+template <typename T, uint32_t N, bool B_TRANSPOSED>
+QV_KERNEL QV_BLOCK(256) QV_TARGETS(ptx, spirv, msl, wgsl, cpu) void warpgroup_product(const T* a, const T* b, float* out,
+                                                                                     T* out16, float alpha) {
+  qv::shared<T, 128 * kDepth> as;   // kDepth / 64 panels of 128 rows
+  qv::shared<T, N * kDepth> bs;     // B^T: kDepth / 64 panels of N rows; B: N / 64 panels of kDepth rows
+  uint32_t t = qv::thread_id_x();
+  uint32_t m0 = qv::block_id_x() * 128;
+  for (uint32_t i = t; i < 128 * kDepth; i += 256) {
+    uint32_t r = i / kDepth, c = i % kDepth;
+    as[(c / 64) * (128 * 64) + qv::swizzle128(r, c % 64)] = a[(m0 + r) * kDepth + c];
+  }
+  for (uint32_t i = t; i < N * kDepth; i += 256) {
+    if (B_TRANSPOSED) {   // b is N x K
+      uint32_t n = i / kDepth, c = i % kDepth;
+      bs[(c / 64) * (N * 64) + qv::swizzle128(n, c % 64)] = b[i];
+    } else {   // b is K x N
+      uint32_t k = i / N, n = i % N;
+      bs[(n / 64) * (kDepth * 64) + qv::swizzle128(k, n % 64)] = b[i];
+    }
+  }
+  qv::barrier();
+  uint32_t rows = 64 * (t / 128);   // this warpgroup's rows of the block's 128
+  qv::warpgroup_acc<float, N> acc(0.25f);
+  for (uint32_t k0 = 0; k0 < kDepth; k0 += 16) {
+    const T* pa = &as[(k0 / 64) * (128 * 64) + 64 * rows + k0 % 64];
+    if (B_TRANSPOSED) acc = qv::warpgroup_mma_bt(pa, &bs[(k0 / 64) * (N * 64) + k0 % 64], acc);
+    else acc = qv::warpgroup_mma(pa, &bs[64 * k0], kDepth * 64, acc);
+    if (k0 == kDepth / 2 - 16) qv::warpgroup_wait(1);   // first batch: half the depth
+  }
+  qv::warpgroup_wait(0);
+  acc *= alpha;
+  qv::store_warpgroup(out + (m0 + rows) * N, N, acc);
+  qv::store_warpgroup(out16 + (m0 + rows) * N, N, acc + qv::warpgroup_acc<float, N>(1.0f));
+}
+template void warpgroup_product<qv::bf16, 128, false>(const qv::bf16*, const qv::bf16*, float*, qv::bf16*, float);
+template void warpgroup_product<qv::bf16, 128, true>(const qv::bf16*, const qv::bf16*, float*, qv::bf16*, float);
+template void warpgroup_product<qv::half, 64, false>(const qv::half*, const qv::half*, float*, qv::half*, float);
+template void warpgroup_product<qv::half, 32, true>(const qv::half*, const qv::half*, float*, qv::half*, float);
