@@ -17,8 +17,18 @@ bool Module::has_kernel(std::string_view name) const {
   // The image description starts with its target: "cubin sm_90", "cpu x86_64", "spirv ...".
   std::string_view image = m.image();
   std::optional<format::Target> loaded = format::target_from_string(image.substr(0, image.find(' ')));
-  for (const format::Kernel& k : m.manifest().kernels)
-    if (k.name == name) return loaded && std::find(k.targets.begin(), k.targets.end(), *loaded) != k.targets.end();
+  // Then its arch ("sm_90a"): a kernel limited to some archs (QV_TARGETS(ptx:sm_90a)) is only in
+  // those images of its target.
+  std::string_view arch = image.find(' ') == std::string_view::npos ? std::string_view() : image.substr(image.find(' ') + 1);
+  arch = arch.substr(0, arch.find(' '));
+  for (const format::Kernel& k : m.manifest().kernels) {
+    if (k.name != name) continue;
+    if (!loaded || std::find(k.targets.begin(), k.targets.end(), *loaded) == k.targets.end()) return false;
+    for (const format::Image& img : m.manifest().images)
+      if (img.target == *loaded && img.arch == arch)
+        return std::find(img.kernels.begin(), img.kernels.end(), k.symbol) != img.kernels.end();
+    return true;
+  }
   return false;
 }
 

@@ -212,6 +212,7 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
 namespace {
 constexpr size_t kMatmulTile = 64;   // kernels/matmul.cpp: a block computes a 64 x 64 tile of c
 constexpr size_t kMatmulUnitTile = 128, kMatmulUnitDepth = 64;   // kernels/matmul_tiles.cpp
+constexpr size_t kMatmulWgmmaM = 128, kMatmulWgmmaN = 256;         // kernels/matmul_wgmma.cpp
 
 Grid matmul_grid(const OpCall& call, size_t m, size_t n) {
   size_t gx = (n + kMatmulTile - 1) / kMatmulTile, gy = (m + kMatmulTile - 1) / kMatmulTile;
@@ -231,6 +232,17 @@ void matmul(const Device& dev, Operand a, Operand b, Operand c, size_t m, size_t
   call.require_at_least("c", c, mn, "m * n");
   call.dim(k, "k");
   if (mn == 0) return;
+  // Hopper's warpgroup products (kernels/matmul_wgmma.cpp: 128 x 256 tiles of C, K in steps of
+  // 64) where the loaded image has them (PTX sm_90a), and the shape is whole tiles.
+  if (e != Elem::F32 && m % kMatmulWgmmaM == 0 && n % kMatmulWgmmaN == 0 && k % kMatmulUnitDepth == 0 && k > 0) {
+    std::string wgmma = kernel_name(b_transposed ? "matmul_wgmma_nt" : "matmul_wgmma_nn", e);
+    if (call.has_kernel(wgmma)) {
+      Grid grid{static_cast<uint32_t>(n / kMatmulWgmmaN), static_cast<uint32_t>(m / kMatmulWgmmaM), 1};
+      if (grid.x > 65535 || grid.y > 65535) call.fail("m and n must each be at most 65535 * 128");
+      call.launch(wgmma, grid, {a, b, c, call.dim(m, "m"), call.dim(n, "n"), call.dim(k, "k")});
+      return;
+    }
+  }
   // The matrix-unit kernels (kernels/matmul_tiles.cpp: 128 x 128 tiles of C, K in steps of 64),
   // where the backend has them and the shape is whole tiles.
   if (e != Elem::F32 && m % kMatmulUnitTile == 0 && n % kMatmulUnitTile == 0 && k % kMatmulUnitDepth == 0 && k > 0) {
