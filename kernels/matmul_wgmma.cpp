@@ -22,6 +22,9 @@ constexpr uint32_t kThreads = 256;
 constexpr uint32_t kStageA = kTileM * kDepth;   // one panel of 128 rows
 constexpr uint32_t kStageB = kTileN * kDepth;   // nn: 4 panels of 64 rows (k) x 64 columns; nt: 256 rows (n)
 constexpr uint32_t kPanelB = 64 * kDepth;       // nn: elements between column panels
+constexpr uint32_t kGroupM = 16;                // tile rows per group of the launch order
+constexpr uint32_t kStagedRow = kTileN + 8;     // C staged in shared memory for the stores
+static_assert(kTileM * kStagedRow <= kStages * kStageB, "C's staging fits in B's ring");
 
 // Copy j of this thread's share of a stage: A's (j < 4) rows t / 8 + 32 j, B's rows t / 8 + 32 j
 // (nt: n) or t / 32 + 8 j (nn: k), each one 16-byte chunk. Written out per j below: the front
@@ -63,12 +66,19 @@ QV_DEVICE void load_stage(qv::shared<T, kStages * kStageA>& as, qv::shared<T, kS
 }
 
 template <typename T, bool B_TRANSPOSED>
-QV_DEVICE void matmul_wgmma(const T* a, const T* b, T* c, uint32_t n, uint32_t k) {
+QV_DEVICE void matmul_wgmma(const T* a, const T* b, T* c, uint32_t m, uint32_t n, uint32_t k) {
   qv::shared<T, kStages * kStageA> as;
   qv::shared<T, kStages * kStageB> bs;
   uint32_t t = qv::thread_id_x();
   uint32_t rows = 64 * (t / 128);   // this warpgroup's rows of the tile
-  uint32_t m0 = qv::block_id_y() * kTileM, n0 = qv::block_id_x() * kTileN;
+  // Tiles in groups of kGroupM tile rows, column by column within a group: the blocks running at
+  // once share A's rows and B's columns in L2 (row by row, every wave of an 8192-wide product
+  // would read all of B).
+  uint32_t tiles_m = m / kTileM, tiles_n = n / kTileN, id = qv::block_id_x();
+  uint32_t first = (id / (kGroupM * tiles_n)) * kGroupM;
+  uint32_t group = tiles_m - first < kGroupM ? tiles_m - first : kGroupM;
+  uint32_t in_group = id - first * tiles_n;
+  uint32_t m0 = (first + in_group % group) * kTileM, n0 = (in_group / group) * kTileN;
   uint32_t steps = k / kDepth;
   load_stage<T, B_TRANSPOSED>(as, bs, a, b, n, k, m0, n0, 0, 0, t);
   qv::copy_async_commit();
@@ -101,7 +111,16 @@ QV_DEVICE void matmul_wgmma(const T* a, const T* b, T* c, uint32_t n, uint32_t k
     ++kt;
   } while (kt < steps);
   qv::warpgroup_wait(0);
-  qv::store_warpgroup(c + (m0 + rows) * n + n0, n, acc);
+  // C through shared memory (the ring is free once both warpgroups are past this barrier): rows
+  // of 264 elements (the eight rows of one store fall in different banks), then 16-byte rows
+  // out, where storing the accumulator's pairs straight to memory wrote half of each sector.
+  qv::barrier();
+  qv::store_warpgroup(&bs[rows * kStagedRow], kStagedRow, acc);
+  qv::barrier();
+  for (uint32_t j = 0; j < kTileM * kTileN / 8 / kThreads; ++j) {
+    uint32_t chunk = t + kThreads * j, row = chunk / (kTileN / 8), col = 8 * (chunk % (kTileN / 8));
+    qv::store(c + (m0 + row) * n + n0 + col, qv::load<8>(&bs[row * kStagedRow + col]));
+  }
 }
 
 }  // namespace
@@ -109,12 +128,12 @@ QV_DEVICE void matmul_wgmma(const T* a, const T* b, T* c, uint32_t n, uint32_t k
 template <typename T>
 QV_KERNEL QV_BLOCK(kThreads) QV_TARGETS(ptx:sm_90a) void matmul_wgmma_nn(const T* a, const T* b, T* c, uint32_t m,
                                                                         uint32_t n, uint32_t k) {
-  matmul_wgmma<T, false>(a, b, c, n, k);
+  matmul_wgmma<T, false>(a, b, c, m, n, k);
 }
 template <typename T>
 QV_KERNEL QV_BLOCK(kThreads) QV_TARGETS(ptx:sm_90a) void matmul_wgmma_nt(const T* a, const T* b, T* c, uint32_t m,
                                                                         uint32_t n, uint32_t k) {
-  matmul_wgmma<T, true>(a, b, c, n, k);
+  matmul_wgmma<T, true>(a, b, c, m, n, k);
 }
 
 template void matmul_wgmma_nn<qv::bf16>(const qv::bf16*, const qv::bf16*, qv::bf16*, uint32_t, uint32_t, uint32_t);

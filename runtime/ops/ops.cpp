@@ -237,8 +237,10 @@ void matmul(const Device& dev, Operand a, Operand b, Operand c, size_t m, size_t
   if (e != Elem::F32 && m % kMatmulWgmmaM == 0 && n % kMatmulWgmmaN == 0 && k % kMatmulUnitDepth == 0 && k > 0) {
     std::string wgmma = kernel_name(b_transposed ? "matmul_wgmma_nt" : "matmul_wgmma_nn", e);
     if (call.has_kernel(wgmma)) {
-      Grid grid{static_cast<uint32_t>(n / kMatmulWgmmaN), static_cast<uint32_t>(m / kMatmulWgmmaM), 1};
-      if (grid.x > 65535 || grid.y > 65535) call.fail("m and n must each be at most 65535 * 128");
+      // One dimension: the kernel orders the tiles itself (groups of tile rows).
+      size_t tiles = (m / kMatmulWgmmaM) * (n / kMatmulWgmmaN);
+      if (tiles > 0x7fffffff) call.fail("m * n must be at most 2^31 128 x 256 tiles");
+      Grid grid{static_cast<uint32_t>(tiles), 1, 1};
       call.launch(wgmma, grid, {a, b, c, call.dim(m, "m"), call.dim(n, "n"), call.dim(k, "k")});
       return;
     }
