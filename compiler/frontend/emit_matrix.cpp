@@ -7,6 +7,7 @@
 #include "ir/warpgroup.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace quiver::frontend {
 
@@ -69,6 +70,69 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_warpgroup_built
     call_declared(l, ir::warpgroup_intrinsic_name(ir::WarpgroupOp::Store, mlir::ValueRange(operands).getTypes()),
                   operands, {}, e->getBeginLoc());
     return RValue{};
+  }
+  if (name == "store_warpgroup_swizzled") {
+    if (e->getNumArgs() != 3 || !is_warpgroup_acc(e->getArg(2)->getType()))
+      error(e->getBeginLoc(), "qv::store_warpgroup_swizzled takes (pointer, panel_stride, warpgroup_acc)");
+    if (!is16(element(e->getArg(0))) || e->getArg(0)->getType()->getPointeeType().isConstQualified())
+      error(e->getArg(0)->getBeginLoc(), "qv::store_warpgroup_swizzled needs a pointer to non-const qv::half or "
+                                         "qv::bf16 elements (not '" + e->getArg(0)->getType().getAsString() + "')");
+    Pointer p = emit_pointer(e->getArg(0));
+    std::vector<mlir::Value> operands{p.mem, p.offset, emit_scalar(e->getArg(1)), emit_scalar(e->getArg(2))};
+    call_declared(l, ir::warpgroup_intrinsic_name(ir::WarpgroupOp::StoreSwizzled, mlir::ValueRange(operands).getTypes()),
+                  operands, {}, e->getBeginLoc());
+    return RValue{};
+  }
+  // The thread's share is the same on every target (ir/warpgroup.h), so these are plain
+  // element-wise operations on it.
+  if (name == "warpgroup_row_max" || name == "warpgroup_row_sum") {
+    if (e->getNumArgs() != 1 || !is_warpgroup_acc(e->getArg(0)->getType()))
+      error(e->getBeginLoc(), "qv::" + name + " takes one qv::warpgroup_acc");
+    mlir::Value c = emit_scalar(e->getArg(0));
+    int64_t count = llvm::cast<mlir::VectorType>(c.getType()).getNumElements();
+    bool max = name == "warpgroup_row_max";
+    mlir::Value rows[2];
+    for (int64_t h = 0; h < 2; ++h) {
+      mlir::Value r;
+      for (int64_t i = 0; i < count / 4; ++i)
+        for (int64_t s = 0; s < 2; ++s) {
+          mlir::Value v = builder_.create<mlir::vector::ExtractOp>(l, c, 4 * i + 2 * h + s);
+          r = !r ? v : max ? builder_.create<mlir::arith::MaxNumFOp>(l, r, v).getResult()
+                           : builder_.create<mlir::arith::AddFOp>(l, r, v).getResult();
+        }
+      rows[h] = r;
+    }
+    auto vt = mlir::VectorType::get({2}, builder_.getF32Type());
+    return RValue{builder_.create<mlir::vector::FromElementsOp>(l, vt, mlir::ValueRange{rows[0], rows[1]}).getResult()};
+  }
+  if (name == "warpgroup_rows" || name == "warpgroup_row_index" || name == "warpgroup_col_index") {
+    auto vt = llvm::dyn_cast_or_null<mlir::VectorType>(type_of(e->getType(), e->getBeginLoc()));
+    if (!vt || !is_warpgroup_acc(e->getType())) error(e->getBeginLoc(), "qv::" + name + " returns a qv::warpgroup_acc");
+    int64_t count = vt.getNumElements();
+    mlir::Value rows[2], cols[2];
+    ir::WarpgroupLane lane{};
+    if (name == "warpgroup_rows") {
+      if (e->getNumArgs() != 1) error(e->getBeginLoc(), "qv::warpgroup_rows takes one qv::vec<float, 2>");
+      mlir::Value v = emit_scalar(e->getArg(0));
+      for (int64_t h = 0; h < 2; ++h) rows[h] = builder_.create<mlir::vector::ExtractOp>(l, v, h);
+    } else {
+      lane = ir::warpgroup_lane(builder_, l);
+    }
+    auto as_float = [&](mlir::Value index, int64_t plus) -> mlir::Value {
+      mlir::Value i = builder_.create<mlir::arith::AddIOp>(l, index, builder_.create<mlir::arith::ConstantIndexOp>(l, plus));
+      mlir::Value i32 = builder_.create<mlir::arith::IndexCastUIOp>(l, builder_.getI32Type(), i);
+      return builder_.create<mlir::arith::UIToFPOp>(l, builder_.getF32Type(), i32);
+    };
+    std::vector<mlir::Value> elems(count);
+    for (int64_t i = 0; i < count / 4; ++i)
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t s = 0; s < 2; ++s) {
+          mlir::Value v = name == "warpgroup_rows"      ? rows[h]
+                          : name == "warpgroup_row_index" ? as_float(lane.row, 8 * h)
+                                                          : as_float(lane.col, 8 * i + s);
+          elems[4 * i + 2 * h + s] = v;
+        }
+    return RValue{builder_.create<mlir::vector::FromElementsOp>(l, vt, elems).getResult()};
   }
   bool bt = name == "warpgroup_mma_bt";
   if (!bt && name != "warpgroup_mma") return std::nullopt;

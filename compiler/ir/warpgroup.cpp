@@ -18,6 +18,7 @@ constexpr std::pair<WarpgroupOp, const char*> kNames[] = {
     {WarpgroupOp::MmaBT, "qv.warpgroup_mma_bt"},
     {WarpgroupOp::Wait, "qv.warpgroup_wait"},
     {WarpgroupOp::Store, "qv.warpgroup_store"},
+    {WarpgroupOp::StoreSwizzled, "qv.warpgroup_store_swizzled"},
 };
 
 std::string memory_tag(mlir::Type t) {
@@ -35,13 +36,14 @@ std::string warpgroup_intrinsic_name(WarpgroupOp op, mlir::TypeRange operands) {
     if (o == op) name = n;
   if (op == WarpgroupOp::Wait) return name;
   auto n_of = [](mlir::Type v) { return ".n" + std::to_string(2 * llvm::cast<mlir::VectorType>(v).getNumElements()); };
-  if (op == WarpgroupOp::Store) return name + "." + memory_tag(operands[0]) + n_of(operands.back());
+  if (op == WarpgroupOp::Store || op == WarpgroupOp::StoreSwizzled) return name + "." + memory_tag(operands[0]) + n_of(operands.back());
   return name + "." + memory_tag(operands[0]) + "." + memory_tag(operands[2]) + n_of(operands.back());
 }
 
 std::optional<WarpgroupOp> warpgroup_op_of(llvm::StringRef callee) {
   // Longest names first: "qv.warpgroup_mma_bt" also starts with "qv.warpgroup_mma".
-  for (WarpgroupOp op : {WarpgroupOp::MmaBT, WarpgroupOp::Mma, WarpgroupOp::Wait, WarpgroupOp::Store}) {
+  for (WarpgroupOp op :
+       {WarpgroupOp::MmaBT, WarpgroupOp::Mma, WarpgroupOp::Wait, WarpgroupOp::StoreSwizzled, WarpgroupOp::Store}) {
     llvm::StringRef name;
     for (auto [o, n] : kNames)
       if (o == op) name = n;
@@ -81,7 +83,8 @@ class WarpgroupExpander {
       case WarpgroupOp::Mma: replace(mma(args[0], args[1], args[2], args[3], args[4], args[5], false)); break;
       case WarpgroupOp::MmaBT: replace(mma(args[0], args[1], args[2], args[3], {}, args[4], true)); break;
       case WarpgroupOp::Wait: break;   // the fallback's products are done when they return
-      case WarpgroupOp::Store: store(args); break;
+      case WarpgroupOp::Store: store(args, false); break;
+      case WarpgroupOp::StoreSwizzled: store(args, true); break;
     }
     call_.erase();
   }
@@ -157,8 +160,9 @@ class WarpgroupExpander {
     return b_.create<mlir::memref::LoadOp>(l_, slot);
   }
 
-  // Pairs of adjacent columns: element 4i + 2h + {0, 1} at row `row` + 8h, column 8i + `col`.
-  void store(mlir::ValueRange args) {
+  // Pairs of adjacent columns: element 4i + 2h + {0, 1} at row `row` + 8h, column 8i + `col`;
+  // swizzled, column c of a row is chunk (c % 64) / 8 of panel c / 64, which XOR moves as a whole.
+  void store(mlir::ValueRange args, bool swizzle) {
     mlir::Type elem = llvm::cast<mlir::MemRefType>(args[0].getType()).getElementType();
     auto vt = llvm::cast<mlir::VectorType>(args[3].getType());
     WarpgroupLane lane = warpgroup_lane(b_, l_);
@@ -171,7 +175,12 @@ class WarpgroupExpander {
             mlir::ValueRange{b_.create<mlir::vector::ExtractOp>(l_, args[3], e).getResult(),
                              b_.create<mlir::vector::ExtractOp>(l_, args[3], e + 1).getResult()});
         if (!elem.isF32()) pair = b_.create<mlir::arith::TruncFOp>(l_, mlir::VectorType::get({2}, elem), pair);
-        mlir::Value at = add(args[1], add(mul(add(lane.row, index(8 * h)), stride), add(lane.col, index(8 * i))));
+        mlir::Value row = add(lane.row, index(8 * h)), at;
+        if (swizzle)   // panel i / 8, chunk i % 8
+          at = add(add(args[1], mul(index(i / 8), stride)),
+                   add(shl(row, 6), add(shl(band(bxor(index(i % 8), row), 7), 3), lane.col)));
+        else
+          at = add(args[1], add(mul(row, stride), add(lane.col, index(8 * i))));
         b_.create<mlir::vector::StoreOp>(l_, pair, args[0], mlir::ValueRange{at});
       }
   }
@@ -186,7 +195,9 @@ class WarpgroupExpander {
 }  // namespace
 
 void expand_warpgroup_ops(mlir::ModuleOp module, bool keep_mma) {
-  auto expanded = [&](WarpgroupOp op) { return op == WarpgroupOp::Store || !keep_mma; };
+  auto expanded = [&](WarpgroupOp op) {
+    return op == WarpgroupOp::Store || op == WarpgroupOp::StoreSwizzled || !keep_mma;
+  };
   llvm::SmallVector<std::pair<mlir::func::CallOp, WarpgroupOp>> calls;
   module.walk([&](mlir::func::CallOp call) {
     if (auto op = warpgroup_op_of(call.getCallee()); op && expanded(*op)) calls.push_back({call, *op});

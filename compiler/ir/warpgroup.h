@@ -11,6 +11,7 @@
 //                                     vector<N/2xf32> c) -> vector<N/2xf32>     B stored N x K
 //   qv.warpgroup_wait                (i32 pending)
 //   qv.warpgroup_store.<U>.n<N>      (memref p, index off, i32 stride, vector<N/2xf32> c)
+//   qv.warpgroup_store_swizzled.<U>.n<N> (memref p, index off, i32 panel_stride, vector<N/2xf32> c)
 // <A>, <B>, <U> name the memory operand (ir/matrix.h's tags: "s4096.bf16", "g.f32"). The operand
 // layout (swizzled 128-byte panels) is include/quiver/kernel.h's.
 #pragma once
@@ -25,7 +26,7 @@
 
 namespace quiver::ir {
 
-enum class WarpgroupOp { Mma, MmaBT, Wait, Store };
+enum class WarpgroupOp { Mma, MmaBT, Wait, Store, StoreSwizzled };
 
 inline constexpr int64_t kWarpgroupThreads = 128;
 
@@ -39,7 +40,7 @@ struct WarpgroupLane {
 };
 WarpgroupLane warpgroup_lane(mlir::OpBuilder& b, mlir::Location l);
 
-// Lowers every qv.warpgroup_store (pairs of adjacent columns per thread, every target) and,
+// Lowers every qv.warpgroup_store / _swizzled (pairs of adjacent columns per thread, every target) and,
 // unless `keep_mma`, qv.warpgroup_mma / _bt / wait with the portable fallback: each thread
 // computes its own share from shared memory in k order (16 fused multiply-adds per element),
 // and wait does nothing. Drops the declarations it no longer needs.

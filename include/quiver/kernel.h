@@ -304,10 +304,18 @@ struct QV_ANNOTATE_("qv.warpgroup_acc") warpgroup_acc {
   QV_BUILTIN_ warpgroup_acc operator/(T s) const;
   QV_BUILTIN_ warpgroup_acc& operator+=(warpgroup_acc b);
   QV_BUILTIN_ warpgroup_acc& operator*=(T s);
+  // Element-wise with another accumulator (row scales from warpgroup_rows, masks).
+  QV_BUILTIN_ warpgroup_acc operator*(warpgroup_acc b) const;
+  QV_BUILTIN_ warpgroup_acc operator/(warpgroup_acc b) const;
+  QV_BUILTIN_ warpgroup_acc& operator*=(warpgroup_acc b);
 
  private:
   T elems_[N / 2];   // a thread's share
 };
+// Element-wise math, with the scalar functions' results per element.
+template <uint32_t N> QV_BUILTIN_ warpgroup_acc<float, N> exp2(warpgroup_acc<float, N> c);
+template <uint32_t N> QV_BUILTIN_ warpgroup_acc<float, N> max(warpgroup_acc<float, N> a, warpgroup_acc<float, N> b);
+template <uint32_t N> QV_BUILTIN_ warpgroup_acc<float, N> min(warpgroup_acc<float, N> a, warpgroup_acc<float, N> b);
 // Where element (row, col) of a swizzled panel is (col < 64).
 QV_DEVICE uint32_t swizzle128(uint32_t row, uint32_t col) {
   return row * 64 + ((((col >> 3) ^ row) & 7) << 3) + (col & 7);
@@ -328,6 +336,23 @@ QV_BUILTIN_ warpgroup_acc<float, N> warpgroup_mma_bt(const T* a, const T* bt, wa
 QV_BUILTIN_ void warpgroup_wait(uint32_t pending);
 // p[i * stride + j] = T(C[i][j]) for T = float, half or bf16 (round to nearest even); stride even.
 template <typename T, uint32_t N> QV_BUILTIN_ void store_warpgroup(T* p, uint32_t stride, warpgroup_acc<float, N> c);
+// C as T (half or bf16) into swizzled panels, the layout warpgroup_mma's A reads: C[i][j] is
+// element (i, j % 64) of panel j / 64, panels `panel_stride` elements apart from the panel at p.
+template <typename T, uint32_t N>
+QV_BUILTIN_ void store_warpgroup_swizzled(T* p, uint32_t panel_stride, warpgroup_acc<float, N> c);
+// A thread's share (the same on every target): with w = (linear thread id % 128) / 32, lane =
+// linear id % 32, it holds rows 16w + lane / 4 and that + 8 ("its two rows"), columns
+// 8i + 2 (lane % 4) + {0, 1} of each. The other columns of its rows are in the three threads whose
+// linear ids differ from its own in bits 0 and 1 only. Online softmax is built from these:
+// the max / sum over the thread's own elements of each of its two rows ...
+template <uint32_t N> QV_BUILTIN_ vec<float, 2> warpgroup_row_max(warpgroup_acc<float, N> c);
+template <uint32_t N> QV_BUILTIN_ vec<float, 2> warpgroup_row_sum(warpgroup_acc<float, N> c);
+// ... an accumulator whose every element is the value of its row (rows[0] for the thread's first
+// row, rows[1] for its second) ...
+template <uint32_t N> QV_BUILTIN_ warpgroup_acc<float, N> warpgroup_rows(vec<float, 2> rows);
+// ... and each element's own row (0 .. 63) and column (0 .. N - 1), as floats (for masks).
+template <uint32_t N> QV_BUILTIN_ warpgroup_acc<float, N> warpgroup_row_index();
+template <uint32_t N> QV_BUILTIN_ warpgroup_acc<float, N> warpgroup_col_index();
 
 // ---- Block-wide reductions, written in the kernel language itself ----------------------------
 // Every thread of the block gets the result; call from uniform control flow. Subgroups are

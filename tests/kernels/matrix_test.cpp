@@ -169,6 +169,54 @@ void check_warpgroup_product() {
   EXPECT_EQ(got16[size_t(m) * N].bits, 0xA5A5u) << "written past the end";
 }
 
+// warpgroup_softmax<bf16> (tests/kernels/warpgroup.cpp): causal softmax(A B^T * scale) V for
+// two blocks of 64 rows, against fp64 with P rounded to bf16 as the kernel does.
+TEST(Kernels, WarpgroupSoftmaxBf16) {
+  const uint32_t blocks = 2, n = 64;
+  auto to16 = [](const std::vector<float>& f) {
+    std::vector<quiver::bf16> out(f.size());
+    for (size_t i = 0; i < f.size(); ++i) out[i].bits = bf16_round(f[i]);
+    return out;
+  };
+  std::vector<quiver::bf16> a = to16(random_floats(size_t(blocks) * n * n, -1, 1));
+  std::vector<quiver::bf16> bt = to16(random_floats(size_t(n) * n, -1, 1));
+  std::vector<quiver::bf16> v = to16(random_floats(size_t(n) * n, -1, 1));
+  float scale = random_floats(1, 0.1f, 0.3f)[0];
+  auto ba = upload(a), bb = upload(bt), bv = upload(v);
+  auto out = poisoned<float>(size_t(blocks) * n * n + 1);
+  env().mod.kernel("warpgroup_softmax<bf16>").launch(quiver::Grid{blocks}, ba, bb, bv, out, scale);
+  env().dev.synchronize();
+  auto got = download(out);
+  for (uint32_t r = 0; r < blocks * n; ++r) {
+    uint32_t i = r % n;   // row within the block: keys 0 .. i are visible
+    std::vector<double> s(i + 1);
+    double m = -INFINITY;
+    for (uint32_t j = 0; j <= i; ++j) {
+      double dot = 0;
+      for (uint32_t k = 0; k < n; ++k) dot += double(bf16_value(a[size_t(r) * n + k].bits)) * bf16_value(bt[size_t(j) * n + k].bits);
+      s[j] = float(dot) * scale;
+      m = std::max(m, s[j]);
+    }
+    double l = 0;
+    std::vector<double> p(i + 1);
+    for (uint32_t j = 0; j <= i; ++j) l += p[j] = std::exp2(s[j] - m);
+    for (uint32_t c = 0; c < n; ++c) {
+      double o = 0, mag = 0;
+      for (uint32_t j = 0; j <= i; ++j) {
+        double vj = bf16_value(v[size_t(j) * n + c].bits);
+        o += bf16_value(bf16_round(float(p[j]))) * vj;
+        mag += p[j] * std::fabs(vj);
+      }
+      // P's rounding is the reference's own; left: S in float (k = 64 products), exp2, sums.
+      double bound = 1e-3 * mag / l + 1e-6;
+      float g = got[size_t(r) * n + c];
+      ASSERT_LE(std::fabs(g - o / l), bound) << "warpgroup_softmax at (" << r << ", " << c << "): " << g << " want "
+                                            << o / l;
+    }
+  }
+  EXPECT_EQ(std::bit_cast<uint32_t>(got[size_t(blocks) * n * n]), 0xA5A5A5A5u) << "written past the end";
+}
+
 TEST(Kernels, WarpgroupProductBf16N128) { check_warpgroup_product<quiver::bf16, 128, false>(); }
 TEST(Kernels, WarpgroupProductBf16N128Transposed) { check_warpgroup_product<quiver::bf16, 128, true>(); }
 TEST(Kernels, WarpgroupProductHalfN64) { check_warpgroup_product<quiver::half, 64, false>(); }

@@ -146,7 +146,8 @@ void lower_warpgroup_to_wgmma(mlir::ModuleOp module) {
   llvm::SmallVector<std::pair<mlir::func::CallOp, WarpgroupOp>> calls;
   module.walk([&](mlir::func::CallOp call) {
     auto op = quiver::ir::warpgroup_op_of(call.getCallee());
-    if (op && *op != WarpgroupOp::Store) calls.push_back({call, *op});
+    if (op && (*op == WarpgroupOp::Mma || *op == WarpgroupOp::MmaBT || *op == WarpgroupOp::Wait))
+      calls.push_back({call, *op});
   });
   if (calls.empty()) return;
   llvm::SmallVector<bool> fence;
@@ -160,7 +161,8 @@ void lower_warpgroup_to_wgmma(mlir::ModuleOp module) {
     });
   for (size_t i = 0; i < calls.size(); ++i) WgmmaLowering(calls[i].first).lower(calls[i].second, fence[i]);
   for (mlir::func::FuncOp fn : llvm::make_early_inc_range(module.getOps<mlir::func::FuncOp>()))
-    if (auto op = quiver::ir::warpgroup_op_of(fn.getSymName()); op && fn.isExternal() && *op != WarpgroupOp::Store)
+    if (auto op = quiver::ir::warpgroup_op_of(fn.getSymName());
+        op && fn.isExternal() && (*op == WarpgroupOp::Mma || *op == WarpgroupOp::MmaBT || *op == WarpgroupOp::Wait))
       fn.erase();
 }
 
