@@ -316,15 +316,23 @@ void attention(const Device& dev, Operand q, Operand k, Operand v, Operand o, co
   uint32_t kv_seq_stride = call.dim(bhsd ? d : s.kv_heads * d, "kv seq stride");
   uint32_t kv_batch_stride = call.dim(s.kv_heads * capacity * d, "kv batch stride");
   float scale = s.scale == 0.0f ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))) : s.scale;
-  // The matrix-unit kernel (kernels/attention_tiles.cpp: 64 query rows a block) where the
-  // backend has it, for 16-bit inputs; otherwise kernels/attention.cpp (BQ = 256 * 8 / D).
-  std::string tiles = "attention_tiles<" + elem_name(e) + ", " + std::to_string(d) + ">";
-  bool use_tiles = e != Elem::F32 && call.has_kernel(tiles);
-  const size_t rows_per_block = use_tiles ? 64 : 2048 / d;
+  // For 16-bit inputs the warpgroup kernel (kernels/attention_wgmma.cpp: 128 query rows a block)
+  // where the loaded image has it, else the matrix-unit kernel (kernels/attention_tiles.cpp: 64
+  // rows) where the backend has it; otherwise kernels/attention.cpp (BQ = 256 * 8 / D).
+  const std::string shape = "<" + elem_name(e) + ", " + std::to_string(d) + ">";
+  std::string kernel = "attention" + shape;
+  size_t rows_per_block = 2048 / d;
+  if (e != Elem::F32 && call.has_kernel("attention_wgmma" + shape)) {
+    kernel = "attention_wgmma" + shape;
+    rows_per_block = 128;
+  } else if (e != Elem::F32 && call.has_kernel("attention_tiles" + shape)) {
+    kernel = "attention_tiles" + shape;
+    rows_per_block = 64;
+  }
   Grid grid{static_cast<uint32_t>((s.q_len + rows_per_block - 1) / rows_per_block),
             static_cast<uint32_t>(s.q_heads), static_cast<uint32_t>(s.batch)};
   if (grid.x > 65535) call.fail("q_len = " + std::to_string(s.q_len) + " needs more than 65535 blocks");
-  call.launch(use_tiles ? tiles : "attention<" + elem_name(e) + ", " + std::to_string(d) + ">", grid,
+  call.launch(kernel, grid,
               {q, k, v, o, call.dim(s.q_heads, "q_heads"), call.dim(s.kv_heads, "kv_heads"), call.dim(s.q_len, "q_len"),
                call.dim(s.kv_len, "kv_len"), q_head_stride, q_seq_stride, kv_head_stride, kv_seq_stride,
                kv_batch_stride, scale, s.causal});

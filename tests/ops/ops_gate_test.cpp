@@ -422,6 +422,10 @@ TEST(OpsGate, Attention) {
       {1, 4, 1, 1, 77, 80, 128, false, true, 0},      // decode: one query, multi-query KV
       {1, 2, 2, 40, 40, 40, 128, false, true, 0},     // causal prefill
       {1, 3, 3, 20, 9, 9, 64, true, false, 0},        // more queries than keys (not causal)
+      // Several 128-row query blocks and 128-key tiles (kernels/attention_wgmma.cpp), the last
+      // of each partial: causal with a diagonal through three tiles, and not causal.
+      {1, 2, 1, 300, 300, 320, 64, true, true, 0},
+      {1, 2, 2, 130, 260, 260, 128, false, false, 0},
   };
   if (gate::big_shapes()) cases.push_back({1, 32, 8, 512, 2048, 2048, 128, false, true, 0});
   for_each_type([&]<typename T>() {

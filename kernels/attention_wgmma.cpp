@@ -1,0 +1,213 @@
+// Scaled dot-product attention on Hopper's warpgroup products (docs/matrix.md "Warpgroups"), for
+// half / bf16 inputs: the contract of kernels/attention.cpp (layouts, grouped-query heads, causal
+// offset, KV caches with spare capacity), FlashAttention-2's schedule with wgmma.
+// Built for PTX sm_90a only (runtime/ops picks it where the loaded image has it).
+//
+// A block of two warpgroups takes 128 query rows of one (batch, head); warpgroup w owns rows
+// 64 w .. + 63. K and V stream through shared memory 128 keys at a time (two buffers, filled by
+// qv::copy_async one tile ahead). Per tile, per warpgroup:
+//   S = Q K^T (64 x 128: D / 16 products from swizzled panels), scaled by scale * log2(e)
+//   m' = max(m, rowmax S);  P = exp2(S - m');  l = l exp2(m - m') + rowsum P
+//   O = O exp2(m - m') + T(P) V   (P through a swizzled panel of shared memory: wgmma's A)
+// The row statistics are each thread's two rows (qv::warpgroup_row_max): the maximum meets the
+// three other threads of a row by subgroup shuffles (this kernel is PTX only: 32-lane
+// subgroups), the sum stays per thread until the end. Masks as in kernels/attention_tiles.cpp:
+// min(0, limit - index) * 2^100 added to S, with the index from qv::warpgroup_{row,col}_index.
+#include "common.h"
+
+namespace {
+
+constexpr uint32_t kRows = 128;    // query rows per block, 64 per warpgroup
+constexpr uint32_t kKeys = 128;    // keys per tile
+constexpr uint32_t kThreads = 256;
+constexpr uint32_t kPanel = 64 * 128;   // a panel of 128 rows (Q, K, V tiles)
+constexpr float kMaskScale = 1.2676506e30f;   // 2^100
+
+// Thread t's c-th chunk (c < D / 16) of a 128-row tile of D columns, 8 elements each: tile row
+// and column, and where it goes in the tile's swizzled panels (64 columns each).
+template <uint32_t D>
+QV_DEVICE uint32_t tile_row(uint32_t t, uint32_t c) { return (t + kThreads * c) / (D / 8); }
+template <uint32_t D>
+QV_DEVICE uint32_t tile_col(uint32_t t, uint32_t c) { return 8 * ((t + kThreads * c) % (D / 8)); }
+template <uint32_t D>
+QV_DEVICE uint32_t tile_at(uint32_t t, uint32_t c) {
+  uint32_t col = tile_col<D>(t, c);
+  return (col / 64) * kPanel + qv::swizzle128(tile_row<D>(t, c), col % 64);
+}
+
+// Keys k0 .. k0 + 127 of K and V into buffer `buf`; keys at or past kv_len become zeros (the
+// spare capacity of a KV cache may hold anything, NaN included).
+template <typename T, uint32_t D>
+QV_DEVICE void load_kv(qv::shared<T, 2 * kKeys * D>& ks, qv::shared<T, 2 * kKeys * D>& vs, const T* k, const T* v,
+                       uint32_t kv_base, uint32_t kv_seq_stride, uint32_t kv_len, uint32_t k0, uint32_t buf,
+                       uint32_t t) {
+  for (uint32_t c = 0; c < D / 16; ++c) {
+    uint32_t j = tile_row<D>(t, c), at = buf * kKeys * D + tile_at<D>(t, c);
+    if (k0 + j < kv_len) {
+      uint32_t src = kv_base + (k0 + j) * kv_seq_stride + tile_col<D>(t, c);
+      qv::copy_async(&ks[at], k + src);
+      qv::copy_async(&vs[at], v + src);
+    } else {
+      qv::store(&ks[at], qv::vec<T, 8>());
+      qv::store(&vs[at], qv::vec<T, 8>());
+    }
+  }
+}
+
+// S + min(0, limit - index) * 2^100: entries with index > limit sink to <= -2^100.
+QV_DEVICE qv::warpgroup_acc<float, kKeys> mask(qv::warpgroup_acc<float, kKeys> s, qv::warpgroup_acc<float, kKeys> index,
+                                               float limit) {
+  return s + qv::min(qv::warpgroup_acc<float, kKeys>(0.0f), qv::warpgroup_acc<float, kKeys>(limit) - index) * kMaskScale;
+}
+
+// The maximum over the four threads holding a row (linear ids t ^ 1, t ^ 2).
+QV_DEVICE float row_across(float v, bool max) {
+  float a = max ? qv::max(v, qv::subgroup_shuffle_xor(v, 1)) : v + qv::subgroup_shuffle_xor(v, 1);
+  return max ? qv::max(a, qv::subgroup_shuffle_xor(a, 2)) : a + qv::subgroup_shuffle_xor(a, 2);
+}
+
+// S = Q K^T for the warpgroup's rows at `qa` and the K buffer at `kb`: D / 16 products, written
+// out (in a loop the accumulator went through copies ptxas had to wait for).
+template <typename T, uint32_t D>
+QV_DEVICE qv::warpgroup_acc<float, kKeys> scores(const qv::shared<T, kRows * D>& qs, const qv::shared<T, 2 * kKeys * D>& ks,
+                                                 uint32_t qa, uint32_t kb) {
+  qv::warpgroup_acc<float, kKeys> s;
+  s = qv::warpgroup_mma_bt(&qs[qa], &ks[kb], s);
+  s = qv::warpgroup_mma_bt(&qs[qa + 16], &ks[kb + 16], s);
+  s = qv::warpgroup_mma_bt(&qs[qa + 32], &ks[kb + 32], s);
+  s = qv::warpgroup_mma_bt(&qs[qa + 48], &ks[kb + 48], s);
+  if constexpr (D == 128) {
+    s = qv::warpgroup_mma_bt(&qs[kPanel + qa], &ks[kb + kPanel], s);
+    s = qv::warpgroup_mma_bt(&qs[kPanel + qa + 16], &ks[kb + kPanel + 16], s);
+    s = qv::warpgroup_mma_bt(&qs[kPanel + qa + 32], &ks[kb + kPanel + 32], s);
+    s = qv::warpgroup_mma_bt(&qs[kPanel + qa + 48], &ks[kb + kPanel + 48], s);
+  }
+  qv::warpgroup_wait(0);
+  return s;
+}
+
+// O + T(P) V for the warpgroup's P panels at `pa` and the V buffer at `vb`: 8 products of 16 keys.
+template <typename T, uint32_t D>
+QV_DEVICE qv::warpgroup_acc<float, D> weigh(const qv::shared<T, kRows * kKeys>& ps, const qv::shared<T, 2 * kKeys * D>& vs,
+                                            uint32_t pa, uint32_t vb, qv::warpgroup_acc<float, D> acc) {
+  constexpr uint32_t kP = 64 * 64;   // P's panels: 64 rows x 64 keys
+  acc = qv::warpgroup_mma(&ps[pa], &vs[vb], kPanel, acc);
+  acc = qv::warpgroup_mma(&ps[pa + 16], &vs[vb + 64 * 16], kPanel, acc);
+  acc = qv::warpgroup_mma(&ps[pa + 32], &vs[vb + 64 * 32], kPanel, acc);
+  acc = qv::warpgroup_mma(&ps[pa + 48], &vs[vb + 64 * 48], kPanel, acc);
+  acc = qv::warpgroup_mma(&ps[pa + kP], &vs[vb + 64 * 64], kPanel, acc);
+  acc = qv::warpgroup_mma(&ps[pa + kP + 16], &vs[vb + 64 * 80], kPanel, acc);
+  acc = qv::warpgroup_mma(&ps[pa + kP + 32], &vs[vb + 64 * 96], kPanel, acc);
+  acc = qv::warpgroup_mma(&ps[pa + kP + 48], &vs[vb + 64 * 112], kPanel, acc);
+  qv::warpgroup_wait(0);
+  return acc;
+}
+
+template <typename T, uint32_t D>
+QV_DEVICE void attention_block(const T* q, const T* k, const T* v, T* o, uint32_t q_heads, uint32_t kv_heads,
+                               uint32_t q_len, uint32_t kv_len, uint32_t q_head_stride, uint32_t q_seq_stride,
+                               uint32_t kv_head_stride, uint32_t kv_seq_stride, uint32_t kv_batch_stride, float scale,
+                               bool causal) {
+  static_assert(D == 64 || D == 128, "head dims 64 and 128");
+  qv::shared<T, kRows * D> qs;         // D / 64 panels of 128 rows
+  qv::shared<T, 2 * kKeys * D> ks;     // two buffers of D / 64 panels of 128 keys
+  qv::shared<T, 2 * kKeys * D> vs;     // the same for V (rows of k for the P V products)
+  qv::shared<T, kRows * kKeys> ps;     // per warpgroup, 2 panels of 64 rows: P
+
+  uint32_t t = qv::thread_id_x();
+  uint32_t wg = t / 128;
+  uint32_t q0 = qv::block_id_x() * kRows;
+  uint32_t h = qv::block_id_y(), b = qv::block_id_z();
+  uint32_t g = h / (q_heads / kv_heads);
+  uint32_t q_base = b * q_heads * q_len * D + h * q_head_stride;
+  uint32_t kv_base = b * kv_batch_stride + g * kv_head_stride;
+  uint32_t offset = kv_len - q_len;   // absolute position of query 0 (host: kv_len >= q_len if causal)
+  uint32_t last_row = q0 + kRows < q_len ? q0 + kRows : q_len;
+  uint32_t kv_end = causal && offset + last_row < kv_len ? offset + last_row : kv_len;
+  uint32_t tiles = (kv_end + kKeys - 1) / kKeys;
+
+  // Q (rows past q_len: zeros) and the first K / V tile: one group.
+  for (uint32_t c = 0; c < D / 16; ++c) {
+    uint32_t i = tile_row<D>(t, c);
+    if (q0 + i < q_len) qv::copy_async(&qs[tile_at<D>(t, c)], q + q_base + (q0 + i) * q_seq_stride + tile_col<D>(t, c));
+    else qv::store(&qs[tile_at<D>(t, c)], qv::vec<T, 8>());
+  }
+  load_kv<T, D>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, 0, 0, t);
+  qv::copy_async_commit();
+
+  const float scale_log2 = scale * 1.44269504f;
+  const uint32_t row_first = offset + q0 + 64 * wg;   // position of the warpgroup's first query
+  const uint32_t qa = 64 * 64 * wg, pa = 64 * kKeys * wg;   // its rows of Q, its P
+  // m starts below every score, masked ones (>= -2^114) included, so the first tile's alpha is 0.
+  float m0 = -3.0e38f, m1 = -3.0e38f;
+  qv::vec<float, 2> l;
+  qv::warpgroup_acc<float, D> acc;
+  // do / while (tiles >= 1: key 0 is visible to every row): O leaves the loop from its last
+  // products (kernels/matmul_wgmma.cpp says why that matters).
+  uint32_t i = 0;
+  do {
+    uint32_t k0 = i * kKeys, buf = i % 2;
+    qv::copy_async_wait(0);   // tile i (and Q) landed for this thread
+    qv::barrier();            // ... and for every thread; tile i - 1's products are done
+    if (i + 1 < tiles) load_kv<T, D>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0 + kKeys, 1 - buf, t);
+    qv::copy_async_commit();
+
+    qv::warpgroup_acc<float, kKeys> s = scores<T, D>(qs, ks, qa, buf * kKeys * D);
+    s *= scale_log2;
+    // Key k0 + j is visible to query row_first + r iff j - r <= row_first - k0.
+    if (causal && k0 + kKeys - 1 > row_first)
+      s = mask(s, qv::warpgroup_col_index<kKeys>() - qv::warpgroup_row_index<kKeys>(), float(row_first) - float(k0));
+    if (k0 + kKeys > kv_len)   // key k0 + j exists iff j <= kv_len - 1 - k0
+      s = mask(s, qv::warpgroup_col_index<kKeys>(), float(kv_len) - 1.0f - float(k0));
+    qv::vec<float, 2> part = qv::warpgroup_row_max(s);
+    float n0 = qv::max(m0, row_across(part[0], true)), n1 = qv::max(m1, row_across(part[1], true));
+    qv::vec<float, 2> m_new, alpha;
+    m_new[0] = n0;
+    m_new[1] = n1;
+    alpha[0] = qv::exp2(m0 - n0);
+    alpha[1] = qv::exp2(m1 - n1);
+    m0 = n0;
+    m1 = n1;
+    s = qv::exp2(s - qv::warpgroup_rows<kKeys>(m_new));
+    qv::vec<float, 2> sum = qv::warpgroup_row_sum(s);
+    l[0] = l[0] * alpha[0] + sum[0];
+    l[1] = l[1] * alpha[1] + sum[1];
+    acc *= qv::warpgroup_rows<D>(alpha);
+    qv::store_warpgroup_swizzled(&ps[pa], 64 * 64, s);
+    qv::barrier();   // P in shared memory for the products (and seen by their async reads)
+    acc = weigh<T, D>(ps, vs, pa, buf * kKeys * D, acc);
+    ++i;
+  } while (i < tiles);
+
+  // O / l through shared memory (K's buffers: rows of D + 8), then rows below q_len out.
+  qv::vec<float, 2> total;
+  total[0] = row_across(l[0], false);
+  total[1] = row_across(l[1], false);
+  qv::barrier();   // every warpgroup is done with K
+  constexpr uint32_t kRow = D + 8;
+  qv::store_warpgroup(&ks[64 * wg * kRow], kRow, acc / qv::warpgroup_rows<D>(total));
+  qv::barrier();
+  for (uint32_t c = t; c < kRows * D / 8; c += kThreads) {
+    uint32_t i = c / (D / 8), d = 8 * (c % (D / 8));
+    if (q0 + i < q_len) qv::store(o + q_base + (q0 + i) * q_seq_stride + d, qv::load<8>(&ks[i * kRow + d]));
+  }
+}
+
+}  // namespace
+
+template <typename T, uint32_t D>
+QV_KERNEL QV_BLOCK(kThreads) QV_TARGETS(ptx:sm_90a) void attention_wgmma(
+    const T* q, const T* k, const T* v, T* o, uint32_t q_heads, uint32_t kv_heads, uint32_t q_len, uint32_t kv_len,
+    uint32_t q_head_stride, uint32_t q_seq_stride, uint32_t kv_head_stride, uint32_t kv_seq_stride,
+    uint32_t kv_batch_stride, float scale, bool causal) {
+  attention_block<T, D>(q, k, v, o, q_heads, kv_heads, q_len, kv_len, q_head_stride, q_seq_stride, kv_head_stride,
+                        kv_seq_stride, kv_batch_stride, scale, causal);
+}
+
+#define QV_ATTENTION_WGMMA(T, D)                                                                                  \
+  template void attention_wgmma<T, D>(const T*, const T*, const T*, T*, uint32_t, uint32_t, uint32_t, uint32_t, \
+                                      uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, float, bool);
+QV_ATTENTION_WGMMA(qv::bf16, 64)
+QV_ATTENTION_WGMMA(qv::bf16, 128)
+QV_ATTENTION_WGMMA(qv::half, 64)
+QV_ATTENTION_WGMMA(qv::half, 128)
