@@ -11,8 +11,9 @@
 //   O = O exp2(m - m') + T(P) V   (P through a swizzled panel of shared memory: wgmma's A)
 // The row statistics are each thread's two rows (qv::warpgroup_row_max): the maximum meets the
 // three other threads of a row by subgroup shuffles (this kernel is PTX only: 32-lane
-// subgroups), the sum stays per thread until the end. Masks as in kernels/attention_tiles.cpp:
-// min(0, limit - index) * 2^100 added to S, with the index from qv::warpgroup_{row,col}_index.
+// subgroups), the sum stays per thread until the end. Masked scores (the causal diagonal, keys
+// past kv_len) become -3e38 (qv::warpgroup_mask_columns), which exp2 takes to 0: every row's
+// maximum is finite from the first tile on, which always holds key 0.
 #include "common.h"
 
 namespace {
@@ -21,7 +22,7 @@ constexpr uint32_t kRows = 128;    // query rows per block, 64 per warpgroup
 constexpr uint32_t kKeys = 128;    // keys per tile
 constexpr uint32_t kThreads = 256;
 constexpr uint32_t kPanel = 64 * 128;   // a panel of 128 rows (Q, K, V tiles)
-constexpr float kMaskScale = 1.2676506e30f;   // 2^100
+constexpr float kMasked = -3.0e38f;   // a masked score: exp2 of it less any finite maximum is 0
 
 // Thread t's c-th chunk (c < D / 16) of a 128-row tile of D columns, 8 elements each: tile row
 // and column, and where it goes in the tile's swizzled panels (64 columns each).
@@ -35,29 +36,37 @@ QV_DEVICE uint32_t tile_at(uint32_t t, uint32_t c) {
   return (col / 64) * kPanel + qv::swizzle128(tile_row<D>(t, c), col % 64);
 }
 
-// Keys k0 .. k0 + 127 of K and V into buffer `buf`; keys at or past kv_len become zeros (the
-// spare capacity of a KV cache may hold anything, NaN included).
+// Chunk c of this thread's share of keys k0 .. k0 + 127 of K and V into buffer `buf`; keys at or
+// past kv_len become zeros (the spare capacity of a KV cache may hold anything, NaN included).
+template <typename T, uint32_t D>
+QV_DEVICE void load_kv_chunk(qv::shared<T, 2 * kKeys * D>& ks, qv::shared<T, 2 * kKeys * D>& vs, const T* k, const T* v,
+                             uint32_t kv_base, uint32_t kv_seq_stride, uint32_t kv_len, uint32_t k0, uint32_t buf,
+                             uint32_t t, uint32_t c) {
+  uint32_t j = tile_row<D>(t, c), at = buf * kKeys * D + tile_at<D>(t, c);
+  if (k0 + j < kv_len) {
+    uint32_t src = kv_base + (k0 + j) * kv_seq_stride + tile_col<D>(t, c);
+    qv::copy_async(&ks[at], k + src);
+    qv::copy_async(&vs[at], v + src);
+  } else {
+    qv::store(&ks[at], qv::vec<T, 8>());
+    qv::store(&vs[at], qv::vec<T, 8>());
+  }
+}
+// All of this thread's chunks (D / 16), written out (the front end's loops stay rolled).
 template <typename T, uint32_t D>
 QV_DEVICE void load_kv(qv::shared<T, 2 * kKeys * D>& ks, qv::shared<T, 2 * kKeys * D>& vs, const T* k, const T* v,
                        uint32_t kv_base, uint32_t kv_seq_stride, uint32_t kv_len, uint32_t k0, uint32_t buf,
                        uint32_t t) {
-  for (uint32_t c = 0; c < D / 16; ++c) {
-    uint32_t j = tile_row<D>(t, c), at = buf * kKeys * D + tile_at<D>(t, c);
-    if (k0 + j < kv_len) {
-      uint32_t src = kv_base + (k0 + j) * kv_seq_stride + tile_col<D>(t, c);
-      qv::copy_async(&ks[at], k + src);
-      qv::copy_async(&vs[at], v + src);
-    } else {
-      qv::store(&ks[at], qv::vec<T, 8>());
-      qv::store(&vs[at], qv::vec<T, 8>());
-    }
+  load_kv_chunk<T, D>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 0);
+  load_kv_chunk<T, D>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 1);
+  load_kv_chunk<T, D>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 2);
+  load_kv_chunk<T, D>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 3);
+  if constexpr (D == 128) {
+    load_kv_chunk<T, D>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 4);
+    load_kv_chunk<T, D>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 5);
+    load_kv_chunk<T, D>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 6);
+    load_kv_chunk<T, D>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 7);
   }
-}
-
-// S + min(0, limit - index) * 2^100: entries with index > limit sink to <= -2^100.
-QV_DEVICE qv::warpgroup_acc<float, kKeys> mask(qv::warpgroup_acc<float, kKeys> s, qv::warpgroup_acc<float, kKeys> index,
-                                               float limit) {
-  return s + qv::min(qv::warpgroup_acc<float, kKeys>(0.0f), qv::warpgroup_acc<float, kKeys>(limit) - index) * kMaskScale;
 }
 
 // The maximum over the four threads holding a row (linear ids t ^ 1, t ^ 2).
@@ -138,6 +147,7 @@ QV_DEVICE void attention_block(const T* q, const T* k, const T* v, T* o, uint32_
   const float scale_log2 = scale * 1.44269504f;
   const uint32_t row_first = offset + q0 + 64 * wg;   // position of the warpgroup's first query
   const uint32_t qa = 64 * 64 * wg, pa = 64 * kKeys * wg;   // its rows of Q, its P
+  const qv::vec<uint32_t, 2> rows = qv::warpgroup_thread_rows();
   // m starts below every score, masked ones (>= -2^114) included, so the first tile's alpha is 0.
   float m0 = -3.0e38f, m1 = -3.0e38f;
   qv::vec<float, 2> l;
@@ -154,11 +164,21 @@ QV_DEVICE void attention_block(const T* q, const T* k, const T* v, T* o, uint32_
 
     qv::warpgroup_acc<float, kKeys> s = scores<T, D>(qs, ks, qa, buf * kKeys * D);
     s *= scale_log2;
-    // Key k0 + j is visible to query row_first + r iff j - r <= row_first - k0.
-    if (causal && k0 + kKeys - 1 > row_first)
-      s = mask(s, qv::warpgroup_col_index<kKeys>() - qv::warpgroup_row_index<kKeys>(), float(row_first) - float(k0));
-    if (k0 + kKeys > kv_len)   // key k0 + j exists iff j <= kv_len - 1 - k0
-      s = mask(s, qv::warpgroup_col_index<kKeys>(), float(kv_len) - 1.0f - float(k0));
+    // Key k0 + j is visible to query row_first + r iff j <= row_first + r - k0, and exists iff
+    // j <= kv_len - 1 - k0.
+    if ((causal && k0 + kKeys - 1 > row_first) || k0 + kKeys > kv_len) {
+      int32_t end = int32_t(kv_len) - 1 - int32_t(k0);
+      qv::vec<int32_t, 2> last;
+      last[0] = end;
+      last[1] = end;
+      if (causal) {
+        int32_t diag = int32_t(row_first) - int32_t(k0);
+        int32_t r0 = diag + int32_t(rows[0]), r1 = diag + int32_t(rows[1]);
+        last[0] = r0 < end ? r0 : end;
+        last[1] = r1 < end ? r1 : end;
+      }
+      s = qv::warpgroup_mask_columns(s, last, kMasked);
+    }
     qv::vec<float, 2> part = qv::warpgroup_row_max(s);
     float n0 = qv::max(m0, row_across(part[0], true)), n1 = qv::max(m1, row_across(part[1], true));
     qv::vec<float, 2> m_new, alpha;

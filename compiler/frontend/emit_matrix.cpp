@@ -105,6 +105,39 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_warpgroup_built
     auto vt = mlir::VectorType::get({2}, builder_.getF32Type());
     return RValue{builder_.create<mlir::vector::FromElementsOp>(l, vt, mlir::ValueRange{rows[0], rows[1]}).getResult()};
   }
+  if (name == "warpgroup_thread_rows") {
+    ir::WarpgroupLane lane = ir::warpgroup_lane(builder_, l);
+    mlir::Value rows[2];
+    for (int64_t h = 0; h < 2; ++h)
+      rows[h] = builder_.create<mlir::arith::IndexCastUIOp>(
+          l, builder_.getI32Type(),
+          builder_.create<mlir::arith::AddIOp>(l, lane.row, builder_.create<mlir::arith::ConstantIndexOp>(l, 8 * h)));
+    auto vt = mlir::VectorType::get({2}, builder_.getI32Type());
+    return RValue{builder_.create<mlir::vector::FromElementsOp>(l, vt, mlir::ValueRange{rows[0], rows[1]}).getResult()};
+  }
+  if (name == "warpgroup_mask_columns") {
+    if (e->getNumArgs() != 3 || !is_warpgroup_acc(e->getArg(0)->getType()))
+      error(e->getBeginLoc(), "qv::warpgroup_mask_columns takes (warpgroup_acc, vec<int32_t, 2> last, float fill)");
+    mlir::Value c = emit_scalar(e->getArg(0)), last = emit_scalar(e->getArg(1)), fill = emit_scalar(e->getArg(2));
+    auto vt = llvm::cast<mlir::VectorType>(c.getType());
+    // Column 8i + 2q + s is kept iff 8i + s <= last[h] - 2q: per row one subtraction, then
+    // each element compares a constant with it.
+    ir::WarpgroupLane lane = ir::warpgroup_lane(builder_, l);
+    mlir::Value two_q = builder_.create<mlir::arith::IndexCastUIOp>(l, builder_.getI32Type(), lane.col);
+    mlir::Value limit[2];
+    for (int64_t h = 0; h < 2; ++h)
+      limit[h] = builder_.create<mlir::arith::SubIOp>(l, builder_.create<mlir::vector::ExtractOp>(l, last, h), two_q);
+    std::vector<mlir::Value> elems(vt.getNumElements());
+    for (int64_t i = 0; i < vt.getNumElements() / 4; ++i)
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t s = 0; s < 2; ++s) {
+          int64_t at = 4 * i + 2 * h + s;
+          mlir::Value col = builder_.create<mlir::arith::ConstantIntOp>(l, 8 * i + s, 32);
+          mlir::Value keep = builder_.create<mlir::arith::CmpIOp>(l, mlir::arith::CmpIPredicate::sle, col, limit[h]);
+          elems[at] = builder_.create<mlir::arith::SelectOp>(l, keep, builder_.create<mlir::vector::ExtractOp>(l, c, at), fill);
+        }
+    return RValue{builder_.create<mlir::vector::FromElementsOp>(l, vt, elems).getResult()};
+  }
   if (name == "warpgroup_rows" || name == "warpgroup_row_index" || name == "warpgroup_col_index") {
     auto vt = llvm::dyn_cast_or_null<mlir::VectorType>(type_of(e->getType(), e->getBeginLoc()));
     if (!vt || !is_warpgroup_acc(e->getType())) error(e->getBeginLoc(), "qv::" + name + " returns a qv::warpgroup_acc");

@@ -176,9 +176,9 @@ class WarpgroupExpander {
                              b_.create<mlir::vector::ExtractOp>(l_, args[3], e + 1).getResult()});
         if (!elem.isF32()) pair = b_.create<mlir::arith::TruncFOp>(l_, mlir::VectorType::get({2}, elem), pair);
         mlir::Value row = add(lane.row, index(8 * h)), at;
-        if (swizzle)   // panel i / 8, chunk i % 8
+        if (swizzle)   // panel i / 8, chunk (i % 8) ^ (row % 8): bits 3-5 of 64 row + 8 (row % 8) + col
           at = add(add(args[1], mul(index(i / 8), stride)),
-                   add(shl(row, 6), add(shl(band(bxor(index(i % 8), row), 7), 3), lane.col)));
+                   bxor(add(shl(row, 6), add(shl(band(row, 7), 3), lane.col)), index(8 * (i % 8))));
         else
           at = add(args[1], add(mul(row, stride), add(lane.col, index(8 * i))));
         b_.create<mlir::vector::StoreOp>(l_, pair, args[0], mlir::ValueRange{at});

@@ -350,9 +350,16 @@ template <uint32_t N> QV_BUILTIN_ vec<float, 2> warpgroup_row_sum(warpgroup_acc<
 // ... an accumulator whose every element is the value of its row (rows[0] for the thread's first
 // row, rows[1] for its second) ...
 template <uint32_t N> QV_BUILTIN_ warpgroup_acc<float, N> warpgroup_rows(vec<float, 2> rows);
-// ... and each element's own row (0 .. 63) and column (0 .. N - 1), as floats (for masks).
+// ... each element's own row (0 .. 63) and column (0 .. N - 1), as floats ...
 template <uint32_t N> QV_BUILTIN_ warpgroup_acc<float, N> warpgroup_row_index();
 template <uint32_t N> QV_BUILTIN_ warpgroup_acc<float, N> warpgroup_col_index();
+// ... the thread's two rows (0 .. 63) ...
+QV_BUILTIN_ vec<uint32_t, 2> warpgroup_thread_rows();
+// ... and masks: C[i][j] becomes `fill` where j > last[h] (h: which of the thread's two rows i is;
+// last may be negative). Compares with constants, where index accumulators would be N / 2 values
+// a thread keeps.
+template <uint32_t N>
+QV_BUILTIN_ warpgroup_acc<float, N> warpgroup_mask_columns(warpgroup_acc<float, N> c, vec<int32_t, 2> last, float fill);
 
 // ---- Block-wide reductions, written in the kernel language itself ----------------------------
 // Every thread of the block gets the result; call from uniform control flow. Subgroups are

@@ -49,7 +49,7 @@ template void warpgroup_product<qv::half, 32, true>(const qv::half*, const qv::h
 
 // The row builtins of an online softmax (docs/matrix.md "Warpgroups"), one warpgroup per block of
 // 64 rows: S = (A B^T) * scale, causally masked (column > row: -2^100 through the index
-// accumulators), P = exp2(S - rowmax S) stored as T in a swizzled panel, out = (T(P) V) / rowsum P.
+// accumulators) and keys past 47 masked too (warpgroup_mask_columns), P = exp2(S - rowmax S) stored as T in a swizzled panel, out = (T(P) V) / rowsum P.
 // The rows' partial maxima and sums meet through shared memory (any subgroup size).
 constexpr float kMaskScale = 1.2676506e30f;   // 2^100
 QV_DEVICE float row_total(qv::shared<float, 2 * 64 * 4>& rows, uint32_t at, bool max) {
@@ -90,6 +90,12 @@ QV_KERNEL QV_BLOCK(128) QV_TARGETS(ptx, spirv, msl, wgsl, cpu) void warpgroup_so
   s *= scale;
   s = s + qv::min(qv::warpgroup_acc<float, 64>(0.0f),
                   qv::warpgroup_row_index<64>() - qv::warpgroup_col_index<64>()) * kMaskScale;
+  // ... and keys past 47, through the thread's rows: row r keeps columns <= min(r, 47) in all.
+  qv::vec<uint32_t, 2> mine = qv::warpgroup_thread_rows();
+  qv::vec<int32_t, 2> last;
+  last[0] = mine[0] < 47 ? int32_t(mine[0]) : 47;
+  last[1] = mine[1] < 47 ? int32_t(mine[1]) : 47;
+  s = qv::warpgroup_mask_columns(s, last, -3.0e38f);
   qv::vec<float, 2> m = combine_rows(rows, t, qv::warpgroup_row_max(s), true);
   qv::warpgroup_acc<float, 64> p = qv::exp2(s - qv::warpgroup_rows<64>(m));
   qv::vec<float, 2> l = combine_rows(rows, t, qv::warpgroup_row_sum(p), false);
