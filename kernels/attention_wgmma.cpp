@@ -194,7 +194,7 @@ QV_DEVICE void attention_block(const T* q, const T* k, const T* v, T* o, uint32_
     l[1] = l[1] * alpha[1] + sum[1];
     acc *= qv::warpgroup_rows<D>(alpha);
     qv::store_warpgroup_swizzled(&ps[pa], 64 * 64, s);
-    qv::barrier();   // P in shared memory for the products (and seen by their async reads)
+    qv::warpgroup_barrier();   // its P in shared memory for its products (and their async reads)
     acc = weigh<T, D>(ps, vs, pa, buf * kKeys * D, acc);
     ++i;
   } while (i < tiles);

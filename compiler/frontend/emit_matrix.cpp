@@ -58,6 +58,12 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_warpgroup_built
     call_declared(l, ir::warpgroup_intrinsic_name(ir::WarpgroupOp::Wait, {}), {pending}, {}, e->getBeginLoc());
     return RValue{};
   }
+  if (name == "warpgroup_barrier") {
+    if (e->getNumArgs() != 0) error(e->getBeginLoc(), "qv::warpgroup_barrier takes no arguments");
+    call_declared(l, ir::warpgroup_intrinsic_name(ir::WarpgroupOp::Barrier, {}), {}, {}, e->getBeginLoc());
+    uses_barrier_ = true;   // a block barrier on the fallback (the CPU runs the kernel as fibers)
+    return RValue{};
+  }
   if (name == "store_warpgroup") {
     if (e->getNumArgs() != 3 || !is_warpgroup_acc(e->getArg(2)->getType()))
       error(e->getBeginLoc(), "qv::store_warpgroup takes (pointer, stride, warpgroup_acc)");

@@ -17,6 +17,7 @@ constexpr std::pair<WarpgroupOp, const char*> kNames[] = {
     {WarpgroupOp::Mma, "qv.warpgroup_mma"},
     {WarpgroupOp::MmaBT, "qv.warpgroup_mma_bt"},
     {WarpgroupOp::Wait, "qv.warpgroup_wait"},
+    {WarpgroupOp::Barrier, "qv.warpgroup_barrier"},
     {WarpgroupOp::Store, "qv.warpgroup_store"},
     {WarpgroupOp::StoreSwizzled, "qv.warpgroup_store_swizzled"},
 };
@@ -34,7 +35,7 @@ std::string warpgroup_intrinsic_name(WarpgroupOp op, mlir::TypeRange operands) {
   std::string name;
   for (auto [o, n] : kNames)
     if (o == op) name = n;
-  if (op == WarpgroupOp::Wait) return name;
+  if (op == WarpgroupOp::Wait || op == WarpgroupOp::Barrier) return name;
   auto n_of = [](mlir::Type v) { return ".n" + std::to_string(2 * llvm::cast<mlir::VectorType>(v).getNumElements()); };
   if (op == WarpgroupOp::Store || op == WarpgroupOp::StoreSwizzled) return name + "." + memory_tag(operands[0]) + n_of(operands.back());
   return name + "." + memory_tag(operands[0]) + "." + memory_tag(operands[2]) + n_of(operands.back());
@@ -43,7 +44,8 @@ std::string warpgroup_intrinsic_name(WarpgroupOp op, mlir::TypeRange operands) {
 std::optional<WarpgroupOp> warpgroup_op_of(llvm::StringRef callee) {
   // Longest names first: "qv.warpgroup_mma_bt" also starts with "qv.warpgroup_mma".
   for (WarpgroupOp op :
-       {WarpgroupOp::MmaBT, WarpgroupOp::Mma, WarpgroupOp::Wait, WarpgroupOp::StoreSwizzled, WarpgroupOp::Store}) {
+       {WarpgroupOp::MmaBT, WarpgroupOp::Mma, WarpgroupOp::Wait, WarpgroupOp::Barrier, WarpgroupOp::StoreSwizzled,
+        WarpgroupOp::Store}) {
     llvm::StringRef name;
     for (auto [o, n] : kNames)
       if (o == op) name = n;
@@ -83,6 +85,7 @@ class WarpgroupExpander {
       case WarpgroupOp::Mma: replace(mma(args[0], args[1], args[2], args[3], args[4], args[5], false)); break;
       case WarpgroupOp::MmaBT: replace(mma(args[0], args[1], args[2], args[3], {}, args[4], true)); break;
       case WarpgroupOp::Wait: break;   // the fallback's products are done when they return
+      case WarpgroupOp::Barrier: b_.create<mlir::gpu::BarrierOp>(l_); break;
       case WarpgroupOp::Store: store(args, false); break;
       case WarpgroupOp::StoreSwizzled: store(args, true); break;
     }
@@ -195,9 +198,7 @@ class WarpgroupExpander {
 }  // namespace
 
 void expand_warpgroup_ops(mlir::ModuleOp module, bool keep_mma) {
-  auto expanded = [&](WarpgroupOp op) {
-    return op == WarpgroupOp::Store || op == WarpgroupOp::StoreSwizzled || !keep_mma;
-  };
+  auto expanded = [&](WarpgroupOp op) { return op == WarpgroupOp::Store || !keep_mma; };
   llvm::SmallVector<std::pair<mlir::func::CallOp, WarpgroupOp>> calls;
   module.walk([&](mlir::func::CallOp call) {
     if (auto op = warpgroup_op_of(call.getCallee()); op && expanded(*op)) calls.push_back({call, *op});

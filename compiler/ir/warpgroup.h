@@ -10,6 +10,7 @@
 //   qv.warpgroup_mma_bt.<A>.<B>.n<N> (memref a, index a_off, memref bt, index bt_off,
 //                                     vector<N/2xf32> c) -> vector<N/2xf32>     B stored N x K
 //   qv.warpgroup_wait                (i32 pending)
+//   qv.warpgroup_barrier             ()                     the fallback: gpu.barrier
 //   qv.warpgroup_store.<U>.n<N>      (memref p, index off, i32 stride, vector<N/2xf32> c)
 //   qv.warpgroup_store_swizzled.<U>.n<N> (memref p, index off, i32 panel_stride, vector<N/2xf32> c)
 // <A>, <B>, <U> name the memory operand (ir/matrix.h's tags: "s4096.bf16", "g.f32"). The operand
@@ -26,7 +27,7 @@
 
 namespace quiver::ir {
 
-enum class WarpgroupOp { Mma, MmaBT, Wait, Store, StoreSwizzled };
+enum class WarpgroupOp { Mma, MmaBT, Wait, Barrier, Store, StoreSwizzled };
 
 inline constexpr int64_t kWarpgroupThreads = 128;
 
@@ -40,8 +41,9 @@ struct WarpgroupLane {
 };
 WarpgroupLane warpgroup_lane(mlir::OpBuilder& b, mlir::Location l);
 
-// Lowers every qv.warpgroup_store / _swizzled (pairs of adjacent columns per thread, every target) and,
-// unless `keep_mma`, qv.warpgroup_mma / _bt / wait with the portable fallback: each thread
+// Lowers every qv.warpgroup_store (pairs of adjacent columns per thread, every target) and,
+// unless `keep_mma`, qv.warpgroup_store_swizzled the same way and qv.warpgroup_mma / _bt / wait
+// with the portable fallback: each thread
 // computes its own share from shared memory in k order (16 fused multiply-adds per element),
 // and wait does nothing. Drops the declarations it no longer needs.
 void expand_warpgroup_ops(mlir::ModuleOp module, bool keep_mma);

@@ -331,6 +331,10 @@ QV_BUILTIN_ warpgroup_acc<float, N> warpgroup_mma(const T* a, const T* b, uint32
 // element (n0 + j, k0 + k) of the panel at `bt` = panel + 64 n0 + k0 (n0 a multiple of 8, k0 of 16).
 template <typename T, uint32_t N>
 QV_BUILTIN_ warpgroup_acc<float, N> warpgroup_mma_bt(const T* a, const T* bt, warpgroup_acc<float, N> c);
+// barrier() for the calling warpgroup only: its 128 threads wait for each other, and their
+// shared-memory writes before it are visible to the warpgroup (and its products) after it. Every
+// warpgroup of the block must call it as often as the others (the portable fallback is barrier()).
+QV_BUILTIN_ void warpgroup_barrier();
 // Returns once at most `pending` (a constant, 0 to 7) of this warpgroup's batches of started
 // products are unfinished; the products started since the last warpgroup_wait form one batch.
 QV_BUILTIN_ void warpgroup_wait(uint32_t pending);

@@ -100,7 +100,7 @@ QV_KERNEL QV_BLOCK(128) QV_TARGETS(ptx, spirv, msl, wgsl, cpu) void warpgroup_so
   qv::warpgroup_acc<float, 64> p = qv::exp2(s - qv::warpgroup_rows<64>(m));
   qv::vec<float, 2> l = combine_rows(rows, t, qv::warpgroup_row_sum(p), false);
   qv::store_warpgroup_swizzled(&as[0], 4096, p);   // A is no longer read: its products are done
-  qv::barrier();
+  qv::warpgroup_barrier();
   qv::warpgroup_acc<float, 64> o;
   for (uint32_t k0 = 0; k0 < 64; k0 += 16) o = qv::warpgroup_mma(&as[k0], &vs[64 * k0], 4096, o);
   qv::warpgroup_wait(0);

@@ -49,7 +49,16 @@ class WgmmaLowering {
 
   void lower(WarpgroupOp op, bool needs_fence) {
     mlir::ValueRange args = call_.getOperands();
-    if (op == WarpgroupOp::Wait) {
+    if (op == WarpgroupOp::StoreSwizzled) {
+      store_swizzled(args);
+    } else if (op == WarpgroupOp::Barrier) {   // named barrier 1 + warpgroup (0 is barrier()'s)
+      mlir::Value linear = linear_id();
+      mlir::Value id = b_.create<mlir::arith::AddIOp>(
+          l_, b_.create<mlir::arith::ShRUIOp>(l_, linear, b_.create<mlir::arith::ConstantIndexOp>(l_, 7)),
+          b_.create<mlir::arith::ConstantIndexOp>(l_, 1));
+      mlir::Value id32 = b_.create<mlir::arith::IndexCastUIOp>(l_, b_.getI32Type(), id);
+      inline_asm(b_, l_, {}, {id32}, "fence.proxy.async.shared::cta;\n\tbar.sync $0, 128;", "r,~{memory}");
+    } else if (op == WarpgroupOp::Wait) {
       auto n = args[0].getDefiningOp<mlir::arith::ConstantIntOp>();
       std::string text = "wgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned " +
                          std::to_string(n ? n.value() : 0) + ";";
@@ -73,19 +82,19 @@ class WgmmaLowering {
     return b_.create<mlir::arith::ShRUIOp>(l_, s, constant(3));
   }
 
+  // Shared-window addresses are below 228 KiB, so address / 16 fits the 14-bit field without a
+  // mask, and the descriptor is a sum: fixed fields + base / 16 + offset / 8 (offset in 16-bit
+  // elements, a multiple of 8). A kernel's products differ only in constant offsets, which LLVM
+  // then adds at each use to one descriptor per operand base instead of keeping one per product.
   mlir::Value descriptor(mlir::Value mem, mlir::Value offset, mlir::Value leading) {
     mlir::Value base = b_.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(l_, mem);
-    mlir::Value bytes = b_.create<mlir::arith::AddIOp>(
-        l_, base, b_.create<mlir::arith::MulIOp>(l_, offset, b_.create<mlir::arith::ConstantIndexOp>(l_, 2)));
-    mlir::Value addr = b_.create<mlir::arith::IndexCastUIOp>(l_, b_.getI64Type(), bytes);
-    auto bits = [&](mlir::Value v, int64_t shift) -> mlir::Value {
-      return b_.create<mlir::arith::ShLIOp>(l_, v, constant(shift));
-    };
-    auto orr = [&](mlir::Value x, mlir::Value y) -> mlir::Value { return b_.create<mlir::arith::OrIOp>(l_, x, y); };
-    mlir::Value start = b_.create<mlir::arith::ShRUIOp>(
-        l_, b_.create<mlir::arith::AndIOp>(l_, addr, constant(0x3FFFF)), constant(4));
-    mlir::Value fixed = constant((int64_t{1024 >> 4} << 32) | (int64_t{1} << 62));
-    return orr(orr(start, bits(leading, 16)), fixed);
+    auto i64 = [&](mlir::Value v) -> mlir::Value { return b_.create<mlir::arith::IndexCastUIOp>(l_, b_.getI64Type(), v); };
+    mlir::Value fixed = b_.create<mlir::arith::OrIOp>(
+        l_, constant((int64_t{1024 >> 4} << 32) | (int64_t{1} << 62)),
+        b_.create<mlir::arith::ShLIOp>(l_, leading, constant(16)));
+    mlir::Value start = b_.create<mlir::arith::ShRUIOp>(l_, i64(base), constant(4));
+    mlir::Value at = b_.create<mlir::arith::ShRUIOp>(l_, i64(offset), constant(3));
+    return b_.create<mlir::arith::AddIOp>(l_, b_.create<mlir::arith::AddIOp>(l_, fixed, start), at);
   }
 
   mlir::Value mma(mlir::Value a_desc, mlir::Value b_desc, mlir::Value c, bool trans_b) {
@@ -103,8 +112,14 @@ class WgmmaLowering {
     text += "}, $" + std::to_string(regs) + ", $" + std::to_string(regs + 1) + ", p, 1, 1, 0, " +
             (trans_b ? "1" : "0") + ";\n}";
     constraints += "l,l,r";
-    llvm::SmallVector<mlir::Value> operands{a_desc, b_desc, b_.create<mlir::arith::ConstantIntOp>(l_, 1, 32)};
-    for (int64_t i = 0; i < regs; ++i) {
+    // A zero accumulator (a product's first, `qv::warpgroup_acc<float, N> s;`) is not read:
+    // scale-d false makes the instruction write A x B, and the N / 2 zeroing moves go.
+    bool zero = false;
+    if (auto cst = c.getDefiningOp<mlir::arith::ConstantOp>())
+      if (auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(cst.getValue()); dense && dense.isSplat())
+        zero = dense.getSplatValue<llvm::APFloat>().isPosZero();
+    llvm::SmallVector<mlir::Value> operands{a_desc, b_desc, b_.create<mlir::arith::ConstantIntOp>(l_, zero ? 0 : 1, 32)};
+    for (int64_t i = 0; i < regs && !zero; ++i) {
       operands.push_back(b_.create<mlir::vector::ExtractOp>(l_, c, i));
       constraints += "," + std::to_string(i);   // tied: the accumulator is read and written
     }
@@ -115,6 +130,61 @@ class WgmmaLowering {
     for (int64_t i = 0; i < regs; ++i)
       out.push_back(b_.create<mlir::LLVM::ExtractValueOp>(l_, asm_op.getResult(0), llvm::ArrayRef<int64_t>{i}));
     return b_.create<mlir::vector::FromElementsOp>(l_, vt, out);
+  }
+
+  // C as 16-bit values into swizzled panels with stmatrix.x4 (sm_90): one instruction stores the
+  // 8 x 8 blocks (rows 8h of the warp's 16, columns 8i) for h = 0, 1 and i = 2p, 2p + 1: from each
+  // lane the pairs of its elements 8p .. 8p + 7 in order (the accumulator's pairs are those
+  // blocks' fragments), and lane l gives the address of row l % 8 of block l / 8. Addresses:
+  // a thread keeps one per instruction, where pair stores kept one per pair.
+  void store_swizzled(mlir::ValueRange args) {
+    auto vt = llvm::cast<mlir::VectorType>(args[3].getType());
+    mlir::Type elem = llvm::cast<mlir::MemRefType>(args[0].getType()).getElementType();
+    auto index = [&](int64_t v) -> mlir::Value { return b_.create<mlir::arith::ConstantIndexOp>(l_, v); };
+    auto add = [&](mlir::Value x, mlir::Value y) -> mlir::Value { return b_.create<mlir::arith::AddIOp>(l_, x, y); };
+    auto band = [&](mlir::Value x, int64_t m) -> mlir::Value { return b_.create<mlir::arith::AndIOp>(l_, x, index(m)); };
+    auto shr = [&](mlir::Value x, int64_t n) -> mlir::Value { return b_.create<mlir::arith::ShRUIOp>(l_, x, index(n)); };
+    mlir::Value lane = b_.create<mlir::gpu::LaneIdOp>(l_, mlir::IntegerAttr());
+    mlir::Value warp = band(shr(linear_id(), 5), 3);
+    mlir::Value rr = band(lane, 7), block = shr(lane, 3);   // row in its block, block 0..3
+    mlir::Value h = band(block, 1), i_hi = shr(block, 1);
+    // row = 16 warp + 8 h + rr (rr is row % 8)
+    mlir::Value row = add(b_.create<mlir::arith::MulIOp>(l_, warp, index(16)), add(b_.create<mlir::arith::MulIOp>(l_, h, index(8)), rr));
+    mlir::Value stride = b_.create<mlir::arith::IndexCastUIOp>(l_, b_.getIndexType(), args[2]);
+    mlir::Value base = b_.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(l_, args[0]);
+    auto shared_ptr = mlir::LLVM::LLVMPointerType::get(b_.getContext(), 3);
+    mlir::Type i32 = b_.getI32Type();
+    for (int64_t p = 0; p < vt.getNumElements() / 8; ++p) {
+      mlir::Value chunk = add(i_hi, index(2 * p));   // column block (of 8) this lane addresses
+      mlir::Value panel = b_.create<mlir::arith::MulIOp>(l_, shr(chunk, 3), stride);
+      mlir::Value swz = b_.create<mlir::arith::ShLIOp>(
+          l_, b_.create<mlir::arith::XOrIOp>(l_, band(chunk, 7), rr), index(3));
+      mlir::Value at = add(add(args[1], panel), add(b_.create<mlir::arith::MulIOp>(l_, row, index(64)), swz));
+      mlir::Value bytes = add(base, b_.create<mlir::arith::MulIOp>(l_, at, index(2)));
+      mlir::Value ptr = b_.create<mlir::LLVM::IntToPtrOp>(
+          l_, shared_ptr, b_.create<mlir::arith::IndexCastUIOp>(l_, b_.getI64Type(), bytes));
+      llvm::SmallVector<mlir::Value> operands{ptr};
+      for (int64_t j = 0; j < 4; ++j) {
+        mlir::Value pair = b_.create<mlir::vector::FromElementsOp>(
+            l_, mlir::VectorType::get({2}, b_.getF32Type()),
+            mlir::ValueRange{b_.create<mlir::vector::ExtractOp>(l_, args[3], 8 * p + 2 * j).getResult(),
+                             b_.create<mlir::vector::ExtractOp>(l_, args[3], 8 * p + 2 * j + 1).getResult()});
+        mlir::Value half2 = b_.create<mlir::arith::TruncFOp>(l_, mlir::VectorType::get({2}, elem), pair);
+        operands.push_back(b_.create<mlir::vector::BitCastOp>(l_, mlir::VectorType::get({1}, i32), half2));
+        operands.back() = b_.create<mlir::vector::ExtractOp>(l_, operands.back(), 0);
+      }
+      inline_asm(b_, l_, {}, operands, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
+                 "l,r,r,r,r,~{memory}");
+    }
+  }
+
+  mlir::Value linear_id() {
+    using mlir::gpu::Dimension;
+    auto add = [&](mlir::Value x, mlir::Value y) -> mlir::Value { return b_.create<mlir::arith::AddIOp>(l_, x, y); };
+    mlir::Value tx = b_.create<mlir::gpu::ThreadIdOp>(l_, Dimension::x), ty = b_.create<mlir::gpu::ThreadIdOp>(l_, Dimension::y),
+                tz = b_.create<mlir::gpu::ThreadIdOp>(l_, Dimension::z);
+    mlir::Value bx = b_.create<mlir::gpu::BlockDimOp>(l_, Dimension::x), by = b_.create<mlir::gpu::BlockDimOp>(l_, Dimension::y);
+    return add(tx, b_.create<mlir::arith::MulIOp>(l_, bx, add(ty, b_.create<mlir::arith::MulIOp>(l_, by, tz))));
   }
 
   std::string element_name() {
@@ -146,12 +216,12 @@ void lower_warpgroup_to_wgmma(mlir::ModuleOp module) {
   llvm::SmallVector<std::pair<mlir::func::CallOp, WarpgroupOp>> calls;
   module.walk([&](mlir::func::CallOp call) {
     auto op = quiver::ir::warpgroup_op_of(call.getCallee());
-    if (op && (*op == WarpgroupOp::Mma || *op == WarpgroupOp::MmaBT || *op == WarpgroupOp::Wait))
-      calls.push_back({call, *op});
+    if (op && *op != WarpgroupOp::Store) calls.push_back({call, *op});
   });
   if (calls.empty()) return;
   llvm::SmallVector<bool> fence;
-  for (auto [call, op] : calls) fence.push_back(op != WarpgroupOp::Wait && !follows_product(call));
+  for (auto [call, op] : calls)
+    fence.push_back((op == WarpgroupOp::Mma || op == WarpgroupOp::MmaBT) && !follows_product(call));
   llvm::SmallPtrSet<mlir::Operation*, 8> kernels;
   for (auto [call, op] : calls) kernels.insert(call->getParentOfType<mlir::func::FuncOp>());
   for (mlir::Operation* fn : kernels)
@@ -162,7 +232,7 @@ void lower_warpgroup_to_wgmma(mlir::ModuleOp module) {
   for (size_t i = 0; i < calls.size(); ++i) WgmmaLowering(calls[i].first).lower(calls[i].second, fence[i]);
   for (mlir::func::FuncOp fn : llvm::make_early_inc_range(module.getOps<mlir::func::FuncOp>()))
     if (auto op = quiver::ir::warpgroup_op_of(fn.getSymName());
-        op && fn.isExternal() && (*op == WarpgroupOp::Mma || *op == WarpgroupOp::MmaBT || *op == WarpgroupOp::Wait))
+        op && fn.isExternal() && *op != WarpgroupOp::Store)
       fn.erase();
 }
 
