@@ -38,12 +38,12 @@ QV_DEVICE uint32_t tile_at(uint32_t t, uint32_t c) {
 
 // Chunk c of this thread's share of keys k0 .. k0 + 127 of K and V into buffer `buf`; keys at or
 // past kv_len become zeros (the spare capacity of a KV cache may hold anything, NaN included).
-template <typename T, uint32_t D>
+template <typename T, uint32_t D, bool CHECK>
 QV_DEVICE void load_kv_chunk(qv::shared<T, 2 * kKeys * D>& ks, qv::shared<T, 2 * kKeys * D>& vs, const T* k, const T* v,
                              uint32_t kv_base, uint32_t kv_seq_stride, uint32_t kv_len, uint32_t k0, uint32_t buf,
                              uint32_t t, uint32_t c) {
   uint32_t j = tile_row<D>(t, c), at = buf * kKeys * D + tile_at<D>(t, c);
-  if (k0 + j < kv_len) {
+  if (!CHECK || k0 + j < kv_len) {
     uint32_t src = kv_base + (k0 + j) * kv_seq_stride + tile_col<D>(t, c);
     qv::copy_async(&ks[at], k + src);
     qv::copy_async(&vs[at], v + src);
@@ -52,21 +52,29 @@ QV_DEVICE void load_kv_chunk(qv::shared<T, 2 * kKeys * D>& ks, qv::shared<T, 2 *
     qv::store(&vs[at], qv::vec<T, 8>());
   }
 }
-// All of this thread's chunks (D / 16), written out (the front end's loops stay rolled).
+// All of this thread's chunks (D / 16), written out (the front end's loops stay rolled); a whole
+// tile (every key below kv_len) without a check per chunk.
+template <typename T, uint32_t D, bool CHECK>
+QV_DEVICE void load_kv_chunks(qv::shared<T, 2 * kKeys * D>& ks, qv::shared<T, 2 * kKeys * D>& vs, const T* k,
+                              const T* v, uint32_t kv_base, uint32_t kv_seq_stride, uint32_t kv_len, uint32_t k0,
+                              uint32_t buf, uint32_t t) {
+  load_kv_chunk<T, D, CHECK>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 0);
+  load_kv_chunk<T, D, CHECK>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 1);
+  load_kv_chunk<T, D, CHECK>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 2);
+  load_kv_chunk<T, D, CHECK>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 3);
+  if constexpr (D == 128) {
+    load_kv_chunk<T, D, CHECK>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 4);
+    load_kv_chunk<T, D, CHECK>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 5);
+    load_kv_chunk<T, D, CHECK>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 6);
+    load_kv_chunk<T, D, CHECK>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 7);
+  }
+}
 template <typename T, uint32_t D>
 QV_DEVICE void load_kv(qv::shared<T, 2 * kKeys * D>& ks, qv::shared<T, 2 * kKeys * D>& vs, const T* k, const T* v,
                        uint32_t kv_base, uint32_t kv_seq_stride, uint32_t kv_len, uint32_t k0, uint32_t buf,
                        uint32_t t) {
-  load_kv_chunk<T, D>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 0);
-  load_kv_chunk<T, D>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 1);
-  load_kv_chunk<T, D>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 2);
-  load_kv_chunk<T, D>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 3);
-  if constexpr (D == 128) {
-    load_kv_chunk<T, D>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 4);
-    load_kv_chunk<T, D>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 5);
-    load_kv_chunk<T, D>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 6);
-    load_kv_chunk<T, D>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 7);
-  }
+  if (k0 + kKeys <= kv_len) load_kv_chunks<T, D, false>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t);
+  else load_kv_chunks<T, D, true>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t);
 }
 
 // The maximum over the four threads holding a row (linear ids t ^ 1, t ^ 2).
@@ -145,10 +153,12 @@ QV_DEVICE void attention_block(const T* q, const T* k, const T* v, T* o, uint32_
   qv::copy_async_commit();
 
   const float scale_log2 = scale * 1.44269504f;
+  const bool negative = scale_log2 < 0.0f;
+  const float c = negative ? -scale_log2 : scale_log2;
   const uint32_t row_first = offset + q0 + 64 * wg;   // position of the warpgroup's first query
   const uint32_t qa = 64 * 64 * wg, pa = 64 * kKeys * wg;   // its rows of Q, its P
   const qv::vec<uint32_t, 2> rows = qv::warpgroup_thread_rows();
-  // m starts below every score, masked ones (>= -2^114) included, so the first tile's alpha is 0.
+  // m starts below every visible scaled score, so the first tile's alpha is 0 (every row sees key 0).
   float m0 = -3.0e38f, m1 = -3.0e38f;
   qv::vec<float, 2> l;
   qv::warpgroup_acc<float, D> acc;
@@ -163,7 +173,7 @@ QV_DEVICE void attention_block(const T* q, const T* k, const T* v, T* o, uint32_
     qv::copy_async_commit();
 
     qv::warpgroup_acc<float, kKeys> s = scores<T, D>(qs, ks, qa, buf * kKeys * D);
-    s *= scale_log2;
+    if (negative) s = s * -1.0f;   // then the scaled maximum is |c| times the raw one
     // Key k0 + j is visible to query row_first + r iff j <= row_first + r - k0, and exists iff
     // j <= kv_len - 1 - k0.
     if ((causal && k0 + kKeys - 1 > row_first) || k0 + kKeys > kv_len) {
@@ -179,16 +189,17 @@ QV_DEVICE void attention_block(const T* q, const T* k, const T* v, T* o, uint32_
       }
       s = qv::warpgroup_mask_columns(s, last, kMasked);
     }
+    // m is kept scaled (scores times c = |scale| log2 e); P = exp2(c s - m), one fused multiply-add.
     qv::vec<float, 2> part = qv::warpgroup_row_max(s);
-    float n0 = qv::max(m0, row_across(part[0], true)), n1 = qv::max(m1, row_across(part[1], true));
-    qv::vec<float, 2> m_new, alpha;
-    m_new[0] = n0;
-    m_new[1] = n1;
+    float n0 = qv::max(m0, row_across(part[0], true) * c), n1 = qv::max(m1, row_across(part[1], true) * c);
+    qv::vec<float, 2> minus_m, alpha;
+    minus_m[0] = -n0;
+    minus_m[1] = -n1;
     alpha[0] = qv::exp2(m0 - n0);
     alpha[1] = qv::exp2(m1 - n1);
     m0 = n0;
     m1 = n1;
-    s = qv::exp2(s - qv::warpgroup_rows<kKeys>(m_new));
+    s = qv::exp2(qv::fma(s, qv::warpgroup_acc<float, kKeys>(c), qv::warpgroup_rows<kKeys>(minus_m)));
     qv::vec<float, 2> sum = qv::warpgroup_row_sum(s);
     l[0] = l[0] * alpha[0] + sum[0];
     l[1] = l[1] * alpha[1] + sum[1];

@@ -316,6 +316,8 @@ struct QV_ANNOTATE_("qv.warpgroup_acc") warpgroup_acc {
 template <uint32_t N> QV_BUILTIN_ warpgroup_acc<float, N> exp2(warpgroup_acc<float, N> c);
 template <uint32_t N> QV_BUILTIN_ warpgroup_acc<float, N> max(warpgroup_acc<float, N> a, warpgroup_acc<float, N> b);
 template <uint32_t N> QV_BUILTIN_ warpgroup_acc<float, N> min(warpgroup_acc<float, N> a, warpgroup_acc<float, N> b);
+template <uint32_t N>
+QV_BUILTIN_ warpgroup_acc<float, N> fma(warpgroup_acc<float, N> a, warpgroup_acc<float, N> b, warpgroup_acc<float, N> c);
 // Where element (row, col) of a swizzled panel is (col < 64).
 QV_DEVICE uint32_t swizzle128(uint32_t row, uint32_t col) {
   return row * 64 + ((((col >> 3) ^ row) & 7) << 3) + (col & 7);
