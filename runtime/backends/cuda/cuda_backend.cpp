@@ -279,6 +279,15 @@ class CudaDevice final : public Device {
   std::unique_ptr<Module> load(const format::FatBinary& fatbin) override {
     const format::Manifest& manifest = fatbin.manifest();
     std::vector<ImageChoice> choices = rank_cuda_images(manifest, context_->cc_major, context_->cc_minor);
+    // QUIVER_CUDA_IMAGE="ptx sm_80": only the images whose description starts so (the device
+    // suite runs the sm_80 kernels, mma.sync ones included, through the JIT on an H100 with it).
+    if (const char* only = std::getenv("QUIVER_CUDA_IMAGE"); only != nullptr && *only != '\0') {
+      std::erase_if(choices, [&](const ImageChoice& c) { return !c.description.starts_with(only); });
+      if (choices.empty())
+        throw Error(ErrorCode::NotFound, "cuda: QUIVER_CUDA_IMAGE='" + std::string(only) + "' matches no image of " +
+                                             fatbin.label() + " that runs on " + context_->name + " (" +
+                                             context_->arch() + "); the file has: " + describe_images(manifest));
+    }
     if (choices.empty())
       throw Error(ErrorCode::NotFound,
                   "cuda: " + fatbin.label() + " has no image for " + context_->name + " (" +
