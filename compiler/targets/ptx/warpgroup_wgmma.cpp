@@ -1,8 +1,9 @@
 // Warpgroup products on Hopper (sm_90a): each qv.warpgroup_mma is one
 // wgmma.mma_async.sync.aligned.m64nNk16.f32.T.T reading A and B from shared memory through
 // matrix descriptors (PTX ISA, "Matrix Descriptor Format"); qv.warpgroup_wait is
-// wgmma.commit_group + wgmma.wait_group. The neutral IR's accumulator share (ir/warpgroup.h) is
-// already wgmma's register layout, so the N/2 floats pass through as they are.
+// wgmma.commit_group + wgmma.wait_group; qv.warpgroup_store_swizzled is stmatrix.x4 (16-bit);
+// qv.warpgroup_barrier is bar.sync 1 + warpgroup, 128. The neutral IR's accumulator share
+// (ir/warpgroup.h) is already wgmma's register layout, so the N/2 floats pass through as they are.
 //
 // Descriptors: start address (bits 0-13, address / 16), leading-dimension byte offset (16-29,
 // / 16), stride-dimension byte offset (32-45, / 16), swizzle mode (62-63: 1 = 128-byte). Operands
@@ -12,8 +13,9 @@
 // and the stride offset again 1024 (eight rows of k).
 //
 // Ordering: shared memory written by threads (st.shared, cp.async) is read by wgmma through the
-// async proxy, so in a kernel with warpgroup products every qv::barrier is preceded by
-// fence.proxy.async.shared::cta (the writers' side of the barrier); accumulator registers
+// async proxy, so in a kernel with warpgroup products every qv::barrier (and warpgroup
+// barrier) is preceded by fence.proxy.async.shared::cta (the writers' side of the barrier). A
+// zero accumulator (a product's first) is not read: scale-d false. Accumulator registers
 // written by other instructions need wgmma.fence before the product reads them, emitted before
 // a product unless the previous product-or-wait in its block is a product with only address
 // arithmetic in between.
