@@ -55,16 +55,18 @@ std::optional<WarpgroupOp> warpgroup_op_of(llvm::StringRef callee) {
   return std::nullopt;
 }
 
-WarpgroupLane warpgroup_lane(mlir::OpBuilder& b, mlir::Location l) {
-  auto index = [&](int64_t v) -> mlir::Value { return b.create<mlir::arith::ConstantIndexOp>(l, v); };
+mlir::Value linear_thread_id(mlir::OpBuilder& b, mlir::Location l) {
   using mlir::gpu::Dimension;
   mlir::Value tx = b.create<mlir::gpu::ThreadIdOp>(l, Dimension::x), ty = b.create<mlir::gpu::ThreadIdOp>(l, Dimension::y),
               tz = b.create<mlir::gpu::ThreadIdOp>(l, Dimension::z);
   mlir::Value bx = b.create<mlir::gpu::BlockDimOp>(l, Dimension::x), by = b.create<mlir::gpu::BlockDimOp>(l, Dimension::y);
-  // linear id = x + bx (y + by z)
   mlir::Value yz = b.create<mlir::arith::AddIOp>(l, ty, b.create<mlir::arith::MulIOp>(l, by, tz));
-  mlir::Value linear = b.create<mlir::arith::AddIOp>(l, tx, b.create<mlir::arith::MulIOp>(l, bx, yz));
-  mlir::Value in_group = b.create<mlir::arith::AndIOp>(l, linear, index(kWarpgroupThreads - 1));
+  return b.create<mlir::arith::AddIOp>(l, tx, b.create<mlir::arith::MulIOp>(l, bx, yz));
+}
+
+WarpgroupLane warpgroup_lane(mlir::OpBuilder& b, mlir::Location l) {
+  auto index = [&](int64_t v) -> mlir::Value { return b.create<mlir::arith::ConstantIndexOp>(l, v); };
+  mlir::Value in_group = b.create<mlir::arith::AndIOp>(l, linear_thread_id(b, l), index(kWarpgroupThreads - 1));
   mlir::Value warp = b.create<mlir::arith::ShRUIOp>(l, in_group, index(5));
   mlir::Value lane = b.create<mlir::arith::AndIOp>(l, in_group, index(31));
   mlir::Value g = b.create<mlir::arith::ShRUIOp>(l, lane, index(2));

@@ -34,6 +34,9 @@ inline constexpr int64_t kWarpgroupThreads = 128;
 std::string warpgroup_intrinsic_name(WarpgroupOp op, mlir::TypeRange operands);
 std::optional<WarpgroupOp> warpgroup_op_of(llvm::StringRef callee);
 
+// The block's linear thread id, x + dim_x (y + dim_y z), as an index built at the builder's point.
+mlir::Value linear_thread_id(mlir::OpBuilder& b, mlir::Location l);
+
 // Where this thread's share of a warpgroup accumulator sits: row 16w + g (+ 8 for h = 1) and
 // column 2q (+ 8i + s), as index values built at the builder's point.
 struct WarpgroupLane {

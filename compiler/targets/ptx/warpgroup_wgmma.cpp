@@ -54,7 +54,7 @@ class WgmmaLowering {
     if (op == WarpgroupOp::StoreSwizzled) {
       store_swizzled(args);
     } else if (op == WarpgroupOp::Barrier) {   // named barrier 1 + warpgroup (0 is barrier()'s)
-      mlir::Value linear = linear_id();
+      mlir::Value linear = quiver::ir::linear_thread_id(b_, l_);
       mlir::Value id = b_.create<mlir::arith::AddIOp>(
           l_, b_.create<mlir::arith::ShRUIOp>(l_, linear, b_.create<mlir::arith::ConstantIndexOp>(l_, 7)),
           b_.create<mlir::arith::ConstantIndexOp>(l_, 1));
@@ -147,7 +147,7 @@ class WgmmaLowering {
     auto band = [&](mlir::Value x, int64_t m) -> mlir::Value { return b_.create<mlir::arith::AndIOp>(l_, x, index(m)); };
     auto shr = [&](mlir::Value x, int64_t n) -> mlir::Value { return b_.create<mlir::arith::ShRUIOp>(l_, x, index(n)); };
     mlir::Value lane = b_.create<mlir::gpu::LaneIdOp>(l_, mlir::IntegerAttr());
-    mlir::Value warp = band(shr(linear_id(), 5), 3);
+    mlir::Value warp = band(shr(quiver::ir::linear_thread_id(b_, l_), 5), 3);
     mlir::Value rr = band(lane, 7), block = shr(lane, 3);   // row in its block, block 0..3
     mlir::Value h = band(block, 1), i_hi = shr(block, 1);
     // row = 16 warp + 8 h + rr (rr is row % 8)
@@ -178,15 +178,6 @@ class WgmmaLowering {
       inline_asm(b_, l_, {}, operands, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
                  "l,r,r,r,r,~{memory}");
     }
-  }
-
-  mlir::Value linear_id() {
-    using mlir::gpu::Dimension;
-    auto add = [&](mlir::Value x, mlir::Value y) -> mlir::Value { return b_.create<mlir::arith::AddIOp>(l_, x, y); };
-    mlir::Value tx = b_.create<mlir::gpu::ThreadIdOp>(l_, Dimension::x), ty = b_.create<mlir::gpu::ThreadIdOp>(l_, Dimension::y),
-                tz = b_.create<mlir::gpu::ThreadIdOp>(l_, Dimension::z);
-    mlir::Value bx = b_.create<mlir::gpu::BlockDimOp>(l_, Dimension::x), by = b_.create<mlir::gpu::BlockDimOp>(l_, Dimension::y);
-    return add(tx, b_.create<mlir::arith::MulIOp>(l_, bx, add(ty, b_.create<mlir::arith::MulIOp>(l_, by, tz))));
   }
 
   std::string element_name() {
