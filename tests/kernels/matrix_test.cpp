@@ -4,6 +4,8 @@
 
 #include <bit>
 #include <cmath>
+#include <functional>
+#include <string>
 
 #include "kernels_common.h"
 
@@ -18,36 +20,29 @@ uint16_t bf16_round(float x) {   // round to nearest even (inputs here are finit
 float half_value(uint16_t bits) { return static_cast<float>(std::bit_cast<_Float16>(bits)); }
 uint16_t half_round(float x) { return std::bit_cast<uint16_t>(static_cast<_Float16>(x)); }
 
+template <typename T> constexpr bool kIsBf16 = std::is_same_v<T, quiver::bf16>;
+template <typename T> double value16(uint16_t bits) { return kIsBf16<T> ? bf16_value(bits) : half_value(bits); }
+// Random values rounded to T (nearest even).
+template <typename T> std::vector<T> random16(size_t n, float lo, float hi) {
+  std::vector<float> f = random_floats(n, lo, hi);
+  std::vector<T> out(n);
+  for (size_t i = 0; i < n; ++i) out[i].bits = kIsBf16<T> ? bf16_round(f[i]) : half_round(f[i]);
+  return out;
+}
+
+// got (float) = alpha * (A B + c0(i, j)) and got16 (T) = that + 1 for A (m x k) and B (k x n, or
+// n x k when transposed), against the fp64 product of the same 16-bit inputs; both outputs one
+// poisoned element longer than m x n.
 template <typename T>
-void check_matrix_tiles(bool b_transposed) {
-  constexpr bool is_bf16 = std::is_same_v<T, quiver::bf16>;
-  auto value = [](uint16_t b) { return is_bf16 ? bf16_value(b) : half_value(b); };
-  auto round = [](float x) { return is_bf16 ? bf16_round(x) : half_round(x); };
-  const uint32_t m = 48, n = 80, k = 64;   // 3 bands, 5 tiles a band (split unevenly), 4 k-steps
-  auto to16 = [&](const std::vector<float>& f) {
-    std::vector<T> out(f.size());
-    for (size_t i = 0; i < f.size(); ++i) out[i].bits = round(f[i]);
-    return out;
-  };
-  std::vector<T> a = to16(random_floats(size_t(m) * k, -2, 2));
-  std::vector<T> b = to16(random_floats(size_t(k) * n, -2, 2));   // K x N, or N x K when transposed
-  std::vector<float> c0 = random_floats(size_t(m) * n, -4, 4);
-  float alpha = random_floats(1, 0.5f, 1.5f)[0];
-  auto ba = upload(a), bb = upload(b);
-  auto bc = upload(c0);
-  auto out = poisoned<float>(size_t(m) * n + 1);
-  auto out16 = poisoned<T>(size_t(m) * n + 1);
-  std::string name = std::string("matrix_tiles<") + (is_bf16 ? "bf16" : "half") + ">";
-  env().mod.kernel(name).launch(quiver::Grid{m / 16}, ba, bb, bc, out, out16, n, k, uint32_t(b_transposed), alpha);
-  env().dev.synchronize();
-  auto got = download(out);
-  auto got16 = download(out16);
+void expect_product(const std::string& name, const std::vector<T>& a, const std::vector<T>& b, bool b_transposed,
+                    const std::function<double(size_t, size_t)>& c0, float alpha, uint32_t m, uint32_t n, uint32_t k,
+                    const std::vector<float>& got, const std::vector<T>& got16) {
   for (uint32_t i = 0; i < m; ++i)
     for (uint32_t j = 0; j < n; ++j) {
-      double sum = c0[size_t(i) * n + j], mag = std::fabs(sum);
+      double sum = c0(i, j), mag = std::fabs(sum);
       for (uint32_t kk = 0; kk < k; ++kk) {
-        double bv = value(b_transposed ? b[size_t(j) * k + kk].bits : b[size_t(kk) * n + j].bits);
-        double p = double(value(a[size_t(i) * k + kk].bits)) * bv;
+        double bv = value16<T>(b_transposed ? b[size_t(j) * k + kk].bits : b[size_t(kk) * n + j].bits);
+        double p = value16<T>(a[size_t(i) * k + kk].bits) * bv;
         sum += p;
         mag += std::fabs(p);
       }
@@ -57,13 +52,31 @@ void check_matrix_tiles(bool b_transposed) {
       float g = got[size_t(i) * n + j];
       ASSERT_LE(std::fabs(g - want), bound) << name << (b_transposed ? " B^T" : " B") << " at (" << i << ", " << j
                                             << "): " << g << " want " << want;
-      double g16 = value(got16[size_t(i) * n + j].bits);
-      double bound16 = bound + std::fabs(want + 1) * (is_bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11));
+      double g16 = value16<T>(got16[size_t(i) * n + j].bits);
+      double bound16 = bound + std::fabs(want + 1) * (kIsBf16<T> ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11));
       ASSERT_LE(std::fabs(g16 - (want + 1)), bound16) << name << " 16-bit store at (" << i << ", " << j << "): " << g16
                                                       << " want " << want + 1;
     }
-  EXPECT_EQ(std::bit_cast<uint32_t>(got[size_t(m) * n]), 0xA5A5A5A5u) << "written past the end";
-  EXPECT_EQ(got16[size_t(m) * n].bits, 0xA5A5u) << "written past the end";
+  EXPECT_EQ(std::bit_cast<uint32_t>(got[size_t(m) * n]), 0xA5A5A5A5u) << name << ": written past the end";
+  EXPECT_EQ(got16[size_t(m) * n].bits, 0xA5A5u) << name << ": written past the end";
+}
+
+template <typename T>
+void check_matrix_tiles(bool b_transposed) {
+  const uint32_t m = 48, n = 80, k = 64;   // 3 bands, 5 tiles a band (split unevenly), 4 k-steps
+  std::vector<T> a = random16<T>(size_t(m) * k, -2, 2);
+  std::vector<T> b = random16<T>(size_t(k) * n, -2, 2);   // K x N, or N x K when transposed
+  std::vector<float> c0 = random_floats(size_t(m) * n, -4, 4);
+  float alpha = random_floats(1, 0.5f, 1.5f)[0];
+  auto ba = upload(a), bb = upload(b);
+  auto bc = upload(c0);
+  auto out = poisoned<float>(size_t(m) * n + 1);
+  auto out16 = poisoned<T>(size_t(m) * n + 1);
+  std::string name = std::string("matrix_tiles<") + (kIsBf16<T> ? "bf16" : "half") + ">";
+  env().mod.kernel(name).launch(quiver::Grid{m / 16}, ba, bb, bc, out, out16, n, k, uint32_t(b_transposed), alpha);
+  env().dev.synchronize();
+  expect_product<T>(name, a, b, b_transposed, [&](size_t i, size_t j) { return double(c0[i * n + j]); }, alpha, m, n,
+                    k, download(out), download(out16));
 }
 
 // matrix_softmax<T>: rows of 32 scores -> row max, row sum of exp2(s - max), element-wise math,
@@ -126,61 +139,29 @@ void check_matrix_softmax() {
 // K = 64, against the fp64 product of the same 16-bit inputs.
 template <typename T, uint32_t N, bool B_TRANSPOSED>
 void check_warpgroup_product() {
-  constexpr bool is_bf16 = std::is_same_v<T, quiver::bf16>;
-  auto value = [](uint16_t b) { return is_bf16 ? bf16_value(b) : half_value(b); };
-  auto round = [](float x) { return is_bf16 ? bf16_round(x) : half_round(x); };
   const uint32_t m = 256, k = 64;
-  auto to16 = [&](const std::vector<float>& f) {
-    std::vector<T> out(f.size());
-    for (size_t i = 0; i < f.size(); ++i) out[i].bits = round(f[i]);
-    return out;
-  };
-  std::vector<T> a = to16(random_floats(size_t(m) * k, -2, 2));
-  std::vector<T> b = to16(random_floats(size_t(k) * N, -2, 2));   // K x N, or N x K when transposed
+  std::vector<T> a = random16<T>(size_t(m) * k, -2, 2);
+  std::vector<T> b = random16<T>(size_t(k) * N, -2, 2);   // K x N, or N x K when transposed
   float alpha = random_floats(1, 0.5f, 1.5f)[0];
   auto ba = upload(a), bb = upload(b);
   auto out = poisoned<float>(size_t(m) * N + 1);
   auto out16 = poisoned<T>(size_t(m) * N + 1);
-  std::string name = std::string("warpgroup_product<") + (is_bf16 ? "bf16" : "half") + ", " + std::to_string(N) + ", " +
-                     (B_TRANSPOSED ? "true" : "false") + ">";
+  std::string name = std::string("warpgroup_product<") + (kIsBf16<T> ? "bf16" : "half") + ", " + std::to_string(N) +
+                     ", " + (B_TRANSPOSED ? "true" : "false") + ">";
   env().mod.kernel(name).launch(quiver::Grid{m / 128}, ba, bb, out, out16, alpha);
   env().dev.synchronize();
-  auto got = download(out);
-  auto got16 = download(out16);
-  for (uint32_t i = 0; i < m; ++i)
-    for (uint32_t j = 0; j < N; ++j) {
-      double sum = 0.25, mag = 0.25;
-      for (uint32_t kk = 0; kk < k; ++kk) {
-        double bv = value(B_TRANSPOSED ? b[size_t(j) * k + kk].bits : b[size_t(kk) * N + j].bits);
-        double p = double(value(a[size_t(i) * k + kk].bits)) * bv;
-        sum += p;
-        mag += std::fabs(p);
-      }
-      double want = alpha * sum;
-      double bound = (k + 4) * std::ldexp(mag * alpha, -24) + 1e-30;
-      float g = got[size_t(i) * N + j];
-      ASSERT_LE(std::fabs(g - want), bound) << name << " at (" << i << ", " << j << "): " << g << " want " << want;
-      double g16 = value(got16[size_t(i) * N + j].bits);
-      double bound16 = bound + std::fabs(want + 1) * (is_bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11));
-      ASSERT_LE(std::fabs(g16 - (want + 1)), bound16) << name << " 16-bit store at (" << i << ", " << j << "): " << g16
-                                                      << " want " << want + 1;
-    }
-  EXPECT_EQ(std::bit_cast<uint32_t>(got[size_t(m) * N]), 0xA5A5A5A5u) << "written past the end";
-  EXPECT_EQ(got16[size_t(m) * N].bits, 0xA5A5u) << "written past the end";
+  // The kernel's accumulator starts at 0.25.
+  expect_product<T>(name, a, b, B_TRANSPOSED, [](size_t, size_t) { return 0.25; }, alpha, m, N, k, download(out),
+                    download(out16));
 }
 
 // warpgroup_softmax<bf16> (tests/kernels/warpgroup.cpp): causal softmax(A B^T * scale) V (keys up to 47) for
 // two blocks of 64 rows, against fp64 with P rounded to bf16 as the kernel does.
 TEST(Kernels, WarpgroupSoftmaxBf16) {
   const uint32_t blocks = 2, n = 64;
-  auto to16 = [](const std::vector<float>& f) {
-    std::vector<quiver::bf16> out(f.size());
-    for (size_t i = 0; i < f.size(); ++i) out[i].bits = bf16_round(f[i]);
-    return out;
-  };
-  std::vector<quiver::bf16> a = to16(random_floats(size_t(blocks) * n * n, -1, 1));
-  std::vector<quiver::bf16> bt = to16(random_floats(size_t(n) * n, -1, 1));
-  std::vector<quiver::bf16> v = to16(random_floats(size_t(n) * n, -1, 1));
+  std::vector<quiver::bf16> a = random16<quiver::bf16>(size_t(blocks) * n * n, -1, 1);
+  std::vector<quiver::bf16> bt = random16<quiver::bf16>(size_t(n) * n, -1, 1);
+  std::vector<quiver::bf16> v = random16<quiver::bf16>(size_t(n) * n, -1, 1);
   float scale = random_floats(1, 0.1f, 0.3f)[0];
   auto ba = upload(a), bb = upload(bt), bv = upload(v);
   auto out = poisoned<float>(size_t(blocks) * n * n + 1);
