@@ -36,45 +36,37 @@ QV_DEVICE uint32_t tile_at(uint32_t t, uint32_t c) {
   return (col / 64) * kPanel + qv::swizzle128(tile_row<D>(t, c), col % 64);
 }
 
-// Chunk c of this thread's share of keys k0 .. k0 + 127 of K and V into buffer `buf`; keys at or
-// past kv_len become zeros (the spare capacity of a KV cache may hold anything, NaN included).
+// Chunk c of this thread's share of keys k0 .. k0 + 127 of K or V (`src`) into buffer `buf` of
+// `dst`; keys at or past kv_len become zeros (the spare capacity of a KV cache may hold anything,
+// NaN included).
 template <typename T, uint32_t D, bool CHECK>
-QV_DEVICE void load_kv_chunk(qv::shared<T, 2 * kKeys * D>& ks, qv::shared<T, 2 * kKeys * D>& vs, const T* k, const T* v,
-                             uint32_t kv_base, uint32_t kv_seq_stride, uint32_t kv_len, uint32_t k0, uint32_t buf,
-                             uint32_t t, uint32_t c) {
+QV_DEVICE void load_chunk(qv::shared<T, 2 * kKeys * D>& dst, const T* src, uint32_t kv_base, uint32_t kv_seq_stride,
+                          uint32_t kv_len, uint32_t k0, uint32_t buf, uint32_t t, uint32_t c) {
   uint32_t j = tile_row<D>(t, c), at = buf * kKeys * D + tile_at<D>(t, c);
-  if (!CHECK || k0 + j < kv_len) {
-    uint32_t src = kv_base + (k0 + j) * kv_seq_stride + tile_col<D>(t, c);
-    qv::copy_async(&ks[at], k + src);
-    qv::copy_async(&vs[at], v + src);
-  } else {
-    qv::store(&ks[at], qv::vec<T, 8>());
-    qv::store(&vs[at], qv::vec<T, 8>());
-  }
+  if (!CHECK || k0 + j < kv_len) qv::copy_async(&dst[at], src + kv_base + (k0 + j) * kv_seq_stride + tile_col<D>(t, c));
+  else qv::store(&dst[at], qv::vec<T, 8>());
 }
 // All of this thread's chunks (D / 16), written out (the front end's loops stay rolled); a whole
 // tile (every key below kv_len) without a check per chunk.
 template <typename T, uint32_t D, bool CHECK>
-QV_DEVICE void load_kv_chunks(qv::shared<T, 2 * kKeys * D>& ks, qv::shared<T, 2 * kKeys * D>& vs, const T* k,
-                              const T* v, uint32_t kv_base, uint32_t kv_seq_stride, uint32_t kv_len, uint32_t k0,
-                              uint32_t buf, uint32_t t) {
-  load_kv_chunk<T, D, CHECK>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 0);
-  load_kv_chunk<T, D, CHECK>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 1);
-  load_kv_chunk<T, D, CHECK>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 2);
-  load_kv_chunk<T, D, CHECK>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 3);
+QV_DEVICE void load_chunks(qv::shared<T, 2 * kKeys * D>& dst, const T* src, uint32_t kv_base, uint32_t kv_seq_stride,
+                           uint32_t kv_len, uint32_t k0, uint32_t buf, uint32_t t) {
+  load_chunk<T, D, CHECK>(dst, src, kv_base, kv_seq_stride, kv_len, k0, buf, t, 0);
+  load_chunk<T, D, CHECK>(dst, src, kv_base, kv_seq_stride, kv_len, k0, buf, t, 1);
+  load_chunk<T, D, CHECK>(dst, src, kv_base, kv_seq_stride, kv_len, k0, buf, t, 2);
+  load_chunk<T, D, CHECK>(dst, src, kv_base, kv_seq_stride, kv_len, k0, buf, t, 3);
   if constexpr (D == 128) {
-    load_kv_chunk<T, D, CHECK>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 4);
-    load_kv_chunk<T, D, CHECK>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 5);
-    load_kv_chunk<T, D, CHECK>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 6);
-    load_kv_chunk<T, D, CHECK>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t, 7);
+    load_chunk<T, D, CHECK>(dst, src, kv_base, kv_seq_stride, kv_len, k0, buf, t, 4);
+    load_chunk<T, D, CHECK>(dst, src, kv_base, kv_seq_stride, kv_len, k0, buf, t, 5);
+    load_chunk<T, D, CHECK>(dst, src, kv_base, kv_seq_stride, kv_len, k0, buf, t, 6);
+    load_chunk<T, D, CHECK>(dst, src, kv_base, kv_seq_stride, kv_len, k0, buf, t, 7);
   }
 }
 template <typename T, uint32_t D>
-QV_DEVICE void load_kv(qv::shared<T, 2 * kKeys * D>& ks, qv::shared<T, 2 * kKeys * D>& vs, const T* k, const T* v,
-                       uint32_t kv_base, uint32_t kv_seq_stride, uint32_t kv_len, uint32_t k0, uint32_t buf,
-                       uint32_t t) {
-  if (k0 + kKeys <= kv_len) load_kv_chunks<T, D, false>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t);
-  else load_kv_chunks<T, D, true>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0, buf, t);
+QV_DEVICE void load_tile(qv::shared<T, 2 * kKeys * D>& dst, const T* src, uint32_t kv_base, uint32_t kv_seq_stride,
+                         uint32_t kv_len, uint32_t k0, uint32_t buf, uint32_t t) {
+  if (k0 + kKeys <= kv_len) load_chunks<T, D, false>(dst, src, kv_base, kv_seq_stride, kv_len, k0, buf, t);
+  else load_chunks<T, D, true>(dst, src, kv_base, kv_seq_stride, kv_len, k0, buf, t);
 }
 
 // The maximum over the four threads holding a row (linear ids t ^ 1, t ^ 2).
@@ -84,7 +76,8 @@ QV_DEVICE float row_across(float v, bool max) {
 }
 
 // S = Q K^T for the warpgroup's rows at `qa` and the K buffer at `kb`: D / 16 products, written
-// out (in a loop the accumulator went through copies ptxas had to wait for).
+// out (in a loop the accumulator went through copies ptxas had to wait for), then waited for
+// with every product issued before them.
 template <typename T, uint32_t D>
 QV_DEVICE qv::warpgroup_acc<float, kKeys> scores(const qv::shared<T, kRows * D>& qs, const qv::shared<T, 2 * kKeys * D>& ks,
                                                  uint32_t qa, uint32_t kb) {
@@ -103,8 +96,9 @@ QV_DEVICE qv::warpgroup_acc<float, kKeys> scores(const qv::shared<T, kRows * D>&
   return s;
 }
 
-// O + T(P) V for the warpgroup's P panels at `pa` and the V buffer at `vb`: 8 products of 16 keys.
-template <typename T, uint32_t D>
+// O + T(P) V for the warpgroup's P panels at `pa` and the V buffer at `vb`: 8 products of 16 keys,
+// waited for only if WAIT (else by the next qv::warpgroup_wait).
+template <typename T, uint32_t D, bool WAIT>
 QV_DEVICE qv::warpgroup_acc<float, D> weigh(const qv::shared<T, kRows * kKeys>& ps, const qv::shared<T, 2 * kKeys * D>& vs,
                                             uint32_t pa, uint32_t vb, qv::warpgroup_acc<float, D> acc) {
   constexpr uint32_t kP = 64 * 64;   // P's panels: 64 rows x 64 keys
@@ -116,8 +110,48 @@ QV_DEVICE qv::warpgroup_acc<float, D> weigh(const qv::shared<T, kRows * kKeys>& 
   acc = qv::warpgroup_mma(&ps[pa + kP + 16], &vs[vb + 64 * 80], kPanel, acc);
   acc = qv::warpgroup_mma(&ps[pa + kP + 32], &vs[vb + 64 * 96], kPanel, acc);
   acc = qv::warpgroup_mma(&ps[pa + kP + 48], &vs[vb + 64 * 112], kPanel, acc);
-  qv::warpgroup_wait(0);
+  if constexpr (WAIT) qv::warpgroup_wait(0);
   return acc;
+}
+
+// One tile's softmax for the warpgroup (keys k0 .. k0 + 127 of scores s): the running maximum
+// (m0, m1) and sums l, O rescaled, P = exp2(c s - m) into the warpgroup's panels at `pa`.
+// m is kept scaled (scores times c = |scale| log2 e); P is one fused multiply-add and an exp2.
+template <typename T, uint32_t D>
+QV_DEVICE void softmax_tile(qv::warpgroup_acc<float, kKeys>& s, qv::warpgroup_acc<float, D>& acc, float& m0, float& m1,
+                            qv::vec<float, 2>& l, qv::shared<T, kRows * kKeys>& ps, uint32_t pa, uint32_t k0,
+                            uint32_t row_first, uint32_t kv_len, bool causal, float c) {
+  // Key k0 + j is visible to query row_first + r iff j <= row_first + r - k0, and exists iff
+  // j <= kv_len - 1 - k0.
+  if ((causal && k0 + kKeys - 1 > row_first) || k0 + kKeys > kv_len) {
+    int32_t end = int32_t(kv_len) - 1 - int32_t(k0);
+    qv::vec<int32_t, 2> last;
+    last[0] = end;
+    last[1] = end;
+    if (causal) {
+      const qv::vec<uint32_t, 2> rows = qv::warpgroup_thread_rows();
+      int32_t diag = int32_t(row_first) - int32_t(k0);
+      int32_t r0 = diag + int32_t(rows[0]), r1 = diag + int32_t(rows[1]);
+      last[0] = r0 < end ? r0 : end;
+      last[1] = r1 < end ? r1 : end;
+    }
+    s = qv::warpgroup_mask_columns(s, last, kMasked);
+  }
+  qv::vec<float, 2> part = qv::warpgroup_row_max(s);
+  float n0 = qv::max(m0, row_across(part[0], true) * c), n1 = qv::max(m1, row_across(part[1], true) * c);
+  qv::vec<float, 2> minus_m, alpha;
+  minus_m[0] = -n0;
+  minus_m[1] = -n1;
+  alpha[0] = qv::exp2_ftz(m0 - n0);
+  alpha[1] = qv::exp2_ftz(m1 - n1);
+  m0 = n0;
+  m1 = n1;
+  s = qv::exp2_ftz(qv::fma(s, qv::warpgroup_acc<float, kKeys>(c), qv::warpgroup_rows<kKeys>(minus_m)));
+  qv::vec<float, 2> sum = qv::warpgroup_row_sum(s);
+  l[0] = l[0] * alpha[0] + sum[0];
+  l[1] = l[1] * alpha[1] + sum[1];
+  acc *= qv::warpgroup_rows<D>(alpha);
+  qv::store_warpgroup_swizzled(&ps[pa], 64 * 64, s);
 }
 
 template <typename T, uint32_t D>
@@ -141,80 +175,89 @@ QV_DEVICE void attention_block(const T* q, const T* k, const T* v, T* o, uint32_
   uint32_t offset = kv_len - q_len;   // absolute position of query 0 (host: kv_len >= q_len if causal)
   uint32_t last_row = q0 + kRows < q_len ? q0 + kRows : q_len;
   uint32_t kv_end = causal && offset + last_row < kv_len ? offset + last_row : kv_len;
-  uint32_t tiles = (kv_end + kKeys - 1) / kKeys;
+  uint32_t tiles = (kv_end + kKeys - 1) / kKeys;   // >= 1: key 0 is visible to every row
 
-  // Q (rows past q_len: zeros) and the first K / V tile: one group.
+  // Q (rows past q_len: zeros) and K's first tile.
   for (uint32_t c = 0; c < D / 16; ++c) {
     uint32_t i = tile_row<D>(t, c);
     if (q0 + i < q_len) qv::copy_async(&qs[tile_at<D>(t, c)], q + q_base + (q0 + i) * q_seq_stride + tile_col<D>(t, c));
     else qv::store(&qs[tile_at<D>(t, c)], qv::vec<T, 8>());
   }
-  load_kv<T, D>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, 0, 0, t);
+  load_tile<T, D>(ks, k, kv_base, kv_seq_stride, kv_len, 0, 0, t);
   qv::copy_async_commit();
-
+  qv::copy_async_wait(0);
   const float scale_log2 = scale * 1.44269504f;
-  const bool negative = scale_log2 < 0.0f;
-  const float c = negative ? -scale_log2 : scale_log2;
+  const float c = scale_log2 < 0.0f ? -scale_log2 : scale_log2;
+  if (scale_log2 < 0.0f) {
+    // S = (-Q) K^T then, and P = exp2(|c| S - m) in every tile: negating Q once here (exact)
+    // keeps a select per score out of every tile.
+    qv::barrier();   // every thread's share of Q landed
+    for (uint32_t i = t; i < kRows * D; i += kThreads) qs[i] = qvops::from_f32<T>(-qvops::to_f32(qs[i]));
+  }
+  qv::barrier();
+
   const uint32_t row_first = offset + q0 + 64 * wg;   // position of the warpgroup's first query
   const uint32_t qa = 64 * 64 * wg, pa = 64 * kKeys * wg;   // its rows of Q, its P
-  const qv::vec<uint32_t, 2> rows = qv::warpgroup_thread_rows();
   // m starts below every visible scaled score, so the first tile's alpha is 0 (every row sees key 0).
   float m0 = -3.0e38f, m1 = -3.0e38f;
   qv::vec<float, 2> l;
   qv::warpgroup_acc<float, D> acc;
-  // do / while (tiles >= 1: key 0 is visible to every row): O leaves the loop from its last
-  // products (kernels/matmul_wgmma.cpp says why that matters).
-  uint32_t i = 0;
-  do {
-    uint32_t k0 = i * kKeys, buf = i % 2;
-    qv::copy_async_wait(0);   // tile i (and Q) landed for this thread
-    qv::barrier();            // ... and for every thread; tile i - 1's products are done
-    if (i + 1 < tiles) load_kv<T, D>(ks, vs, k, v, kv_base, kv_seq_stride, kv_len, k0 + kKeys, 1 - buf, t);
-    qv::copy_async_commit();
+  qv::warpgroup_acc<float, kKeys> s;
 
-    qv::warpgroup_acc<float, kKeys> s = scores<T, D>(qs, ks, qa, buf * kKeys * D);
-    if (negative) s = s * -1.0f;   // then the scaled maximum is |c| times the raw one
-    // Key k0 + j is visible to query row_first + r iff j <= row_first + r - k0, and exists iff
-    // j <= kv_len - 1 - k0.
-    if ((causal && k0 + kKeys - 1 > row_first) || k0 + kKeys > kv_len) {
-      int32_t end = int32_t(kv_len) - 1 - int32_t(k0);
-      qv::vec<int32_t, 2> last;
-      last[0] = end;
-      last[1] = end;
-      if (causal) {
-        int32_t diag = int32_t(row_first) - int32_t(k0);
-        int32_t r0 = diag + int32_t(rows[0]), r1 = diag + int32_t(rows[1]);
-        last[0] = r0 < end ? r0 : end;
-        last[1] = r1 < end ? r1 : end;
+  // Ping-pong (FlashAttention-3's inter-warpgroup schedule): the block runs in phases between
+  // barriers, and in each phase one warpgroup's products run on the tensor cores while the other
+  // warpgroup does its softmax. Tile j's products are G_j = {O += P_{j-1} V_{j-1}, S_j = Q K_j^T};
+  // warpgroup 0 runs G_j in phase 2j and tile j's softmax in 2j + 1, warpgroup 1 one phase later.
+  // Every barrier is reached by both warpgroups (the roles are branches between them). At the
+  // start of phase 2j every thread starts copying V_j and K_{j+1}, waited for before the barrier
+  // that ends phase 2j + 1: K_{j+1} replaces K_{j-1} (last read in phase 2j - 1) and V_j replaces
+  // V_{j-2} (read by G_{j-1}, phases 2j - 2 and 2j - 1); both are read from phase 2j + 2 on.
+  load_tile<T, D>(vs, v, kv_base, kv_seq_stride, kv_len, 0, 0, t);
+  if (tiles > 1) load_tile<T, D>(ks, k, kv_base, kv_seq_stride, kv_len, kKeys, 1, t);
+  qv::copy_async_commit();
+  if (wg == 0) s = scores<T, D>(qs, ks, qa, 0);   // phase 0: G_0 = {S_0}
+  qv::barrier();
+  if (wg == 0) softmax_tile<T, D>(s, acc, m0, m1, l, ps, pa, 0, row_first, kv_len, causal, c);
+  else s = scores<T, D>(qs, ks, qa, 0);
+  qv::copy_async_wait(0);
+  qv::barrier();
+  uint32_t j = 1;
+  if (tiles > 1) {
+    do {   // phases 2j and 2j + 1 (do / while: O leaves the loop from its last products)
+      uint32_t buf = j % 2;
+      load_tile<T, D>(vs, v, kv_base, kv_seq_stride, kv_len, j * kKeys, buf, t);
+      if (j + 1 < tiles) load_tile<T, D>(ks, k, kv_base, kv_seq_stride, kv_len, (j + 1) * kKeys, 1 - buf, t);
+      qv::copy_async_commit();
+      if (wg == 0) {
+        acc = weigh<T, D, false>(ps, vs, pa, (1 - buf) * kKeys * D, acc);
+        s = scores<T, D>(qs, ks, qa, buf * kKeys * D);
+      } else {
+        softmax_tile<T, D>(s, acc, m0, m1, l, ps, pa, (j - 1) * kKeys, row_first, kv_len, causal, c);
       }
-      s = qv::warpgroup_mask_columns(s, last, kMasked);
-    }
-    // m is kept scaled (scores times c = |scale| log2 e); P = exp2(c s - m), one fused multiply-add.
-    qv::vec<float, 2> part = qv::warpgroup_row_max(s);
-    float n0 = qv::max(m0, row_across(part[0], true) * c), n1 = qv::max(m1, row_across(part[1], true) * c);
-    qv::vec<float, 2> minus_m, alpha;
-    minus_m[0] = -n0;
-    minus_m[1] = -n1;
-    alpha[0] = qv::exp2(m0 - n0);
-    alpha[1] = qv::exp2(m1 - n1);
-    m0 = n0;
-    m1 = n1;
-    s = qv::exp2(qv::fma(s, qv::warpgroup_acc<float, kKeys>(c), qv::warpgroup_rows<kKeys>(minus_m)));
-    qv::vec<float, 2> sum = qv::warpgroup_row_sum(s);
-    l[0] = l[0] * alpha[0] + sum[0];
-    l[1] = l[1] * alpha[1] + sum[1];
-    acc *= qv::warpgroup_rows<D>(alpha);
-    qv::store_warpgroup_swizzled(&ps[pa], 64 * 64, s);
-    qv::warpgroup_barrier();   // its P in shared memory for its products (and their async reads)
-    acc = weigh<T, D>(ps, vs, pa, buf * kKeys * D, acc);
-    ++i;
-  } while (i < tiles);
+      qv::barrier();
+      if (wg == 0) {
+        softmax_tile<T, D>(s, acc, m0, m1, l, ps, pa, j * kKeys, row_first, kv_len, causal, c);
+      } else {
+        acc = weigh<T, D, false>(ps, vs, pa, (1 - buf) * kKeys * D, acc);
+        s = scores<T, D>(qs, ks, qa, buf * kKeys * D);
+      }
+      qv::copy_async_wait(0);
+      qv::barrier();
+      ++j;
+    } while (j < tiles);
+  }
+  // Phases 2n and 2n + 1: the last tile's softmax (warpgroup 1) and G_n = {O += P_{n-1} V_{n-1}}.
+  uint32_t last_v = (tiles - 1) % 2 * kKeys * D;
+  if (wg == 0) acc = weigh<T, D, true>(ps, vs, pa, last_v, acc);
+  else softmax_tile<T, D>(s, acc, m0, m1, l, ps, pa, (tiles - 1) * kKeys, row_first, kv_len, causal, c);
+  qv::barrier();
+  if (wg == 1) acc = weigh<T, D, true>(ps, vs, pa, last_v, acc);
 
-  // O / l through shared memory (K's buffers: rows of D + 8), then rows below q_len out.
+  // O / l through shared memory (K's buffers, last read in phase 2n - 1: rows of D + 8), then
+  // rows below q_len out.
   qv::vec<float, 2> total;
   total[0] = row_across(l[0], false);
   total[1] = row_across(l[1], false);
-  qv::barrier();   // every warpgroup is done with K
   constexpr uint32_t kRow = D + 8;
   qv::store_warpgroup(&ks[64 * wg * kRow], kRow, acc / qv::warpgroup_rows<D>(total));
   qv::barrier();

@@ -147,6 +147,12 @@ FunctionEmitter::RValue FunctionEmitter::emit_builtin(const clang::CallExpr* e, 
   if (fp) {
     if (name == "exp") { need(1); return {builder_.create<math::ExpOp>(l, a[0])}; }
     if (name == "exp2") { need(1); return {builder_.create<math::Exp2Op>(l, a[0])}; }
+    if (name == "exp2_ftz") {   // math.exp2 marked afn: targets/ptx/exp2_ex2_approx.cpp flushes
+      need(1);
+      if (!mlir::getElementTypeOrSelf(a[0].getType()).isF32())
+        error(e->getBeginLoc(), "qv::exp2_ftz takes float (or a float accumulator)");
+      return {builder_.create<math::Exp2Op>(l, a[0], arith::FastMathFlags::afn)};
+    }
     if (name == "log") { need(1); return {builder_.create<math::LogOp>(l, a[0])}; }
     if (name == "log2") { need(1); return {builder_.create<math::Log2Op>(l, a[0])}; }
     if (name == "sqrt") { need(1); return {builder_.create<math::SqrtOp>(l, a[0])}; }

@@ -16,8 +16,12 @@ void lower_exp2_to_ex2_approx(mlir::ModuleOp module) {
     mlir::OpBuilder b(op);
     mlir::Location l = op.getLoc();
     mlir::Type f32 = b.getF32Type();
+    // qv::exp2_ftz (math.exp2 marked afn) may flush subnormals: ex2.approx.ftz is one SASS
+    // instruction; the subnormal-keeping form adds a compare and two predicated multiplies.
+    bool ftz = mlir::arith::bitEnumContainsAll(op.getFastmath(), mlir::arith::FastMathFlags::afn);
+    const char* intrinsic = ftz ? "llvm.nvvm.ex2.approx.ftz.f" : "llvm.nvvm.ex2.approx.f";
     auto ex2 = [&](mlir::Value x) -> mlir::Value {
-      return b.create<mlir::LLVM::CallIntrinsicOp>(l, f32, "llvm.nvvm.ex2.approx.f", mlir::ValueRange{x}).getResult(0);
+      return b.create<mlir::LLVM::CallIntrinsicOp>(l, f32, intrinsic, mlir::ValueRange{x}).getResult(0);
     };
     mlir::Value result;
     if (auto vt = llvm::dyn_cast<mlir::VectorType>(op.getType())) {
