@@ -24,49 +24,61 @@ constexpr uint32_t kThreads = 256;
 constexpr uint32_t kPanel = 64 * 128;   // a panel of 128 rows (Q, K, V tiles)
 constexpr float kMasked = -3.0e38f;   // a masked score: exp2 of it less any finite maximum is 0
 
-// Thread t's c-th chunk (c < D / 16) of a 128-row tile of D columns, 8 elements each: tile row
-// and column, and where it goes in the tile's swizzled panels (64 columns each).
-template <uint32_t D>
-QV_DEVICE uint32_t tile_row(uint32_t t, uint32_t c) { return (t + kThreads * c) / (D / 8); }
-template <uint32_t D>
-QV_DEVICE uint32_t tile_col(uint32_t t, uint32_t c) { return 8 * ((t + kThreads * c) % (D / 8)); }
-template <uint32_t D>
+// Thread t's c-th chunk of a 128-row tile of D columns copied by N threads (8 elements a chunk,
+// 128 D / 8 N chunks a thread): tile row and column, and where it goes in the tile's swizzled
+// panels (64 columns each).
+template <uint32_t D, uint32_t N>
+QV_DEVICE uint32_t tile_row(uint32_t t, uint32_t c) { return (t + N * c) / (D / 8); }
+template <uint32_t D, uint32_t N>
+QV_DEVICE uint32_t tile_col(uint32_t t, uint32_t c) { return 8 * ((t + N * c) % (D / 8)); }
+template <uint32_t D, uint32_t N>
 QV_DEVICE uint32_t tile_at(uint32_t t, uint32_t c) {
-  uint32_t col = tile_col<D>(t, c);
-  return (col / 64) * kPanel + qv::swizzle128(tile_row<D>(t, c), col % 64);
+  uint32_t col = tile_col<D, N>(t, c);
+  return (col / 64) * kPanel + qv::swizzle128(tile_row<D, N>(t, c), col % 64);
 }
 
-// Chunk c of this thread's share of keys k0 .. k0 + 127 of K or V (`src`) into buffer `buf` of
-// `dst`; keys at or past kv_len become zeros (the spare capacity of a KV cache may hold anything,
-// NaN included).
+// A whole tile of K or V (`src`: keys k0 .. k0 + 127) into buffer `buf` of `dst` by one
+// warpgroup (t < 128): thread t copies 8 columns at column 8 (t % (D / 8)) of rows
+// t / (D / 8) + kStep c, c < 128 D / 1024 chunks. A thread's chunks share their column and their
+// row's swizzle (kStep is a multiple of 8), so chunk c is at a constant distance from chunk 0 in
+// shared memory and kStep rows further in `src`: no per-chunk addresses to keep in registers.
+// Keys at or past kv_len become zeros (the spare capacity of a KV cache may hold anything, NaN
+// included); a whole tile below kv_len is copied without a check per chunk.
 template <typename T, uint32_t D, bool CHECK>
-QV_DEVICE void load_chunk(qv::shared<T, 2 * kKeys * D>& dst, const T* src, uint32_t kv_base, uint32_t kv_seq_stride,
-                          uint32_t kv_len, uint32_t k0, uint32_t buf, uint32_t t, uint32_t c) {
-  uint32_t j = tile_row<D>(t, c), at = buf * kKeys * D + tile_at<D>(t, c);
-  if (!CHECK || k0 + j < kv_len) qv::copy_async(&dst[at], src + kv_base + (k0 + j) * kv_seq_stride + tile_col<D>(t, c));
-  else qv::store(&dst[at], qv::vec<T, 8>());
+QV_DEVICE void load_chunk(qv::shared<T, 2 * kKeys * D>& dst, const T* src, uint32_t at, uint32_t row, uint32_t step,
+                          uint32_t kv_len, uint32_t c) {
+  constexpr uint32_t kStep = 128 / (D / 8);
+  if (!CHECK || row + kStep * c < kv_len) qv::copy_async(&dst[at + 64 * kStep * c], src + step * c);
+  else qv::store(&dst[at + 64 * kStep * c], qv::vec<T, 8>());
 }
-// All of this thread's chunks (D / 16), written out (the front end's loops stay rolled); a whole
-// tile (every key below kv_len) without a check per chunk.
+// Chunks c0 .. c0 + 3, written out (the front end's loops stay rolled).
 template <typename T, uint32_t D, bool CHECK>
-QV_DEVICE void load_chunks(qv::shared<T, 2 * kKeys * D>& dst, const T* src, uint32_t kv_base, uint32_t kv_seq_stride,
-                           uint32_t kv_len, uint32_t k0, uint32_t buf, uint32_t t) {
-  load_chunk<T, D, CHECK>(dst, src, kv_base, kv_seq_stride, kv_len, k0, buf, t, 0);
-  load_chunk<T, D, CHECK>(dst, src, kv_base, kv_seq_stride, kv_len, k0, buf, t, 1);
-  load_chunk<T, D, CHECK>(dst, src, kv_base, kv_seq_stride, kv_len, k0, buf, t, 2);
-  load_chunk<T, D, CHECK>(dst, src, kv_base, kv_seq_stride, kv_len, k0, buf, t, 3);
+QV_DEVICE void load_chunks4(qv::shared<T, 2 * kKeys * D>& dst, const T* src, uint32_t at, uint32_t row, uint32_t step,
+                            uint32_t kv_len, uint32_t c0) {
+  load_chunk<T, D, CHECK>(dst, src, at, row, step, kv_len, c0);
+  load_chunk<T, D, CHECK>(dst, src, at, row, step, kv_len, c0 + 1);
+  load_chunk<T, D, CHECK>(dst, src, at, row, step, kv_len, c0 + 2);
+  load_chunk<T, D, CHECK>(dst, src, at, row, step, kv_len, c0 + 3);
+}
+template <typename T, uint32_t D, bool CHECK>
+QV_DEVICE void load_chunks(qv::shared<T, 2 * kKeys * D>& dst, const T* src, uint32_t at, uint32_t row, uint32_t step,
+                           uint32_t kv_len) {
+  load_chunks4<T, D, CHECK>(dst, src, at, row, step, kv_len, 0);
+  load_chunks4<T, D, CHECK>(dst, src, at, row, step, kv_len, 4);
   if constexpr (D == 128) {
-    load_chunk<T, D, CHECK>(dst, src, kv_base, kv_seq_stride, kv_len, k0, buf, t, 4);
-    load_chunk<T, D, CHECK>(dst, src, kv_base, kv_seq_stride, kv_len, k0, buf, t, 5);
-    load_chunk<T, D, CHECK>(dst, src, kv_base, kv_seq_stride, kv_len, k0, buf, t, 6);
-    load_chunk<T, D, CHECK>(dst, src, kv_base, kv_seq_stride, kv_len, k0, buf, t, 7);
+    load_chunks4<T, D, CHECK>(dst, src, at, row, step, kv_len, 8);
+    load_chunks4<T, D, CHECK>(dst, src, at, row, step, kv_len, 12);
   }
 }
 template <typename T, uint32_t D>
 QV_DEVICE void load_tile(qv::shared<T, 2 * kKeys * D>& dst, const T* src, uint32_t kv_base, uint32_t kv_seq_stride,
                          uint32_t kv_len, uint32_t k0, uint32_t buf, uint32_t t) {
-  if (k0 + kKeys <= kv_len) load_chunks<T, D, false>(dst, src, kv_base, kv_seq_stride, kv_len, k0, buf, t);
-  else load_chunks<T, D, true>(dst, src, kv_base, kv_seq_stride, kv_len, k0, buf, t);
+  constexpr uint32_t kStep = 128 / (D / 8);
+  uint32_t row = k0 + t / (D / 8), col = 8 * (t % (D / 8));
+  uint32_t at = buf * kKeys * D + (col / 64) * kPanel + qv::swizzle128(t / (D / 8), col % 64);
+  const T* p = src + kv_base + row * kv_seq_stride + col;
+  if (k0 + kKeys <= kv_len) load_chunks<T, D, false>(dst, p, at, row, kStep * kv_seq_stride, kv_len);
+  else load_chunks<T, D, true>(dst, p, at, row, kStep * kv_seq_stride, kv_len);
 }
 
 // The maximum over the four threads holding a row (linear ids t ^ 1, t ^ 2).
@@ -76,9 +88,9 @@ QV_DEVICE float row_across(float v, bool max) {
 }
 
 // S = Q K^T for the warpgroup's rows at `qa` and the K buffer at `kb`: D / 16 products, written
-// out (in a loop the accumulator went through copies ptxas had to wait for), then waited for
-// with every product issued before them.
-template <typename T, uint32_t D>
+// out (in a loop the accumulator went through copies ptxas had to wait for); waited for only if
+// WAIT (else by the next qv::warpgroup_wait).
+template <typename T, uint32_t D, bool WAIT>
 QV_DEVICE qv::warpgroup_acc<float, kKeys> scores(const qv::shared<T, kRows * D>& qs, const qv::shared<T, 2 * kKeys * D>& ks,
                                                  uint32_t qa, uint32_t kb) {
   qv::warpgroup_acc<float, kKeys> s;
@@ -92,7 +104,7 @@ QV_DEVICE qv::warpgroup_acc<float, kKeys> scores(const qv::shared<T, kRows * D>&
     s = qv::warpgroup_mma_bt(&qs[kPanel + qa + 32], &ks[kb + kPanel + 32], s);
     s = qv::warpgroup_mma_bt(&qs[kPanel + qa + 48], &ks[kb + kPanel + 48], s);
   }
-  qv::warpgroup_wait(0);
+  if constexpr (WAIT) qv::warpgroup_wait(0);
   return s;
 }
 
@@ -115,10 +127,11 @@ QV_DEVICE qv::warpgroup_acc<float, D> weigh(const qv::shared<T, kRows * kKeys>& 
 }
 
 // One tile's softmax for the warpgroup (keys k0 .. k0 + 127 of scores s): the running maximum
-// (m0, m1) and sums l, O rescaled, P = exp2(c s - m) into the warpgroup's panels at `pa`.
-// m is kept scaled (scores times c = |scale| log2 e); P is one fused multiply-add and an exp2.
-template <typename T, uint32_t D>
-QV_DEVICE void softmax_tile(qv::warpgroup_acc<float, kKeys>& s, qv::warpgroup_acc<float, D>& acc, float& m0, float& m1,
+// (m0, m1) and sums l, O's factor alpha for the next products, P = exp2(c s - m) into the
+// warpgroup's panels at `pa`; then the warpgroup's copies waited for. m is kept scaled (scores times c = |scale| log2 e); P is one fused
+// multiply-add and an exp2 per score.
+template <typename T>
+QV_DEVICE void softmax_tile(qv::warpgroup_acc<float, kKeys>& s, qv::vec<float, 2>& alpha, float& m0, float& m1,
                             qv::vec<float, 2>& l, qv::shared<T, kRows * kKeys>& ps, uint32_t pa, uint32_t k0,
                             uint32_t row_first, uint32_t kv_len, bool causal, float c) {
   // Key k0 + j is visible to query row_first + r iff j <= row_first + r - k0, and exists iff
@@ -139,7 +152,7 @@ QV_DEVICE void softmax_tile(qv::warpgroup_acc<float, kKeys>& s, qv::warpgroup_ac
   }
   qv::vec<float, 2> part = qv::warpgroup_row_max(s);
   float n0 = qv::max(m0, row_across(part[0], true) * c), n1 = qv::max(m1, row_across(part[1], true) * c);
-  qv::vec<float, 2> minus_m, alpha;
+  qv::vec<float, 2> minus_m;
   minus_m[0] = -n0;
   minus_m[1] = -n1;
   alpha[0] = qv::exp2_ftz(m0 - n0);
@@ -150,8 +163,32 @@ QV_DEVICE void softmax_tile(qv::warpgroup_acc<float, kKeys>& s, qv::warpgroup_ac
   qv::vec<float, 2> sum = qv::warpgroup_row_sum(s);
   l[0] = l[0] * alpha[0] + sum[0];
   l[1] = l[1] * alpha[1] + sum[1];
-  acc *= qv::warpgroup_rows<D>(alpha);
   qv::store_warpgroup_swizzled(&ps[pa], 64 * 64, s);
+  qv::copy_async_wait(0);   // the copies of the warpgroup's last product phase
+}
+
+// A warpgroup's product phase for tile j (0 <= j <= tiles): O = alpha O + P_{j-1} V_{j-1} (PV,
+// j >= 1) and S_j = Q K_j^T (S, j < tiles), then, once they are done, the warpgroup's share of
+// the copies (warpgroup 0: V_j, warpgroup 1: K_{j+2}; `t` its thread), waited for at the end of
+// its next softmax phase. The products take less time than the other warpgroup's softmax, so
+// O's rescaling and the copies' issue are here, off the softmax that bounds each phase.
+template <typename T, uint32_t D, bool PV, bool S>
+QV_DEVICE void products(const qv::shared<T, kRows * D>& qs, qv::shared<T, 2 * kKeys * D>& ks,
+                        qv::shared<T, 2 * kKeys * D>& vs, const qv::shared<T, kRows * kKeys>& ps, const T* k,
+                        const T* v, uint32_t kv_base, uint32_t kv_seq_stride, uint32_t kv_len, uint32_t tiles,
+                        uint32_t j, uint32_t wg, uint32_t t, uint32_t qa, uint32_t pa, qv::vec<float, 2> alpha,
+                        qv::warpgroup_acc<float, D>& acc, qv::warpgroup_acc<float, kKeys>& s) {
+  if constexpr (PV) {
+    acc *= qv::warpgroup_rows<D>(alpha);
+    acc = weigh<T, D, !S>(ps, vs, pa, (j - 1) % 2 * kKeys * D, acc);
+  }
+  if constexpr (S) s = scores<T, D, true>(qs, ks, qa, j % 2 * kKeys * D);
+  if (wg == 0) {
+    if (j < tiles) load_tile<T, D>(vs, v, kv_base, kv_seq_stride, kv_len, j * kKeys, j % 2, t);
+  } else if (j + 2 < tiles) {
+    load_tile<T, D>(ks, k, kv_base, kv_seq_stride, kv_len, (j + 2) * kKeys, j % 2, t);
+  }
+  qv::copy_async_commit();
 }
 
 template <typename T, uint32_t D>
@@ -166,7 +203,7 @@ QV_DEVICE void attention_block(const T* q, const T* k, const T* v, T* o, uint32_
   qv::shared<T, kRows * kKeys> ps;     // per warpgroup, 2 panels of 64 rows: P
 
   uint32_t t = qv::thread_id_x();
-  uint32_t wg = t / 128;
+  uint32_t wg = t / 128, wt = t % 128;
   uint32_t q0 = qv::block_id_x() * kRows;
   uint32_t h = qv::block_id_y(), b = qv::block_id_z();
   uint32_t g = h / (q_heads / kv_heads);
@@ -177,13 +214,15 @@ QV_DEVICE void attention_block(const T* q, const T* k, const T* v, T* o, uint32_
   uint32_t kv_end = causal && offset + last_row < kv_len ? offset + last_row : kv_len;
   uint32_t tiles = (kv_end + kKeys - 1) / kKeys;   // >= 1: key 0 is visible to every row
 
-  // Q (rows past q_len: zeros) and K's first tile.
+  // Q (rows past q_len: zeros) by every thread, K's first two tiles by one warpgroup each.
   for (uint32_t c = 0; c < D / 16; ++c) {
-    uint32_t i = tile_row<D>(t, c);
-    if (q0 + i < q_len) qv::copy_async(&qs[tile_at<D>(t, c)], q + q_base + (q0 + i) * q_seq_stride + tile_col<D>(t, c));
-    else qv::store(&qs[tile_at<D>(t, c)], qv::vec<T, 8>());
+    uint32_t i = tile_row<D, kThreads>(t, c);
+    uint32_t at = tile_at<D, kThreads>(t, c);
+    if (q0 + i < q_len) qv::copy_async(&qs[at], q + q_base + (q0 + i) * q_seq_stride + tile_col<D, kThreads>(t, c));
+    else qv::store(&qs[at], qv::vec<T, 8>());
   }
-  load_tile<T, D>(ks, k, kv_base, kv_seq_stride, kv_len, 0, 0, t);
+  if (wg == 0) load_tile<T, D>(ks, k, kv_base, kv_seq_stride, kv_len, 0, 0, wt);
+  else if (tiles > 1) load_tile<T, D>(ks, k, kv_base, kv_seq_stride, kv_len, kKeys, 1, wt);
   qv::copy_async_commit();
   qv::copy_async_wait(0);
   const float scale_log2 = scale * 1.44269504f;
@@ -200,58 +239,41 @@ QV_DEVICE void attention_block(const T* q, const T* k, const T* v, T* o, uint32_
   const uint32_t qa = 64 * 64 * wg, pa = 64 * kKeys * wg;   // its rows of Q, its P
   // m starts below every visible scaled score, so the first tile's alpha is 0 (every row sees key 0).
   float m0 = -3.0e38f, m1 = -3.0e38f;
-  qv::vec<float, 2> l;
+  qv::vec<float, 2> l, alpha;
   qv::warpgroup_acc<float, D> acc;
   qv::warpgroup_acc<float, kKeys> s;
 
   // Ping-pong (FlashAttention-3's inter-warpgroup schedule): the block runs in phases between
   // barriers, and in each phase one warpgroup's products run on the tensor cores while the other
-  // warpgroup does its softmax. Tile j's products are G_j = {O += P_{j-1} V_{j-1}, S_j = Q K_j^T};
-  // warpgroup 0 runs G_j in phase 2j and tile j's softmax in 2j + 1, warpgroup 1 one phase later.
-  // Every barrier is reached by both warpgroups (the roles are branches between them). At the
-  // start of phase 2j every thread starts copying V_j and K_{j+1}, waited for before the barrier
-  // that ends phase 2j + 1: K_{j+1} replaces K_{j-1} (last read in phase 2j - 1) and V_j replaces
-  // V_{j-2} (read by G_{j-1}, phases 2j - 2 and 2j - 1); both are read from phase 2j + 2 on.
-  load_tile<T, D>(vs, v, kv_base, kv_seq_stride, kv_len, 0, 0, t);
-  if (tiles > 1) load_tile<T, D>(ks, k, kv_base, kv_seq_stride, kv_len, kKeys, 1, t);
-  qv::copy_async_commit();
-  if (wg == 0) s = scores<T, D>(qs, ks, qa, 0);   // phase 0: G_0 = {S_0}
+  // warpgroup does a softmax. Warpgroup 0 runs its products for tile j (`products` above) in
+  // phase 2j and tile j's softmax in 2j + 1; warpgroup 1 one phase later. Every barrier is
+  // reached by both warpgroups (the roles are branches between them). Copies issued in phase p
+  // are waited for before the barrier that ends phase p + 1: V_j (warpgroup 0, phase 2j) is read
+  // from phase 2j + 2 on and replaces V_{j-2}, last read by the products of tile j - 1 in phases
+  // 2j - 2 and 2j - 1; K_{j+2} (warpgroup 1, phase 2j + 1) is read from phase 2j + 4 on and
+  // replaces K_j, read in phases 2j and 2j + 1 (by warpgroup 1 before it copies).
+  if (wg == 0) products<T, D, false, true>(qs, ks, vs, ps, k, v, kv_base, kv_seq_stride, kv_len, tiles, 0, wg, wt, qa, pa, alpha, acc, s);
   qv::barrier();
-  if (wg == 0) softmax_tile<T, D>(s, acc, m0, m1, l, ps, pa, 0, row_first, kv_len, causal, c);
-  else s = scores<T, D>(qs, ks, qa, 0);
-  qv::copy_async_wait(0);
+  if (wg == 0) softmax_tile<T>(s, alpha, m0, m1, l, ps, pa, 0, row_first, kv_len, causal, c);
+  else products<T, D, false, true>(qs, ks, vs, ps, k, v, kv_base, kv_seq_stride, kv_len, tiles, 0, wg, wt, qa, pa, alpha, acc, s);
   qv::barrier();
   uint32_t j = 1;
   if (tiles > 1) {
     do {   // phases 2j and 2j + 1 (do / while: O leaves the loop from its last products)
-      uint32_t buf = j % 2;
-      load_tile<T, D>(vs, v, kv_base, kv_seq_stride, kv_len, j * kKeys, buf, t);
-      if (j + 1 < tiles) load_tile<T, D>(ks, k, kv_base, kv_seq_stride, kv_len, (j + 1) * kKeys, 1 - buf, t);
-      qv::copy_async_commit();
-      if (wg == 0) {
-        acc = weigh<T, D, false>(ps, vs, pa, (1 - buf) * kKeys * D, acc);
-        s = scores<T, D>(qs, ks, qa, buf * kKeys * D);
-      } else {
-        softmax_tile<T, D>(s, acc, m0, m1, l, ps, pa, (j - 1) * kKeys, row_first, kv_len, causal, c);
-      }
+      if (wg == 0) products<T, D, true, true>(qs, ks, vs, ps, k, v, kv_base, kv_seq_stride, kv_len, tiles, j, wg, wt, qa, pa, alpha, acc, s);
+      else softmax_tile<T>(s, alpha, m0, m1, l, ps, pa, (j - 1) * kKeys, row_first, kv_len, causal, c);
       qv::barrier();
-      if (wg == 0) {
-        softmax_tile<T, D>(s, acc, m0, m1, l, ps, pa, j * kKeys, row_first, kv_len, causal, c);
-      } else {
-        acc = weigh<T, D, false>(ps, vs, pa, (1 - buf) * kKeys * D, acc);
-        s = scores<T, D>(qs, ks, qa, buf * kKeys * D);
-      }
-      qv::copy_async_wait(0);
+      if (wg == 0) softmax_tile<T>(s, alpha, m0, m1, l, ps, pa, j * kKeys, row_first, kv_len, causal, c);
+      else products<T, D, true, true>(qs, ks, vs, ps, k, v, kv_base, kv_seq_stride, kv_len, tiles, j, wg, wt, qa, pa, alpha, acc, s);
       qv::barrier();
       ++j;
     } while (j < tiles);
   }
-  // Phases 2n and 2n + 1: the last tile's softmax (warpgroup 1) and G_n = {O += P_{n-1} V_{n-1}}.
-  uint32_t last_v = (tiles - 1) % 2 * kKeys * D;
-  if (wg == 0) acc = weigh<T, D, true>(ps, vs, pa, last_v, acc);
-  else softmax_tile<T, D>(s, acc, m0, m1, l, ps, pa, (tiles - 1) * kKeys, row_first, kv_len, causal, c);
+  // Phases 2n and 2n + 1: the last tile's softmax (warpgroup 1) and O's last products.
+  if (wg == 0) products<T, D, true, false>(qs, ks, vs, ps, k, v, kv_base, kv_seq_stride, kv_len, tiles, tiles, wg, wt, qa, pa, alpha, acc, s);
+  else softmax_tile<T>(s, alpha, m0, m1, l, ps, pa, (tiles - 1) * kKeys, row_first, kv_len, causal, c);
   qv::barrier();
-  if (wg == 1) acc = weigh<T, D, true>(ps, vs, pa, last_v, acc);
+  if (wg == 1) products<T, D, true, false>(qs, ks, vs, ps, k, v, kv_base, kv_seq_stride, kv_len, tiles, tiles, wg, wt, qa, pa, alpha, acc, s);
 
   // O / l through shared memory (K's buffers, last read in phase 2n - 1: rows of D + 8), then
   // rows below q_len out.

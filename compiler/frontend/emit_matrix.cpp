@@ -97,16 +97,22 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_warpgroup_built
     mlir::Value c = emit_scalar(e->getArg(0));
     int64_t count = llvm::cast<mlir::VectorType>(c.getType()).getNumElements();
     bool max = name == "warpgroup_row_max";
+    // A pairwise tree: log2(N / 2) dependent steps instead of N / 2 - 1 (an online softmax waits
+    // on the maximum before any exp2, with one warp per scheduler in FlashAttention-3's schedule).
     mlir::Value rows[2];
     for (int64_t h = 0; h < 2; ++h) {
-      mlir::Value r;
+      llvm::SmallVector<mlir::Value> level;
       for (int64_t i = 0; i < count / 4; ++i)
-        for (int64_t s = 0; s < 2; ++s) {
-          mlir::Value v = builder_.create<mlir::vector::ExtractOp>(l, c, 4 * i + 2 * h + s);
-          r = !r ? v : max ? builder_.create<mlir::arith::MaxNumFOp>(l, r, v).getResult()
-                           : builder_.create<mlir::arith::AddFOp>(l, r, v).getResult();
-        }
-      rows[h] = r;
+        for (int64_t s = 0; s < 2; ++s) level.push_back(builder_.create<mlir::vector::ExtractOp>(l, c, 4 * i + 2 * h + s));
+      while (level.size() > 1) {
+        llvm::SmallVector<mlir::Value> next;
+        for (size_t i = 0; i + 1 < level.size(); i += 2)
+          next.push_back(max ? builder_.create<mlir::arith::MaxNumFOp>(l, level[i], level[i + 1]).getResult()
+                             : builder_.create<mlir::arith::AddFOp>(l, level[i], level[i + 1]).getResult());
+        if (level.size() % 2) next.push_back(level.back());
+        level = std::move(next);
+      }
+      rows[h] = level[0];
     }
     auto vt = mlir::VectorType::get({2}, builder_.getF32Type());
     return RValue{builder_.create<mlir::vector::FromElementsOp>(l, vt, mlir::ValueRange{rows[0], rows[1]}).getResult()};
