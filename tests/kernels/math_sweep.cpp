@@ -2,7 +2,8 @@
 // against fp64 (docs/numerics.md).
 #include <quiver/kernel.h>
 
-QV_KERNEL QV_BLOCK(256) void math_sweep(const float* x, float* e, float* t, float* er, float* rs, float* e2, uint32_t n) {
+QV_KERNEL QV_BLOCK(256) void math_sweep(const float* x, float* e, float* t, float* er, float* rs, float* e2, float* e2f,
+                                         uint32_t n) {
   uint32_t i = qv::global_id_x();
   if (i >= n) return;
   float v = x[i];
@@ -11,4 +12,5 @@ QV_KERNEL QV_BLOCK(256) void math_sweep(const float* x, float* e, float* t, floa
   er[i] = qv::erf(v);
   rs[i] = qv::rsqrt(qv::abs(v) + 1e-30f);
   e2[i] = qv::exp2(v);
+  e2f[i] = qv::exp2_ftz(v);
 }
