@@ -1,19 +1,21 @@
 // Scaled dot-product attention on Hopper's warpgroup products (docs/matrix.md "Warpgroups"), for
 // half / bf16 inputs: the contract of kernels/attention.cpp (layouts, grouped-query heads, causal
-// offset, KV caches with spare capacity), FlashAttention-2's schedule with wgmma.
+// offset, KV caches with spare capacity), FlashAttention-3's ping-pong schedule with wgmma.
 // Built for PTX sm_90a only (runtime/ops picks it where the loaded image has it).
 //
 // A block of two warpgroups takes 128 query rows of one (batch, head); warpgroup w owns rows
-// 64 w .. + 63. K and V stream through shared memory 128 keys at a time (two buffers, filled by
-// qv::copy_async one tile ahead). Per tile, per warpgroup:
+// 64 w .. + 63. K and V stream through shared memory 128 keys at a time (two buffers each, filled
+// by qv::copy_async). Per tile, per warpgroup:
 //   S = Q K^T (64 x 128: D / 16 products from swizzled panels), scaled by scale * log2(e)
 //   m' = max(m, rowmax S);  P = exp2(S - m');  l = l exp2(m - m') + rowsum P
 //   O = O exp2(m - m') + T(P) V   (P through a swizzled panel of shared memory: wgmma's A)
-// The row statistics are each thread's two rows (qv::warpgroup_row_max): the maximum meets the
-// three other threads of a row by subgroup shuffles (this kernel is PTX only: 32-lane
-// subgroups), the sum stays per thread until the end. Masked scores (the causal diagonal, keys
-// past kv_len) become -3e38 (qv::warpgroup_mask_columns), which exp2 takes to 0: every row's
-// maximum is finite from the first tile on, which always holds key 0.
+// and the two warpgroups take turns: one's products run while the other computes its softmax
+// (attention_block says how). The row statistics are each thread's two rows
+// (qv::warpgroup_row_max): the maximum meets the three other threads of a row by subgroup
+// shuffles (this kernel is PTX only: 32-lane subgroups), the sum stays per thread until the end.
+// Masked scores (the causal diagonal, keys past kv_len) become -3e38
+// (qv::warpgroup_mask_columns), which exp2 takes to 0: every row's maximum is finite from the
+// first tile on, which always holds key 0. A negative scale negates Q once (S = (-Q) K^T).
 #include "common.h"
 
 namespace {
