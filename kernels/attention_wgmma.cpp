@@ -130,7 +130,7 @@ QV_DEVICE qv::warpgroup_acc<float, D> weigh(const qv::shared<T, kRows * kKeys>& 
 
 // One tile's softmax for the warpgroup (keys k0 .. k0 + 127 of scores s): the running maximum
 // (m0, m1) and sums l, O's factor alpha for the next products, P = exp2(c s - m) into the
-// warpgroup's panels at `pa`; then the warpgroup's copies waited for. m is kept scaled (scores times c = |scale| log2 e); P is one fused
+// warpgroup's panels at `pa`. m is kept scaled (scores times c = |scale| log2 e); P is one fused
 // multiply-add and an exp2 per score.
 template <typename T>
 QV_DEVICE void softmax_tile(qv::warpgroup_acc<float, kKeys>& s, qv::vec<float, 2>& alpha, float& m0, float& m1,
@@ -166,14 +166,14 @@ QV_DEVICE void softmax_tile(qv::warpgroup_acc<float, kKeys>& s, qv::vec<float, 2
   l[0] = l[0] * alpha[0] + sum[0];
   l[1] = l[1] * alpha[1] + sum[1];
   qv::store_warpgroup_swizzled(&ps[pa], 64 * 64, s);
-  qv::copy_async_wait(0);   // the copies of the warpgroup's last product phase
 }
 
 // A warpgroup's product phase for tile j (0 <= j <= tiles): O = alpha O + P_{j-1} V_{j-1} (PV,
-// j >= 1) and S_j = Q K_j^T (S, j < tiles), then, once they are done, the warpgroup's share of
-// the copies (warpgroup 0: V_j, warpgroup 1: K_{j+2}; `t` its thread), waited for at the end of
-// its next softmax phase. The products take less time than the other warpgroup's softmax, so
-// O's rescaling and the copies' issue are here, off the softmax that bounds each phase.
+// j >= 1) and S_j = Q K_j^T (S, j < tiles) started, then, while they run, the warpgroup's share
+// of the copies (warpgroup 0: K_{j+1}, warpgroup 1: V_j; `t` its thread, into buffers these
+// products do not read), then both waited for. The products take less time than the other
+// warpgroup's softmax, so O's rescaling and the copies are here, off the softmax that bounds
+// each phase.
 template <typename T, uint32_t D, bool PV, bool S>
 QV_DEVICE void products(const qv::shared<T, kRows * D>& qs, qv::shared<T, 2 * kKeys * D>& ks,
                         qv::shared<T, 2 * kKeys * D>& vs, const qv::shared<T, kRows * kKeys>& ps, const T* k,
@@ -182,15 +182,18 @@ QV_DEVICE void products(const qv::shared<T, kRows * D>& qs, qv::shared<T, 2 * kK
                         qv::warpgroup_acc<float, D>& acc, qv::warpgroup_acc<float, kKeys>& s) {
   if constexpr (PV) {
     acc *= qv::warpgroup_rows<D>(alpha);
-    acc = weigh<T, D, !S>(ps, vs, pa, (j - 1) % 2 * kKeys * D, acc);
+    acc = weigh<T, D, false>(ps, vs, pa, (j - 1) % 2 * kKeys * D, acc);
   }
-  if constexpr (S) s = scores<T, D, true>(qs, ks, qa, j % 2 * kKeys * D);
+  if constexpr (S) s = scores<T, D, false>(qs, ks, qa, j % 2 * kKeys * D);
+  qv::warpgroup_commit();   // closed next to the products (ptxas fences a batch closed later)
   if (wg == 0) {
-    if (j < tiles) load_tile<T, D>(vs, v, kv_base, kv_seq_stride, kv_len, j * kKeys, j % 2, t);
-  } else if (j + 2 < tiles) {
-    load_tile<T, D>(ks, k, kv_base, kv_seq_stride, kv_len, (j + 2) * kKeys, j % 2, t);
+    if (j + 1 < tiles) load_tile<T, D>(ks, k, kv_base, kv_seq_stride, kv_len, (j + 1) * kKeys, (j + 1) % 2, t);
+  } else if (j < tiles) {
+    load_tile<T, D>(vs, v, kv_base, kv_seq_stride, kv_len, j * kKeys, j % 2, t);
   }
   qv::copy_async_commit();
+  qv::warpgroup_wait(0);
+  qv::copy_async_wait(0);
 }
 
 template <typename T, uint32_t D>
@@ -216,7 +219,7 @@ QV_DEVICE void attention_block(const T* q, const T* k, const T* v, T* o, uint32_
   uint32_t kv_end = causal && offset + last_row < kv_len ? offset + last_row : kv_len;
   uint32_t tiles = (kv_end + kKeys - 1) / kKeys;   // >= 1: key 0 is visible to every row
 
-  // Q (rows past q_len: zeros) by every thread, K's first two tiles by one warpgroup each.
+  // Q (rows past q_len: zeros) by every thread, K's first tile by warpgroup 0.
   for (uint32_t c = 0; c < D / 16; ++c) {
     uint32_t i = tile_row<D, kThreads>(t, c);
     uint32_t at = tile_at<D, kThreads>(t, c);
@@ -224,7 +227,6 @@ QV_DEVICE void attention_block(const T* q, const T* k, const T* v, T* o, uint32_
     else qv::store(&qs[at], qv::vec<T, 8>());
   }
   if (wg == 0) load_tile<T, D>(ks, k, kv_base, kv_seq_stride, kv_len, 0, 0, wt);
-  else if (tiles > 1) load_tile<T, D>(ks, k, kv_base, kv_seq_stride, kv_len, kKeys, 1, wt);
   qv::copy_async_commit();
   qv::copy_async_wait(0);
   const float scale_log2 = scale * 1.44269504f;
@@ -249,11 +251,10 @@ QV_DEVICE void attention_block(const T* q, const T* k, const T* v, T* o, uint32_
   // barriers, and in each phase one warpgroup's products run on the tensor cores while the other
   // warpgroup does a softmax. Warpgroup 0 runs its products for tile j (`products` above) in
   // phase 2j and tile j's softmax in 2j + 1; warpgroup 1 one phase later. Every barrier is
-  // reached by both warpgroups (the roles are branches between them). Copies issued in phase p
-  // are waited for before the barrier that ends phase p + 1: V_j (warpgroup 0, phase 2j) is read
-  // from phase 2j + 2 on and replaces V_{j-2}, last read by the products of tile j - 1 in phases
-  // 2j - 2 and 2j - 1; K_{j+2} (warpgroup 1, phase 2j + 1) is read from phase 2j + 4 on and
-  // replaces K_j, read in phases 2j and 2j + 1 (by warpgroup 1 before it copies).
+  // reached by both warpgroups (the roles are branches between them). The copies of phase p are
+  // waited for before its closing barrier and read from phase p + 1 on: K_{j+1} (phase 2j)
+  // replaces K_{j-1}, last read in phase 2j - 1; V_j (phase 2j + 1) replaces V_{j-2}, last read
+  // by the products of tile j - 1 in phases 2j - 2 and 2j - 1.
   if (wg == 0) products<T, D, false, true>(qs, ks, vs, ps, k, v, kv_base, kv_seq_stride, kv_len, tiles, 0, wg, wt, qa, pa, alpha, acc, s);
   qv::barrier();
   if (wg == 0) softmax_tile<T>(s, alpha, m0, m1, l, ps, pa, 0, row_first, kv_len, causal, c);

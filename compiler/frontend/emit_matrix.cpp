@@ -58,6 +58,11 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_warpgroup_built
     call_declared(l, ir::warpgroup_intrinsic_name(ir::WarpgroupOp::Wait, {}), {pending}, {}, e->getBeginLoc());
     return RValue{};
   }
+  if (name == "warpgroup_commit") {
+    if (e->getNumArgs() != 0) error(e->getBeginLoc(), "qv::warpgroup_commit takes no arguments");
+    call_declared(l, ir::warpgroup_intrinsic_name(ir::WarpgroupOp::Commit, {}), {}, {}, e->getBeginLoc());
+    return RValue{};
+  }
   if (name == "warpgroup_barrier") {
     if (e->getNumArgs() != 0) error(e->getBeginLoc(), "qv::warpgroup_barrier takes no arguments");
     call_declared(l, ir::warpgroup_intrinsic_name(ir::WarpgroupOp::Barrier, {}), {}, {}, e->getBeginLoc());

@@ -16,7 +16,7 @@ namespace {
 constexpr std::pair<WarpgroupOp, const char*> kNames[] = {
     {WarpgroupOp::Mma, "qv.warpgroup_mma"},
     {WarpgroupOp::MmaBT, "qv.warpgroup_mma_bt"},
-    {WarpgroupOp::Wait, "qv.warpgroup_wait"},
+    {WarpgroupOp::Commit, "qv.warpgroup_commit"}, {WarpgroupOp::Wait, "qv.warpgroup_wait"},
     {WarpgroupOp::Barrier, "qv.warpgroup_barrier"},
     {WarpgroupOp::Store, "qv.warpgroup_store"},
     {WarpgroupOp::StoreSwizzled, "qv.warpgroup_store_swizzled"},
@@ -35,7 +35,7 @@ std::string warpgroup_intrinsic_name(WarpgroupOp op, mlir::TypeRange operands) {
   std::string name;
   for (auto [o, n] : kNames)
     if (o == op) name = n;
-  if (op == WarpgroupOp::Wait || op == WarpgroupOp::Barrier) return name;
+  if (op == WarpgroupOp::Commit || op == WarpgroupOp::Wait || op == WarpgroupOp::Barrier) return name;
   auto n_of = [](mlir::Type v) { return ".n" + std::to_string(2 * llvm::cast<mlir::VectorType>(v).getNumElements()); };
   if (op == WarpgroupOp::Store || op == WarpgroupOp::StoreSwizzled) return name + "." + memory_tag(operands[0]) + n_of(operands.back());
   return name + "." + memory_tag(operands[0]) + "." + memory_tag(operands[2]) + n_of(operands.back());
@@ -44,7 +44,7 @@ std::string warpgroup_intrinsic_name(WarpgroupOp op, mlir::TypeRange operands) {
 std::optional<WarpgroupOp> warpgroup_op_of(llvm::StringRef callee) {
   // Longest names first: "qv.warpgroup_mma_bt" also starts with "qv.warpgroup_mma".
   for (WarpgroupOp op :
-       {WarpgroupOp::MmaBT, WarpgroupOp::Mma, WarpgroupOp::Wait, WarpgroupOp::Barrier, WarpgroupOp::StoreSwizzled,
+       {WarpgroupOp::MmaBT, WarpgroupOp::Mma, WarpgroupOp::Commit, WarpgroupOp::Wait, WarpgroupOp::Barrier, WarpgroupOp::StoreSwizzled,
         WarpgroupOp::Store}) {
     llvm::StringRef name;
     for (auto [o, n] : kNames)
@@ -86,6 +86,7 @@ class WarpgroupExpander {
     switch (op) {
       case WarpgroupOp::Mma: replace(mma(args[0], args[1], args[2], args[3], args[4], args[5], false)); break;
       case WarpgroupOp::MmaBT: replace(mma(args[0], args[1], args[2], args[3], {}, args[4], true)); break;
+      case WarpgroupOp::Commit:
       case WarpgroupOp::Wait: break;   // the fallback's products are done when they return
       case WarpgroupOp::Barrier: b_.create<mlir::gpu::BarrierOp>(l_); break;
       case WarpgroupOp::Store: store(args, false); break;

@@ -27,7 +27,7 @@
 
 namespace quiver::ir {
 
-enum class WarpgroupOp { Mma, MmaBT, Wait, Barrier, Store, StoreSwizzled };
+enum class WarpgroupOp { Mma, MmaBT, Commit, Wait, Barrier, Store, StoreSwizzled };
 
 inline constexpr int64_t kWarpgroupThreads = 128;
 

@@ -343,8 +343,13 @@ QV_BUILTIN_ warpgroup_acc<float, N> warpgroup_mma_bt(const T* a, const T* bt, wa
 // warpgroup of the block must call it as often as the others (the portable fallback is barrier()).
 QV_BUILTIN_ void warpgroup_barrier();
 // Returns once at most `pending` (a constant, 0 to 7) of this warpgroup's batches of started
-// products are unfinished; the products started since the last warpgroup_wait form one batch.
+// products are unfinished; the products started since the last warpgroup_wait or
+// warpgroup_commit form one batch.
 QV_BUILTIN_ void warpgroup_wait(uint32_t pending);
+// Closes the products started since the last warpgroup_wait or warpgroup_commit into a batch
+// without waiting: work placed between it and a warpgroup_wait runs while they do (a batch
+// closed right after its products is one the hardware tracks at once; PTX: wgmma.commit_group).
+QV_BUILTIN_ void warpgroup_commit();
 // p[i * stride + j] = T(C[i][j]) for T = float, half or bf16 (round to nearest even); stride even.
 template <typename T, uint32_t N> QV_BUILTIN_ void store_warpgroup(T* p, uint32_t stride, warpgroup_acc<float, N> c);
 // C as T (half or bf16) into swizzled panels, the layout warpgroup_mma's A reads: C[i][j] is

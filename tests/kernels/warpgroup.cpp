@@ -1,7 +1,8 @@
 // The warpgroup builtins (docs/matrix.md "Warpgroups"): a 128 x N x 64 product per block, two
 // warpgroups of 64 rows each, with A and B staged in swizzled panels of qv::shared memory, B as
 // stored (K x N: panels of 64 columns) or transposed (N x K: panels of 64 k), the products in two
-// batches (the second started while the first may still be running), an accumulator that starts
+// batches (the second started while the first may still be running; the first closed by
+// warpgroup_wait(1) or by warpgroup_commit), an accumulator that starts
 // at a constant, element-wise arithmetic on it and stores as float and as T.
 #include <quiver/kernel.h>
 
@@ -35,7 +36,10 @@ QV_KERNEL QV_BLOCK(256) QV_TARGETS(ptx, spirv, msl, wgsl, cpu) void warpgroup_pr
     const T* pa = &as[(k0 / 64) * (128 * 64) + 64 * rows + k0 % 64];
     if (B_TRANSPOSED) acc = qv::warpgroup_mma_bt(pa, &bs[(k0 / 64) * (N * 64) + k0 % 64], acc);
     else acc = qv::warpgroup_mma(pa, &bs[64 * k0], kDepth * 64, acc);
-    if (k0 == kDepth / 2 - 16) qv::warpgroup_wait(1);   // first batch: half the depth
+    if (k0 == kDepth / 2 - 16) {   // first batch: half the depth, closed with or without a wait
+      if (B_TRANSPOSED) qv::warpgroup_commit();
+      else qv::warpgroup_wait(1);
+    }
   }
   qv::warpgroup_wait(0);
   acc *= alpha;

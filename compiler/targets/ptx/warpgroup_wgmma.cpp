@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
@@ -49,7 +50,7 @@ class WgmmaLowering {
  public:
   explicit WgmmaLowering(mlir::func::CallOp call) : b_(call), l_(call.getLoc()), call_(call) {}
 
-  void lower(WarpgroupOp op, bool needs_fence) {
+  void lower(WarpgroupOp op, bool needs_fence, bool commits = true) {
     mlir::ValueRange args = call_.getOperands();
     if (op == WarpgroupOp::StoreSwizzled) {
       store_swizzled(args);
@@ -60,10 +61,12 @@ class WgmmaLowering {
           b_.create<mlir::arith::ConstantIndexOp>(l_, 1));
       mlir::Value id32 = b_.create<mlir::arith::IndexCastUIOp>(l_, b_.getI32Type(), id);
       inline_asm(b_, l_, {}, {id32}, "fence.proxy.async.shared::cta;\n\tbar.sync $0, 128;", "r,~{memory}");
+    } else if (op == WarpgroupOp::Commit) {
+      inline_asm(b_, l_, {}, {}, "wgmma.commit_group.sync.aligned;", "~{memory}");
     } else if (op == WarpgroupOp::Wait) {
       auto n = args[0].getDefiningOp<mlir::arith::ConstantIntOp>();
-      std::string text = "wgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned " +
-                         std::to_string(n ? n.value() : 0) + ";";
+      std::string text = std::string(commits ? "wgmma.commit_group.sync.aligned;\n\t" : "") +
+                         "wgmma.wait_group.sync.aligned " + std::to_string(n ? n.value() : 0) + ";";
       inline_asm(b_, l_, {}, {}, text, "~{memory}");
     } else {
       if (needs_fence) inline_asm(b_, l_, {}, {}, "wgmma.fence.sync.aligned;", "~{memory}");
@@ -203,6 +206,72 @@ bool follows_product(mlir::func::CallOp call) {
   return false;
 }
 
+std::optional<WarpgroupOp> warpgroup_call(mlir::Operation* op) {
+  auto call = llvm::dyn_cast<mlir::func::CallOp>(op);
+  return call ? quiver::ir::warpgroup_op_of(call.getCallee()) : std::nullopt;
+}
+bool is_product(std::optional<WarpgroupOp> op) {
+  return op && (*op == WarpgroupOp::Mma || *op == WarpgroupOp::MmaBT);
+}
+bool holds_warpgroup_op(mlir::Operation* op) {
+  return op->walk([](mlir::Operation* inner) {
+               return warpgroup_call(inner) ? mlir::WalkResult::interrupt() : mlir::WalkResult::advance();
+             }).wasInterrupted();
+}
+// Whether every block in `op`'s regions closes the products it starts (a commit or wait after
+// the last one) and no deeper region holds warpgroup operations: then no product started in
+// `op` is open after it, however often its blocks run.
+bool closes_its_products(mlir::Operation* op) {
+  for (mlir::Region& region : op->getRegions())
+    for (mlir::Block& block : region) {
+      bool open = false;
+      for (mlir::Operation& inner : block) {
+        if (inner.getNumRegions() != 0 && holds_warpgroup_op(&inner)) return false;
+        auto kind = warpgroup_call(&inner);
+        if (is_product(kind)) open = true;
+        else if (kind && (*kind == WarpgroupOp::Commit || *kind == WarpgroupOp::Wait)) open = false;
+      }
+      if (open) return false;
+    }
+  return true;
+}
+
+// Whether a product started on some path to `wait` is not yet in a batch: the wait must close it
+// (wgmma.commit_group). Where every path back from the wait meets a warpgroup_commit or another
+// wait first (or the kernel's start: functions are inlined), it does not: a second commit there
+// would close an empty batch after unrelated code, where ptxas injects warpgroup fences. Nested
+// regions (scf.if, scf.while) that close their own products are passed over; one around the
+// wait is left through its parent op if it is an scf.if; anything else counts as open.
+bool has_uncommitted_product(mlir::func::CallOp wait) {
+  llvm::SmallVector<mlir::Operation*> work{wait};   // scan backwards from (excluding) each
+  llvm::SmallPtrSet<mlir::Block*, 16> seen;
+  while (!work.empty()) {
+    mlir::Operation* from = work.pop_back_val();
+    mlir::Block* block = from->getBlock();
+    bool closed = false;
+    for (mlir::Operation* op = from->getPrevNode(); op && !closed; op = op->getPrevNode()) {
+      if (op->getNumRegions() != 0) {
+        if (holds_warpgroup_op(op) && !closes_its_products(op)) return true;
+        continue;
+      }
+      auto kind = warpgroup_call(op);
+      if (is_product(kind)) return true;
+      if (kind && (*kind == WarpgroupOp::Commit || *kind == WarpgroupOp::Wait)) closed = true;
+    }
+    if (closed) continue;
+    if (block->isEntryBlock()) {
+      mlir::Operation* parent = block->getParentOp();
+      if (llvm::isa<mlir::FunctionOpInterface>(parent)) continue;   // the kernel's start
+      if (!llvm::isa<mlir::scf::IfOp>(parent)) return true;
+      work.push_back(parent);
+      continue;
+    }
+    for (mlir::Block* pred : block->getPredecessors())
+      if (seen.insert(pred).second) work.push_back(pred->getTerminator());
+  }
+  return false;
+}
+
 }  // namespace
 
 void lower_warpgroup_to_wgmma(mlir::ModuleOp module) {
@@ -213,8 +282,11 @@ void lower_warpgroup_to_wgmma(mlir::ModuleOp module) {
   });
   if (calls.empty()) return;
   llvm::SmallVector<bool> fence;
-  for (auto [call, op] : calls)
+  llvm::SmallVector<bool> commit;
+  for (auto [call, op] : calls) {
     fence.push_back((op == WarpgroupOp::Mma || op == WarpgroupOp::MmaBT) && !follows_product(call));
+    commit.push_back(op != WarpgroupOp::Wait || has_uncommitted_product(call));
+  }
   llvm::SmallPtrSet<mlir::Operation*, 8> kernels;
   for (auto [call, op] : calls) kernels.insert(call->getParentOfType<mlir::func::FuncOp>());
   for (mlir::Operation* fn : kernels)
@@ -222,7 +294,8 @@ void lower_warpgroup_to_wgmma(mlir::ModuleOp module) {
       mlir::OpBuilder b(barrier);
       inline_asm(b, barrier.getLoc(), {}, {}, "fence.proxy.async.shared::cta;", "~{memory}");
     });
-  for (size_t i = 0; i < calls.size(); ++i) WgmmaLowering(calls[i].first).lower(calls[i].second, fence[i]);
+  for (size_t i = 0; i < calls.size(); ++i)
+    WgmmaLowering(calls[i].first).lower(calls[i].second, fence[i], commit[i]);
   for (mlir::func::FuncOp fn : llvm::make_early_inc_range(module.getOps<mlir::func::FuncOp>()))
     if (auto op = quiver::ir::warpgroup_op_of(fn.getSymName());
         op && fn.isExternal() && *op != WarpgroupOp::Store)
