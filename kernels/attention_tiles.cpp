@@ -236,8 +236,10 @@ QV_DEVICE void attention_tiles_block(const T* q, const T* k, const T* v, T* o, u
 
 }  // namespace
 
+// PTX sm_80 images only: where an sm_90a image loads, runtime/ops takes attention_wgmma for
+// every shape this kernel serves, and its ~140 KB of SASS there would only lengthen the load.
 template <typename T, uint32_t D>
-QV_KERNEL QV_BLOCK(kTileThreads) QV_TARGETS(ptx) void attention_tiles(
+QV_KERNEL QV_BLOCK(kTileThreads) QV_TARGETS(ptx:sm_80) void attention_tiles(
     const T* q, const T* k, const T* v, T* o, uint32_t q_heads, uint32_t kv_heads, uint32_t q_len, uint32_t kv_len,
     uint32_t q_head_stride, uint32_t q_seq_stride, uint32_t kv_head_stride, uint32_t kv_seq_stride,
     uint32_t kv_batch_stride, float scale, bool causal) {
