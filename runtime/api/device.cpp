@@ -268,7 +268,9 @@ Module Device::load(const std::string& path) const {
 
 Module Device::load(std::span<const std::byte> fatbin, std::string_view label) const {
   checked(impl_);
-  return Module(load_fatbin(impl_, format::FatBinary::parse(fatbin, std::string(label))));
+  // The FatBinary lives for this call only (backends keep what they load), so it reads the
+  // caller's bytes in place.
+  return Module(load_fatbin(impl_, format::FatBinary::view(fatbin, std::string(label))));
 }
 
 void Device::synchronize() const {

@@ -250,11 +250,34 @@ std::vector<std::byte> decompress_bounded(std::span<const std::byte> frame, uint
 
 uint64_t fnv1a64(std::span<const std::byte> data) { return fnv1a64_update(kFnvOffsetBasis, data); }
 
+FatBinary::FatBinary(const FatBinary& other)
+    : owned_(other.owned_),
+      data_(other.owned_.empty() ? other.data_ : std::span<const std::byte>(owned_)),
+      header_(other.header_),
+      manifest_(other.manifest_),
+      label_(other.label_) {}
+
+FatBinary& FatBinary::operator=(const FatBinary& other) {
+  if (this != &other) *this = FatBinary(other);
+  return *this;
+}
+
 FatBinary FatBinary::parse(std::span<const std::byte> bytes, std::string label) {
   FatBinary fb;
+  fb.owned_.assign(bytes.begin(), bytes.end());
+  fb.data_ = fb.owned_;
+  return parse_into(std::move(fb), std::move(label));
+}
+
+FatBinary FatBinary::view(std::span<const std::byte> bytes, std::string label) {
+  FatBinary fb;
+  fb.data_ = bytes;
+  return parse_into(std::move(fb), std::move(label));
+}
+
+FatBinary FatBinary::parse_into(FatBinary fb, std::string label) {
   fb.label_ = std::move(label);
-  fb.bytes_.assign(bytes.begin(), bytes.end());
-  std::span<const std::byte> data(fb.bytes_);
+  std::span<const std::byte> data = fb.data_;
   fb.header_ = read_header(data, fb.label_);
   const Header& h = fb.header_;
   auto text = data.subspan(h.manifest_offset, h.manifest_size);
@@ -278,7 +301,10 @@ FatBinary FatBinary::read_file(const std::string& path) {
   std::vector<std::byte> bytes(static_cast<size_t>(end));
   if (!in.read(reinterpret_cast<char*>(bytes.data()), end))
     throw Error(ErrorCode::InvalidFatBinary, path + ": cannot read fat binary: read failed");
-  return parse(bytes, path);
+  FatBinary fb;
+  fb.owned_ = std::move(bytes);
+  fb.data_ = fb.owned_;
+  return parse_into(std::move(fb), path);
 }
 
 std::vector<std::byte> FatBinary::image_data(size_t index) const {
@@ -287,8 +313,8 @@ std::vector<std::byte> FatBinary::image_data(size_t index) const {
                                                 " out of range (the file has " +
                                                 std::to_string(manifest_.images.size()) + " images)");
   const Image& im = manifest_.images[index];
-  // parse() proved offset + size lies inside bytes_.
-  std::span<const std::byte> frame = std::span<const std::byte>(bytes_).subspan(im.offset, im.size);
+  // parse() proved offset + size lies inside data_.
+  std::span<const std::byte> frame = data_.subspan(im.offset, im.size);
   uint64_t sum = fnv1a64(frame);
   if (sum != im.checksum)
     fail(label_, image_field(index, "checksum"), "mismatch: the manifest says " + checksum_hex(im.checksum) +

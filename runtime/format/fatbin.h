@@ -37,7 +37,17 @@ class FatBinary {
  public:
   // Copies `bytes`; `label` (a path or "<memory>") appears in every error message.
   static FatBinary parse(std::span<const std::byte> bytes, std::string label);
+  // The same checks without the copy: the FatBinary reads `bytes` in place, so they must outlive
+  // it (Device::load(span), whose FatBinary lives for the call: an op library's 2.6 MB copied and
+  // paged in for nothing was a tenth of its load time).
+  static FatBinary view(std::span<const std::byte> bytes, std::string label);
   static FatBinary read_file(const std::string& path);
+
+  FatBinary() = default;
+  FatBinary(const FatBinary& other);
+  FatBinary& operator=(const FatBinary& other);
+  FatBinary(FatBinary&&) noexcept = default;   // a moved vector keeps its buffer: data_ stays valid
+  FatBinary& operator=(FatBinary&&) noexcept = default;
 
   const Manifest& manifest() const { return manifest_; }
   const Header& header() const { return header_; }
@@ -48,7 +58,10 @@ class FatBinary {
   int find_image(Target target, std::string_view arch = {}) const;
 
  private:
-  std::vector<std::byte> bytes_;
+  static FatBinary parse_into(FatBinary fb, std::string label);
+
+  std::vector<std::byte> owned_;     // parse / read_file: the file's bytes; view: empty
+  std::span<const std::byte> data_;  // the file: owned_, or the caller's bytes (view)
   Header header_;
   Manifest manifest_;
   std::string label_;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -178,6 +179,35 @@ TEST(RoundTrip, RandomManifestsAndImagesSurviveByteExact) {
     EXPECT_EQ(h.manifest_offset, 64u);
     EXPECT_EQ(h.flags, 0u);
   }
+}
+
+// parse copies the file (copies of the FatBinary keep working once the bytes are gone); view reads
+// the caller's bytes in place, with the same checks: a damaged byte it reads is reported.
+TEST(RoundTrip, ParseOwnsItsBytesAndViewReadsThemInPlace) {
+  std::mt19937_64 rng(std::random_device{}());
+  Generated g;
+  do g = random_fatbin(rng, 3000);
+  while (g.images.empty());
+  Bytes file = qf::write_fatbin(g.manifest, g.images, 3);
+  std::optional<qf::FatBinary> copy;
+  {
+    Bytes scratch = file;
+    qf::FatBinary fb = qf::FatBinary::parse(scratch, "owned.qfb");
+    copy = fb;   // a copy of an owning FatBinary owns its own bytes
+    std::fill(scratch.begin(), scratch.end(), std::byte{0xA5});
+  }
+  qf::FatBinary moved = std::move(*copy);
+  qf::FatBinary viewed = qf::FatBinary::view(file, "viewed.qfb");
+  qf::FatBinary viewed_copy = viewed;
+  ASSERT_EQ(moved.manifest().images.size(), g.images.size());
+  for (size_t i = 0; i < g.images.size(); ++i) {
+    EXPECT_EQ(moved.image_data(i), g.images[i].data) << "image " << i;
+    EXPECT_EQ(viewed_copy.image_data(i), g.images[i].data) << "image " << i;
+  }
+  const qf::Image& last = viewed.manifest().images.back();
+  file[last.offset + last.size / 2] ^= std::byte{0x01};   // the view sees the caller's bytes
+  EXPECT_THROW(viewed.image_data(g.images.size() - 1), quiver::Error);
+  EXPECT_EQ(moved.image_data(g.images.size() - 1), g.images.back().data);
 }
 
 TEST(RoundTrip, WriterOutputMatchesTheDocumentedHeaderLayout) {
