@@ -193,19 +193,6 @@ class WgmmaLowering {
   mlir::func::CallOp call_;
 };
 
-// Whether the product `call` follows another product in its block with nothing between them
-// but side-effect-free operations (descriptor arithmetic): then no wgmma.fence is needed.
-bool follows_product(mlir::func::CallOp call) {
-  for (mlir::Operation* op = call->getPrevNode(); op; op = op->getPrevNode()) {
-    if (auto prev = llvm::dyn_cast<mlir::func::CallOp>(op)) {
-      auto kind = quiver::ir::warpgroup_op_of(prev.getCallee());
-      return kind && (*kind == WarpgroupOp::Mma || *kind == WarpgroupOp::MmaBT);
-    }
-    if (!mlir::isMemoryEffectFree(op) || op->getNumRegions() != 0) return false;
-  }
-  return false;
-}
-
 std::optional<WarpgroupOp> warpgroup_call(mlir::Operation* op) {
   auto call = llvm::dyn_cast<mlir::func::CallOp>(op);
   return call ? quiver::ir::warpgroup_op_of(call.getCallee()) : std::nullopt;
@@ -213,6 +200,17 @@ std::optional<WarpgroupOp> warpgroup_call(mlir::Operation* op) {
 bool is_product(std::optional<WarpgroupOp> op) {
   return op && (*op == WarpgroupOp::Mma || *op == WarpgroupOp::MmaBT);
 }
+
+// Whether the product `call` follows another product in its block with nothing between them
+// but side-effect-free operations (descriptor arithmetic): then no wgmma.fence is needed.
+bool follows_product(mlir::func::CallOp call) {
+  for (mlir::Operation* op = call->getPrevNode(); op; op = op->getPrevNode()) {
+    if (llvm::isa<mlir::func::CallOp>(op)) return is_product(warpgroup_call(op));
+    if (!mlir::isMemoryEffectFree(op) || op->getNumRegions() != 0) return false;
+  }
+  return false;
+}
+
 bool holds_warpgroup_op(mlir::Operation* op) {
   return op->walk([](mlir::Operation* inner) {
                return warpgroup_call(inner) ? mlir::WalkResult::interrupt() : mlir::WalkResult::advance();
@@ -284,7 +282,7 @@ void lower_warpgroup_to_wgmma(mlir::ModuleOp module) {
   llvm::SmallVector<bool> fence;
   llvm::SmallVector<bool> commit;
   for (auto [call, op] : calls) {
-    fence.push_back((op == WarpgroupOp::Mma || op == WarpgroupOp::MmaBT) && !follows_product(call));
+    fence.push_back(is_product(op) && !follows_product(call));
     commit.push_back(op != WarpgroupOp::Wait || has_uncommitted_product(call));
   }
   llvm::SmallPtrSet<mlir::Operation*, 8> kernels;
