@@ -426,11 +426,14 @@ TEST(OpsGate, Attention) {
       // of each partial: causal with a diagonal through three tiles, and not causal.
       {1, 2, 1, 300, 300, 320, 64, true, true, 0},
       {1, 2, 2, 130, 260, 260, 128, false, false, 0},
+      // A scale of its own, negative: softmax of -0.09 q.k (attention_wgmma negates Q for it).
+      {1, 2, 2, 130, 260, 260, 128, false, true, -0.09},
   };
   if (gate::big_shapes()) cases.push_back({1, 32, 8, 512, 2048, 2048, 128, false, true, 0});
   for_each_type([&]<typename T>() {
     for (oracle::AttentionCase c : cases) {
-      c.scale = 1.0 / std::sqrt(double(c.head_dim));
+      const bool own_scale = c.scale != 0;   // else the op's default, 1 / sqrt(head_dim)
+      if (!own_scale) c.scale = 1.0 / std::sqrt(double(c.head_dim));
       size_t qn = c.batch * c.q_heads * c.q_len * c.head_dim;
       size_t kvn = c.batch * c.kv_heads * c.kv_capacity * c.head_dim;
       Vec q, k, v;
@@ -463,6 +466,7 @@ TEST(OpsGate, Attention) {
       shape.head_dim = c.head_dim;
       shape.layout = c.bshd ? ops::AttentionLayout::BSHD : ops::AttentionLayout::BHSD;
       shape.causal = c.causal;
+      if (own_scale) shape.scale = static_cast<float>(c.scale);
       ops::attention(dev(), bq, bk, bv, o.buffer, shape);
       oracle::AttentionRef ref = oracle::attention(q, k, v, c);
       Vec got = o.read();
@@ -472,7 +476,8 @@ TEST(OpsGate, Attention) {
         if (std::isnan(e) || e > worst) worst = std::isnan(worst) ? worst : e;
       }
       std::string shape_name = gate::shape_string({c.batch, c.q_heads, c.kv_heads, c.q_len, c.kv_len, c.head_dim}) +
-                               (c.causal ? " causal" : "") + (c.bshd ? " bshd" : "");
+                               (c.causal ? " causal" : "") + (c.bshd ? " bshd" : "") +
+                               (own_scale ? " scale " + std::to_string(c.scale) : "");
       gate::record({"attention", Dtype<T>::name, shape_name, "v-scaled", worst,
                     attention_bound(ref, c, output_rounding<T>(), output_rounding<T>())});
     }
