@@ -26,17 +26,17 @@ constexpr uint32_t kThreads = 256;
 constexpr uint32_t kPanel = 64 * 128;   // a panel of 128 rows (Q, K, V tiles)
 constexpr float kMasked = -3.0e38f;   // a masked score: exp2 of it less any finite maximum is 0
 
-// Thread t's c-th chunk of a 128-row tile of D columns copied by N threads (8 elements a chunk,
-// 128 D / 8 N chunks a thread): tile row and column, and where it goes in the tile's swizzled
-// panels (64 columns each).
-template <uint32_t D, uint32_t N>
-QV_DEVICE uint32_t tile_row(uint32_t t, uint32_t c) { return (t + N * c) / (D / 8); }
-template <uint32_t D, uint32_t N>
-QV_DEVICE uint32_t tile_col(uint32_t t, uint32_t c) { return 8 * ((t + N * c) % (D / 8)); }
-template <uint32_t D, uint32_t N>
+// Thread t's c-th chunk (c < D / 16) of a 128-row tile of D columns, 8 elements each (Q, by the
+// whole block): tile row and column, and where it goes in the tile's swizzled panels (64
+// columns each).
+template <uint32_t D>
+QV_DEVICE uint32_t tile_row(uint32_t t, uint32_t c) { return (t + kThreads * c) / (D / 8); }
+template <uint32_t D>
+QV_DEVICE uint32_t tile_col(uint32_t t, uint32_t c) { return 8 * ((t + kThreads * c) % (D / 8)); }
+template <uint32_t D>
 QV_DEVICE uint32_t tile_at(uint32_t t, uint32_t c) {
-  uint32_t col = tile_col<D, N>(t, c);
-  return (col / 64) * kPanel + qv::swizzle128(tile_row<D, N>(t, c), col % 64);
+  uint32_t col = tile_col<D>(t, c);
+  return (col / 64) * kPanel + qv::swizzle128(tile_row<D>(t, c), col % 64);
 }
 
 // A whole tile of K or V (`src`: keys k0 .. k0 + 127) into buffer `buf` of `dst` by one
@@ -90,9 +90,9 @@ QV_DEVICE float row_across(float v, bool max) {
 }
 
 // S = Q K^T for the warpgroup's rows at `qa` and the K buffer at `kb`: D / 16 products, written
-// out (in a loop the accumulator went through copies ptxas had to wait for); waited for only if
-// WAIT (else by the next qv::warpgroup_wait).
-template <typename T, uint32_t D, bool WAIT>
+// out (in a loop the accumulator went through copies ptxas had to wait for); started, not waited
+// for (the caller's warpgroup_wait does).
+template <typename T, uint32_t D>
 QV_DEVICE qv::warpgroup_acc<float, kKeys> scores(const qv::shared<T, kRows * D>& qs, const qv::shared<T, 2 * kKeys * D>& ks,
                                                  uint32_t qa, uint32_t kb) {
   qv::warpgroup_acc<float, kKeys> s;
@@ -106,13 +106,12 @@ QV_DEVICE qv::warpgroup_acc<float, kKeys> scores(const qv::shared<T, kRows * D>&
     s = qv::warpgroup_mma_bt(&qs[kPanel + qa + 32], &ks[kb + kPanel + 32], s);
     s = qv::warpgroup_mma_bt(&qs[kPanel + qa + 48], &ks[kb + kPanel + 48], s);
   }
-  if constexpr (WAIT) qv::warpgroup_wait(0);
   return s;
 }
 
 // O + T(P) V for the warpgroup's P panels at `pa` and the V buffer at `vb`: 8 products of 16 keys,
-// waited for only if WAIT (else by the next qv::warpgroup_wait).
-template <typename T, uint32_t D, bool WAIT>
+// started, not waited for.
+template <typename T, uint32_t D>
 QV_DEVICE qv::warpgroup_acc<float, D> weigh(const qv::shared<T, kRows * kKeys>& ps, const qv::shared<T, 2 * kKeys * D>& vs,
                                             uint32_t pa, uint32_t vb, qv::warpgroup_acc<float, D> acc) {
   constexpr uint32_t kP = 64 * 64;   // P's panels: 64 rows x 64 keys
@@ -124,7 +123,6 @@ QV_DEVICE qv::warpgroup_acc<float, D> weigh(const qv::shared<T, kRows * kKeys>& 
   acc = qv::warpgroup_mma(&ps[pa + kP + 16], &vs[vb + 64 * 80], kPanel, acc);
   acc = qv::warpgroup_mma(&ps[pa + kP + 32], &vs[vb + 64 * 96], kPanel, acc);
   acc = qv::warpgroup_mma(&ps[pa + kP + 48], &vs[vb + 64 * 112], kPanel, acc);
-  if constexpr (WAIT) qv::warpgroup_wait(0);
   return acc;
 }
 
@@ -182,9 +180,9 @@ QV_DEVICE void products(const qv::shared<T, kRows * D>& qs, qv::shared<T, 2 * kK
                         qv::warpgroup_acc<float, D>& acc, qv::warpgroup_acc<float, kKeys>& s) {
   if constexpr (PV) {
     acc *= qv::warpgroup_rows<D>(alpha);
-    acc = weigh<T, D, false>(ps, vs, pa, (j - 1) % 2 * kKeys * D, acc);
+    acc = weigh<T, D>(ps, vs, pa, (j - 1) % 2 * kKeys * D, acc);
   }
-  if constexpr (S) s = scores<T, D, false>(qs, ks, qa, j % 2 * kKeys * D);
+  if constexpr (S) s = scores<T, D>(qs, ks, qa, j % 2 * kKeys * D);
   qv::warpgroup_commit();   // closed next to the products (ptxas fences a batch closed later)
   if (wg == 0) {
     if (j + 1 < tiles) load_tile<T, D>(ks, k, kv_base, kv_seq_stride, kv_len, (j + 1) * kKeys, (j + 1) % 2, t);
@@ -221,9 +219,9 @@ QV_DEVICE void attention_block(const T* q, const T* k, const T* v, T* o, uint32_
 
   // Q (rows past q_len: zeros) by every thread, K's first tile by warpgroup 0.
   for (uint32_t c = 0; c < D / 16; ++c) {
-    uint32_t i = tile_row<D, kThreads>(t, c);
-    uint32_t at = tile_at<D, kThreads>(t, c);
-    if (q0 + i < q_len) qv::copy_async(&qs[at], q + q_base + (q0 + i) * q_seq_stride + tile_col<D, kThreads>(t, c));
+    uint32_t i = tile_row<D>(t, c);
+    uint32_t at = tile_at<D>(t, c);
+    if (q0 + i < q_len) qv::copy_async(&qs[at], q + q_base + (q0 + i) * q_seq_stride + tile_col<D>(t, c));
     else qv::store(&qs[at], qv::vec<T, 8>());
   }
   if (wg == 0) load_tile<T, D>(ks, k, kv_base, kv_seq_stride, kv_len, 0, 0, wt);
