@@ -14,13 +14,18 @@ QV_DEVICE float silu(float v) { return v / (1.0f + qvops::exp_by_exp2(-v)); }
 // 0.5 x (1 + erf(z)), z = x / sqrt(2), with 1 - erf(|z|) = q(t) e^(-z^2), t = 1 / (1 + p |z|), q a
 // degree-5 polynomial (Abramowitz & Stegun 7.1.26: |error| <= 1.5e-7, i.e. <= 7.5e-8 |x| on gelu,
 // far inside the op gate's bound): 1 + erf(z) = q e^(-z^2) for z < 0 (no cancellation) and
-// 2 - q e^(-z^2) otherwise. One division and one exp2 (ex2.approx on PTX) instead of qv::erf's
-// 21 selects, 8 fmas and a division, which held gelu_erf bf16 at 0.58 of copy on the H100.
+// 2 - q e^(-z^2) otherwise. qv::rcp and qv::exp2_ftz (one special-function instruction each on
+// PTX; t's 1-ulp error moves q by ~1e-7) and fused Horner steps: ~20 instructions per element,
+// where the IEEE reciprocal, exp2's subnormal handling and unfused multiply-adds (PTX keeps
+// `a * b + c` as two roundings) took 38 and held gelu_erf bf16 compute-bound at 0.90 of copy
+// on the H100 (ncu: issue slots 91% busy). (qv::erf's 21 selects, 8 fmas and a division held
+// it at 0.58.)
 QV_DEVICE float gelu_erf_of(float v) {
   float a = qv::abs(v) * 0.707106781186547524f;
-  float t = 1.0f / (1.0f + 0.3275911f * a);
-  float q = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
-  float tail = q * qvops::exp_by_exp2(-(a * a));
+  float t = qv::rcp(qv::fma(0.3275911f, a, 1.0f));
+  float q = t * qv::fma(t, qv::fma(t, qv::fma(t, qv::fma(t, 1.061405429f, -1.453152027f), 1.421413741f), -0.284496736f),
+                        0.254829592f);
+  float tail = q * qv::exp2_ftz(v * v * -0.721347520444481703f);   // e^(-z^2) = 2^(-x^2 / (2 ln 2))
   return 0.5f * v * (v < 0.0f ? tail : 2.0f - tail);
 }
 // 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)): the same function, one exp and a division instead of
@@ -114,23 +119,31 @@ namespace {
 constexpr uint32_t kRopeHeads = 4;   // runtime/ops/ops.cpp sizes the grid with the same number
 
 // The 8 elements of pairs i0 .. i0 + 3 of one head: (u, v) = elements 2 i0 .. 2 i0 + 7 (GPT-J) or
-// i0 .. i0 + 3 and i0 + rot_half .. (NeoX).
+// i0 .. i0 + 3 and i0 + rot_half .. (NeoX). They stay in T until rope_store: half / bf16 take half
+// the registers of floats while the sin / cos are computed (as floats, rope bf16 ran at 60
+// registers and half occupancy on the H100).
 template <typename T, bool INTERLEAVED>
-QV_DEVICE void rope_load(const T* x, uint32_t base, uint32_t i0, uint32_t rot_half, qv::float4& u, qv::float4& v) {
-  u = qvops::load4(x + base + (INTERLEAVED ? 2 * i0 : i0));
-  v = qvops::load4(x + base + (INTERLEAVED ? 2 * i0 + 4 : i0 + rot_half));
+QV_DEVICE void rope_load(const T* x, uint32_t base, uint32_t i0, uint32_t rot_half, qv::vec<T, 4>& u,
+                         qv::vec<T, 4>& v) {
+  u = qv::load<4>(x + base + (INTERLEAVED ? 2 * i0 : i0));
+  v = qv::load<4>(x + base + (INTERLEAVED ? 2 * i0 + 4 : i0 + rot_half));
+}
+template <typename T>
+QV_DEVICE qv::float4 to_float4(qv::vec<T, 4> v) {
+  return qv::float4(to_f32(v[0]), to_f32(v[1]), to_f32(v[2]), to_f32(v[3]));
 }
 template <typename T, bool INTERLEAVED>
-QV_DEVICE void rope_store(T* out, uint32_t base, uint32_t i0, uint32_t rot_half, qv::float4 u, qv::float4 v,
+QV_DEVICE void rope_store(T* out, uint32_t base, uint32_t i0, uint32_t rot_half, qv::vec<T, 4> u_t, qv::vec<T, 4> v_t,
                           qv::float4 c, qv::float4 s) {
+  qv::float4 u = to_float4(u_t), v = to_float4(v_t);
   if constexpr (INTERLEAVED) {
     qvops::store4(out + base + 2 * i0, qv::float4(u[0] * c[0] - u[1] * s[0], u[1] * c[0] + u[0] * s[0],
                                                   u[2] * c[1] - u[3] * s[1], u[3] * c[1] + u[2] * s[1]));
     qvops::store4(out + base + 2 * i0 + 4, qv::float4(v[0] * c[2] - v[1] * s[2], v[1] * c[2] + v[0] * s[2],
                                                       v[2] * c[3] - v[3] * s[3], v[3] * c[3] + v[2] * s[3]));
   } else {
-    qvops::store4(out + base + i0, u * c - v * s);
-    qvops::store4(out + base + i0 + rot_half, v * c + u * s);
+    qvops::store4(out + base + i0, qvops::fma4(u, c, -(v * s)));
+    qvops::store4(out + base + i0 + rot_half, qvops::fma4(v, c, u * s));
   }
 }
 
@@ -150,8 +163,8 @@ QV_DEVICE void rope_pairs(const T* x, const int32_t* pos, const float* inv_freq,
       uint32_t row0 = (token * heads + h0) * head_dim;   // head h0 + k starts at row0 + k head_dim
       bool has1 = h0 + 1 < heads, has2 = h0 + 2 < heads, has3 = h0 + 3 < heads;
       if (i0 < rot_half) {
-        qv::float4 zero = qv::float4(0.0f, 0.0f, 0.0f, 0.0f);
-        qv::float4 u0 = zero, v0 = zero, u1 = zero, v1 = zero, u2 = zero, v2 = zero, u3 = zero, v3 = zero;
+        qv::vec<T, 4> zero(from_f32<T>(0.0f));
+        qv::vec<T, 4> u0 = zero, v0 = zero, u1 = zero, v1 = zero, u2 = zero, v2 = zero, u3 = zero, v3 = zero;
         rope_load<T, INTERLEAVED>(x, row0, i0, rot_half, u0, v0);
         if (has1) rope_load<T, INTERLEAVED>(x, row0 + head_dim, i0, rot_half, u1, v1);
         if (has2) rope_load<T, INTERLEAVED>(x, row0 + 2 * head_dim, i0, rot_half, u2, v2);

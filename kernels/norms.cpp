@@ -36,6 +36,17 @@ QV_DEVICE void rms_norm_row_cached(const T* x, const T* w, T* out, uint32_t base
   qvops::row_pair_store(out + base, cols, 1, v2 * inv_rms * wa, v3 * inv_rms * wb);
 }
 
+// Chunk j (slots 2j, 2j + 1) of a half / bf16 row: out = y * w + b for the normalised y = (lo, hi).
+template <typename T>
+QV_DEVICE void layer_norm_chunk_out(const T* w, const T* b, T* row_out, uint32_t cols, uint32_t j, qv::float4 lo,
+                                    qv::float4 hi) {
+  if (!qvops::row_slot_in<T>(cols, 2 * j)) return;
+  uint32_t c = qvops::row_slot_col<T>(2 * j);
+  qv::vec<T, 8> wv = qv::load<8>(w + c), bv = qv::load<8>(b + c);
+  qvops::store16(row_out + c, qvops::fma4(lo, qvops::to_float4_lo(wv), qvops::to_float4_lo(bv)),
+                 qvops::fma4(hi, qvops::to_float4_hi(wv), qvops::to_float4_hi(bv)));
+}
+
 template <typename T>
 QV_DEVICE void layer_norm_row_cached(const T* x, const T* w, const T* b, T* out, uint32_t base, uint32_t cols,
                                      float eps) {
@@ -51,12 +62,19 @@ QV_DEVICE void layer_norm_row_cached(const T* x, const T* w, const T* b, T* out,
   qv::float4 d3 = qvops::row_slot_in<T>(cols, 3) ? v3 - mean : zero;
   float squares = (qvops::sum4(d0 * d0) + qvops::sum4(d1 * d1)) + (qvops::sum4(d2 * d2) + qvops::sum4(d3 * d3));
   float inv_std = qv::rsqrt(qv::block_sum(squares) / static_cast<float>(cols) + eps);
-  qvops::row_pair_load(w, cols, 0, 0.0f, wa, wb);
-  qvops::row_pair_load(b, cols, 0, 0.0f, ba, bb);
-  qvops::row_pair_store(out + base, cols, 0, d0 * inv_std * wa + ba, d1 * inv_std * wb + bb);
-  qvops::row_pair_load(w, cols, 1, 0.0f, wa, wb);
-  qvops::row_pair_load(b, cols, 1, 0.0f, ba, bb);
-  qvops::row_pair_store(out + base, cols, 1, d2 * inv_std * wa + ba, d3 * inv_std * wb + bb);
+  if constexpr (qvops::chunk_elems<T>() == 8) {
+    // w and b stay half / bf16 until used: as floats, loaded ahead of their use, they held
+    // layer_norm bf16 at 47 registers (five blocks per multiprocessor on the H100).
+    layer_norm_chunk_out(w, b, out + base, cols, 0, d0 * inv_std, d1 * inv_std);
+    layer_norm_chunk_out(w, b, out + base, cols, 1, d2 * inv_std, d3 * inv_std);
+  } else {
+    qvops::row_pair_load(w, cols, 0, 0.0f, wa, wb);
+    qvops::row_pair_load(b, cols, 0, 0.0f, ba, bb);
+    qvops::row_pair_store(out + base, cols, 0, qvops::fma4(d0 * inv_std, wa, ba), qvops::fma4(d1 * inv_std, wb, bb));
+    qvops::row_pair_load(w, cols, 1, 0.0f, wa, wb);
+    qvops::row_pair_load(b, cols, 1, 0.0f, ba, bb);
+    qvops::row_pair_store(out + base, cols, 1, qvops::fma4(d2 * inv_std, wa, ba), qvops::fma4(d3 * inv_std, wb, bb));
+  }
 }
 
 template <uint32_t W, typename T>

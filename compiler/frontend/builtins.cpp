@@ -153,6 +153,12 @@ FunctionEmitter::RValue FunctionEmitter::emit_builtin(const clang::CallExpr* e, 
         error(e->getBeginLoc(), "qv::exp2_ftz takes float (or a float accumulator)");
       return {builder_.create<math::Exp2Op>(l, a[0], arith::FastMathFlags::afn)};
     }
+    if (name == "rcp") {   // 1 / x marked afn: targets/ptx/rcp_approx.cpp makes it rcp.approx.ftz
+      need(1);
+      if (!a[0].getType().isF32()) error(e->getBeginLoc(), "qv::rcp takes float");
+      mlir::Value one = builder_.create<arith::ConstantOp>(l, builder_.getF32FloatAttr(1.0f));
+      return {builder_.create<arith::DivFOp>(l, one, a[0], arith::FastMathFlags::afn)};
+    }
     if (name == "log") { need(1); return {builder_.create<math::LogOp>(l, a[0])}; }
     if (name == "log2") { need(1); return {builder_.create<math::Log2Op>(l, a[0])}; }
     if (name == "sqrt") { need(1); return {builder_.create<math::SqrtOp>(l, a[0])}; }

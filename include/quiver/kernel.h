@@ -179,6 +179,10 @@ QV_BUILTIN_ float exp2(float x);
 // exp2 where subnormal inputs and results may be flushed to zero (PTX: ex2.approx.ftz, three
 // instructions fewer than exp2's subnormal-keeping form); the same bound on normal results.
 QV_BUILTIN_ float exp2_ftz(float x);
+// 1 / x within 1 ulp, where subnormal inputs and results may be flushed to zero (PTX:
+// rcp.approx.ftz, one instruction instead of an IEEE division's range check and refinement);
+// 1 / x elsewhere.
+QV_BUILTIN_ float rcp(float x);
 QV_BUILTIN_ float log(float x);
 QV_BUILTIN_ float log2(float x);
 QV_BUILTIN_ float sqrt(float x);

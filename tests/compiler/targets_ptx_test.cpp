@@ -114,6 +114,44 @@ TEST(TargetsPtx, SaxpyKeepsSeparateMultiplyAndAdd) {
   EXPECT_EQ(ptx.find("fma.rn.f32"), std::string::npos) << ptx;
 }
 
+// A kernel's block shape is fixed (qv.block): block_dim reads become constants and thread_id along
+// an axis of size 1 becomes 0 (compiler/ir/normalize.cpp), so loops over a block's subgroups get
+// constant trip counts. The launch's %ntid and %tid.y are never read.
+inline constexpr const char* kBlockShapeIR = R"mlir(
+module {
+  func.func @qv_k0_shape(%out: memref<?xi32>)
+      attributes {qv.kernel, qv.block = array<i32: 64, 1, 1>} {
+    %tx = gpu.thread_id x
+    %ty = gpu.thread_id y
+    %bx = gpu.block_dim x
+    %by = gpu.block_dim y
+    %bid = gpu.block_id x
+    %threads = arith.muli %bx, %by : index
+    %row = arith.muli %bid, %threads : index
+    %i0 = arith.addi %row, %tx : index
+    %i = arith.addi %i0, %ty : index
+    %v = arith.index_cast %threads : index to i32
+    memref.store %v, %out[%i] : memref<?xi32>
+    return
+  }
+}
+)mlir";
+
+TEST(TargetsPtx, BlockShapeIsAConstant) {
+  auto target = compiler::create_ptx_target();
+  compiler::TargetOptions options;
+  options.archs = {"sm_90"};
+  std::vector<compiler::TargetImage> images = compile(*target, kBlockShapeIR, options);
+  ASSERT_FALSE(images.empty());
+  std::string ptx = image_text(images[0]);
+  EXPECT_EQ(ptx.find("%ntid"), std::string::npos) << ptx;
+  EXPECT_EQ(ptx.find("%tid.y"), std::string::npos) << ptx;
+  EXPECT_NE(ptx.find("%tid.x"), std::string::npos) << ptx;
+  EXPECT_NE(ptx.find("st.global.u32"), std::string::npos) << ptx;
+  EXPECT_TRUE(std::regex_search(ptx, std::regex("mov\\.(b|u)32\\s+%r[0-9]+, 64;"))) << "the block's 64 threads stored\n" << ptx;
+  assemble_with_ptxas(ptx, "sm_90");
+}
+
 TEST(TargetsPtx, ArchListAndSm90a) {
   auto target = compiler::create_ptx_target();
   compiler::TargetOptions options;

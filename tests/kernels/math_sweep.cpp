@@ -3,7 +3,7 @@
 #include <quiver/kernel.h>
 
 QV_KERNEL QV_BLOCK(256) void math_sweep(const float* x, float* e, float* t, float* er, float* rs, float* e2, float* e2f,
-                                         uint32_t n) {
+                                         float* rc, uint32_t n) {
   uint32_t i = qv::global_id_x();
   if (i >= n) return;
   float v = x[i];
@@ -13,4 +13,5 @@ QV_KERNEL QV_BLOCK(256) void math_sweep(const float* x, float* e, float* t, floa
   rs[i] = qv::rsqrt(qv::abs(v) + 1e-30f);
   e2[i] = qv::exp2(v);
   e2f[i] = qv::exp2_ftz(v);
+  rc[i] = qv::rcp(qv::abs(v) + 1e-30f);
 }

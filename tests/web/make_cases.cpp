@@ -185,12 +185,13 @@ std::vector<Case> make_cases() {
     auto extra = random_floats(20000, -20, 20);
     x.insert(x.end(), extra.begin(), extra.end());
     const uint32_t n = uint32_t(x.size());
-    std::vector<float> e(n), t(n), er(n), rs(n), e2(n);
+    std::vector<float> e(n), t(n), er(n), rs(n), e2(n), rc(n);
     for (uint32_t i = 0; i < n; ++i) {
       double v = x[i];
       e[i] = float(std::exp(v)), t[i] = float(std::tanh(v)), er[i] = float(std::erf(v));
       rs[i] = float(1.0 / std::sqrt(std::fabs(v) + double(1e-30f)));
       e2[i] = float(std::exp2(v));
+      rc[i] = float(1.0 / double(std::fabs(x[i]) + 1e-30f));
     }
     // The bounds of tests/kernels (KERNEL_LANGUAGE.md: exp and tanh within 2 ulp; docs/numerics.md).
     auto ulp = [](const std::vector<float>& r, double u) {
@@ -206,6 +207,7 @@ std::vector<Case> make_cases() {
     c.output("rsqrt", n * 4, ulp(rs, 2.5));
     c.output("exp2", n * 4, ulp(e2, 2.5));
     c.output("exp2_ftz", n * 4, ulp(e2, 2.5));   // [-20, 20]: normal results, exp2's bound
+    c.output("rcp", n * 4, ulp(rc, 2.5));        // WGSL's division: 2.5 ulp
     c.scalar(n);
     cases.push_back(c);
   }

@@ -25,6 +25,7 @@
 #include "targets/llvm_common/process.h"
 #include "targets/ptx/async_copy_cp_async.h"
 #include "targets/ptx/exp2_ex2_approx.h"
+#include "targets/ptx/rcp_approx.h"
 #include "targets/ptx/matrix_mma_sync.h"
 #include "targets/ptx/warpgroup_wgmma.h"
 #include "targets/target.h"
@@ -215,6 +216,7 @@ class PtxTarget final : public Target {
     if (wgmma) ptx::lower_warpgroup_to_wgmma(module);
     ptx::lower_async_copies_to_cp_async(module);
     ptx::lower_exp2_to_ex2_approx(module);
+    ptx::lower_rcp_to_rcp_approx(module);
     std::vector<mlir::func::FuncOp> funcs;
     for (const format::Kernel& k : kernels)
       funcs.push_back(llvm_common::find_kernel(module, k.symbol, {k.name, kTargetName}));
