@@ -113,10 +113,12 @@ namespace {
 // and the pair only, so their sin / cos are computed once for those heads (per head, they held
 // bf16 rope at 0.6 of copy on the H100: compute-bound on the accurate sin_cos). All heads' loads
 // come before the stores: the stores may alias later loads, so a load-store loop per head runs
-// one head at a time (f32 8192x4096 fell from 0.94 to 0.89 of copy with 8 heads that way). The
+// one head at a time (f32 8192x4096 fell from 0.94 to 0.89 of copy with 8 heads that way). Two
+// heads, not four, since sin_cos is a short polynomial: four held NVIDIA's Vulkan compiler at 59
+// registers (rope bf16 at 0.85 of CUDA's figure; two: 39 registers, 0.92) at no cost on CUDA. The
 // host sizes the grid for tokens * ceil(heads / kRopeHeads) * head_dim / 8 threads; consecutive
 // threads take consecutive pair groups of one head (coalesced). Otherwise a thread takes one pair.
-constexpr uint32_t kRopeHeads = 4;   // runtime/ops/ops.cpp sizes the grid with the same number
+constexpr uint32_t kRopeHeads = 2;   // runtime/ops/ops.cpp sizes the grid with the same number
 
 // The 8 elements of pairs i0 .. i0 + 3 of one head: (u, v) = elements 2 i0 .. 2 i0 + 7 (GPT-J) or
 // i0 .. i0 + 3 and i0 + rot_half .. (NeoX). They stay in T until rope_store: half / bf16 take half
@@ -161,7 +163,8 @@ QV_DEVICE void rope_pairs(const T* x, const int32_t* pos, const float* inv_freq,
       uint32_t token = token_block / head_blocks;
       uint32_t h0 = (token_block - token * head_blocks) * kRopeHeads;
       uint32_t row0 = (token * heads + h0) * head_dim;   // head h0 + k starts at row0 + k head_dim
-      bool has1 = h0 + 1 < heads, has2 = h0 + 2 < heads, has3 = h0 + 3 < heads;
+      bool has1 = kRopeHeads > 1 && h0 + 1 < heads, has2 = kRopeHeads > 2 && h0 + 2 < heads;
+      bool has3 = kRopeHeads > 3 && h0 + 3 < heads;
       if (i0 < rot_half) {
         qv::vec<T, 4> zero(from_f32<T>(0.0f));
         qv::vec<T, 4> u0 = zero, v0 = zero, u1 = zero, v1 = zero, u2 = zero, v2 = zero, u3 = zero, v3 = zero;

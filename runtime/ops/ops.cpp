@@ -147,7 +147,7 @@ void rope(const Device& dev, Operand x, Operand positions, Operand inv_freq, Ope
   call.require_at_least("out", out, n, "tokens * heads * head_dim");
   if (n == 0) return;
   // kernels/elementwise.cpp: 4 pairs of up to kRopeHeads heads per thread, else one pair.
-  constexpr size_t kRopeHeads = 4;
+  constexpr size_t kRopeHeads = 2;
   bool wide = head_dim % 8 == 0 && inv_freq.size % 4 == 0;
   size_t threads = wide ? tokens * ((heads + kRopeHeads - 1) / kRopeHeads) * (head_dim / 8) : n / 2;
   call.launch(kernel_name(interleaved ? "rope_gptj" : "rope_neox", e), stride_grid(threads),
