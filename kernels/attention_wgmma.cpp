@@ -278,11 +278,14 @@ QV_DEVICE void attention_block(const T* q, const T* k, const T* v, T* o, uint32_
 
   // O / l through shared memory (K's buffers, last read in phase 2n - 1: rows of D + 8), then
   // rows below q_len out.
-  qv::vec<float, 2> total;
-  total[0] = row_across(l[0], false);
-  total[1] = row_across(l[1], false);
+  // O times 1 / l: two divisions a thread, not one per element of O (D / 2 IEEE divisions, each
+  // a refinement sequence behind a branch: ~600 instructions a thread at D = 128, in every
+  // block's epilogue — which the short blocks of causal attention hardly amortise).
+  qv::vec<float, 2> inv_total;
+  inv_total[0] = 1.0f / row_across(l[0], false);
+  inv_total[1] = 1.0f / row_across(l[1], false);
   constexpr uint32_t kRow = D + 8;
-  qv::store_warpgroup(&ks[64 * wg * kRow], kRow, acc / qv::warpgroup_rows<D>(total));
+  qv::store_warpgroup(&ks[64 * wg * kRow], kRow, acc * qv::warpgroup_rows<D>(inv_total));
   qv::barrier();
   for (uint32_t c = t; c < kRows * D / 8; c += kThreads) {
     uint32_t i = c / (D / 8), d = 8 * (c % (D / 8));
