@@ -37,10 +37,22 @@ QV_DEVICE T from_f32(float v) {
 // worked on as a float4; scalar element accesses leave most of the memory system's width unused.
 // `p` must be aligned to 4 elements: buffers start aligned, so row starts are whenever
 // cols % 4 == 0 and grid-stride chunks of 4 always are.
+// Elements of T as floats: four, or the first / last four of eight.
+template <typename T>
+QV_DEVICE qv::float4 to_float4(qv::vec<T, 4> v) {
+  return qv::float4(to_f32(v[0]), to_f32(v[1]), to_f32(v[2]), to_f32(v[3]));
+}
+template <typename T>
+QV_DEVICE qv::float4 to_float4_lo(qv::vec<T, 8> v) {
+  return qv::float4(to_f32(v[0]), to_f32(v[1]), to_f32(v[2]), to_f32(v[3]));
+}
+template <typename T>
+QV_DEVICE qv::float4 to_float4_hi(qv::vec<T, 8> v) {
+  return qv::float4(to_f32(v[4]), to_f32(v[5]), to_f32(v[6]), to_f32(v[7]));
+}
 template <typename T>
 QV_DEVICE qv::float4 load4(const T* p) {
-  qv::vec<T, 4> v = qv::load<4>(p);
-  return qv::float4(to_f32(v[0]), to_f32(v[1]), to_f32(v[2]), to_f32(v[3]));
+  return to_float4(qv::load<4>(p));
 }
 template <typename T>
 QV_DEVICE void store4(T* p, qv::float4 v) {
@@ -83,19 +95,11 @@ template <typename T>
 QV_DEVICE void load16(const T* p, qv::float4& lo, qv::float4& hi) {
   if constexpr (chunk_elems<T>() == 8) {
     qv::vec<T, 8> v = qv::load<8>(p);
-    lo = qv::float4(to_f32(v[0]), to_f32(v[1]), to_f32(v[2]), to_f32(v[3]));
-    hi = qv::float4(to_f32(v[4]), to_f32(v[5]), to_f32(v[6]), to_f32(v[7]));
+    lo = to_float4_lo(v);
+    hi = to_float4_hi(v);
   } else {
     lo = load4(p);
   }
-}
-template <typename T>
-QV_DEVICE qv::float4 to_float4_lo(qv::vec<T, 8> v) {
-  return qv::float4(to_f32(v[0]), to_f32(v[1]), to_f32(v[2]), to_f32(v[3]));
-}
-template <typename T>
-QV_DEVICE qv::float4 to_float4_hi(qv::vec<T, 8> v) {
-  return qv::float4(to_f32(v[4]), to_f32(v[5]), to_f32(v[6]), to_f32(v[7]));
 }
 template <typename T>
 QV_DEVICE void store16(T* p, qv::float4 lo, qv::float4 hi) {

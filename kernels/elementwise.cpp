@@ -130,14 +130,10 @@ QV_DEVICE void rope_load(const T* x, uint32_t base, uint32_t i0, uint32_t rot_ha
   u = qv::load<4>(x + base + (INTERLEAVED ? 2 * i0 : i0));
   v = qv::load<4>(x + base + (INTERLEAVED ? 2 * i0 + 4 : i0 + rot_half));
 }
-template <typename T>
-QV_DEVICE qv::float4 to_float4(qv::vec<T, 4> v) {
-  return qv::float4(to_f32(v[0]), to_f32(v[1]), to_f32(v[2]), to_f32(v[3]));
-}
 template <typename T, bool INTERLEAVED>
 QV_DEVICE void rope_store(T* out, uint32_t base, uint32_t i0, uint32_t rot_half, qv::vec<T, 4> u_t, qv::vec<T, 4> v_t,
                           qv::float4 c, qv::float4 s) {
-  qv::float4 u = to_float4(u_t), v = to_float4(v_t);
+  qv::float4 u = qvops::to_float4(u_t), v = qvops::to_float4(v_t);
   if constexpr (INTERLEAVED) {
     qvops::store4(out + base + 2 * i0, qv::float4(u[0] * c[0] - u[1] * s[0], u[1] * c[0] + u[0] * s[0],
                                                   u[2] * c[1] - u[3] * s[1], u[3] * c[1] + u[2] * s[1]));
