@@ -125,99 +125,101 @@ QV_KERNEL QV_BLOCK(kRowThreads) void matvec(const T* w, const T* x, T* y, uint32
 // The weights are read as 16-bit words (blocks are 34 and 18 bytes, so every block starts on a
 // word): the host binds the byte buffer twice, as uint16_t `w` and as qv::half `scales` (a
 // block's scale is half `b` where word `b` starts it), and the integers become floats through
-// their bits (qv::bit_cast<float>(0x4B000000 | n) = 2^23 + n). Byte loads, the integer-to-float
-// converter (a quarter of the float rate on NVIDIA) and a bit-by-bit f16 decoding per 4 elements
-// made these kernels issue-bound on the H100 at 0.44 (q8_0) and 0.22 (q4_0) of copy bandwidth.
+// their bits (field() below). Byte loads, the integer-to-float converter (a quarter of the float
+// rate on NVIDIA) and a bit-by-bit f16 decoding per 4 elements made these kernels issue-bound on
+// the H100 at 0.44 (q8_0) and 0.22 (q4_0) of copy bandwidth.
 //
 // A subgroup works on two rows at once, so each x value it loads serves both (x is f32: 4 bytes
-// per weight element, 3.8x the q8_0 weight bytes and 7x the q4_0 ones); kQuantRows rows per
-// block. Lane l takes groups of 8 elements G = l, l + sg, ... (two per step): G / 4 is the
-// block, G % 4 the group in it, so consecutive lanes read consecutive words. (Two rows per
-// 256-thread block with block reductions measured 0.51 / 0.30 against this
-// layout's 0.57 / 0.35: these kernels are bound by instructions, not by waves.)
-constexpr uint32_t kQuantRows = 16;   // output rows per block (runtime/ops/ops.cpp sizes the grid)
+// per weight element, 3.8x the q8_0 weight bytes and 7x the q4_0 ones). Lane l takes groups of
+// 8 elements G = l, l + sg, ...: G / 4 is the block, G % 4 the group in it, so consecutive lanes
+// read consecutive words. Blocks of 128 threads and 8 rows, 31 registers: 1792 blocks for 14336
+// rows are one wave on the H100 at full occupancy; 256-thread blocks of 16 rows with two groups
+// per step (40 registers) ran 1.13 waves (q8_0 1768 -> 1903 GB/s, q4_0 1176 -> 1268 with this
+// layout). Staging the rows through shared memory with qv::copy_async (16-byte copies, a 4-6
+// slice ring) was slower still (q4_0 1026: ~40% more instructions for the copies, barriers and
+// shared loads; docs/perf/NOTES.md, session 15).
+constexpr uint32_t kQuantThreads = 128;
+constexpr uint32_t kQuantRows = 8;   // output rows per block (runtime/ops/ops.cpp sizes the grid)
 
-// d * (q . x) for one q8_0 group: the 8 quants of words 1 + 4j .. 4 + 4j of the block at word
-// `b` (element 8j + 2k in the low byte of word 1 + 4j + k, 8j + 2k + 1 in its high byte).
-QV_DEVICE float q8(uint32_t byte) { return qv::bit_cast<float>(0x4B000000u | byte) - 8388736.0f; }   // int8 ^ 0x80 -> q
-QV_DEVICE float q8_group(const uint16_t* w, const qv::half* scales, uint32_t b, uint32_t j, qv::float4 x0,
-                         qv::float4 x1) {
-  uint32_t p0 = static_cast<uint32_t>(w[b + 1 + 4 * j]) ^ 0x8080u, p1 = static_cast<uint32_t>(w[b + 2 + 4 * j]) ^ 0x8080u;
-  uint32_t p2 = static_cast<uint32_t>(w[b + 3 + 4 * j]) ^ 0x8080u, p3 = static_cast<uint32_t>(w[b + 4 + 4 * j]) ^ 0x8080u;
-  float lo = dot4_acc(qv::float4(q8(p0 & 255u), q8(p0 >> 8), q8(p1 & 255u), q8(p1 >> 8)), x0, 0.0f);
-  float hi = dot4_acc(qv::float4(q8(p2 & 255u), q8(p2 >> 8), q8(p3 & 255u), q8(p3 >> 8)), x1, 0.0f);
-  return static_cast<float>(scales[b]) * (lo + hi);
+// Integers to floats through the bits, a field at a time: a field whose lowest bit is bit S
+// (S + width <= 23) reads as 2^(23 - S) + field once the exponent makes bit S worth 1 (an AND
+// and an OR, no shift), then one subtraction of 2^(23 - S) + bias gives field - bias exactly.
+template <uint32_t S>
+QV_DEVICE float field(uint32_t v, uint32_t mask, float bias) {
+  constexpr uint32_t exponent = (150u - S) << 23;   // 2^(23 - S)
+  constexpr float offset = static_cast<float>(1u << (23 - S));
+  return qv::bit_cast<float>((v & (mask << S)) | exponent) - (offset + bias);
 }
 
-// d * ((q - 8) . x) for one q4_0 group: bytes 4j .. 4j + 3 of the block's 16 (words 1 + 2j and
-// 2 + 2j), whose low nibbles are elements 4j .. 4j + 3 (x0) and high nibbles 4j + 16 .. 4j + 19 (x1).
-QV_DEVICE float q4(uint32_t nibble) { return qv::bit_cast<float>(0x4B000000u | nibble) - 8388616.0f; }   // n - 8
-QV_DEVICE float q4_group(const uint16_t* w, const qv::half* scales, uint32_t b, uint32_t j, qv::float4 x0,
-                         qv::float4 x1) {
-  uint32_t p = static_cast<uint32_t>(w[b + 1 + 2 * j]) | (static_cast<uint32_t>(w[b + 2 + 2 * j]) << 16);
-  float lo = dot4_acc(qv::float4(q4(p & 15u), q4((p >> 8) & 15u), q4((p >> 16) & 15u), q4((p >> 24) & 15u)), x0, 0.0f);
-  float hi = dot4_acc(qv::float4(q4((p >> 4) & 15u), q4((p >> 12) & 15u), q4((p >> 20) & 15u), q4(p >> 28)), x1, 0.0f);
-  return static_cast<float>(scales[b]) * (lo + hi);
+// d * (q . x) for one q8_0 group: its 8 quants in a (bytes 0-3) and b (bytes 4-7); the int8 q
+// is (q ^ 0x80) - 128.
+QV_DEVICE float q8_dot(uint32_t a, uint32_t b, float d, qv::float4 x0, qv::float4 x1) {
+  a ^= 0x80808080u;
+  b ^= 0x80808080u;
+  uint32_t ah = a >> 16, bh = b >> 16;
+  qv::float4 lo(field<0>(a, 255u, 128.0f), field<8>(a, 255u, 128.0f), field<0>(ah, 255u, 128.0f), field<8>(ah, 255u, 128.0f));
+  qv::float4 hi(field<0>(b, 255u, 128.0f), field<8>(b, 255u, 128.0f), field<0>(bh, 255u, 128.0f), field<8>(bh, 255u, 128.0f));
+  return d * dot4_acc(hi, x1, dot4_acc(lo, x0, 0.0f));
 }
 
+// d * ((q - 8) . x) for one q4_0 group: 4 bytes p of the block's 16, whose low nibbles are
+// elements 4j .. 4j + 3 (x0) and high nibbles 4j + 16 .. 4j + 19 (x1).
+QV_DEVICE float q4_dot(uint32_t p, float d, qv::float4 x0, qv::float4 x1) {
+  uint32_t ph = p >> 16;
+  qv::float4 lo(field<0>(p, 15u, 8.0f), field<8>(p, 15u, 8.0f), field<16>(p, 15u, 8.0f), field<8>(ph, 15u, 8.0f));
+  qv::float4 hi(field<4>(p, 15u, 8.0f), field<12>(p, 15u, 8.0f), field<4>(ph, 15u, 8.0f), field<12>(ph, 15u, 8.0f));
+  return d * dot4_acc(hi, x1, dot4_acc(lo, x0, 0.0f));
+}
+
+QV_DEVICE uint32_t word_pair(uint32_t lo, uint32_t hi) { return lo | (hi << 16); }
+
+// Group g (block g / 4, group j = g % 4 in it) of the rows at words r0 and r1, x loaded once for
+// both: x[32 (g / 4) + 8 j] and the next 4 for q8_0, x[32 (g / 4) + 4 j] and 16 further for q4_0;
+// the quants are words 1 + 2j, 2 + 2j (q4_0) or 1 + 4j .. 4 + 4j (q8_0) of the block.
 template <bool Q4>
 QV_DEVICE float quant_group(const uint16_t* w, const qv::half* scales, uint32_t b, uint32_t j, qv::float4 x0,
                             qv::float4 x1) {
-  if constexpr (Q4) return q4_group(w, scales, b, j, x0, x1);
-  else return q8_group(w, scales, b, j, x0, x1);
+  float d = static_cast<float>(scales[b]);
+  if constexpr (Q4) return q4_dot(word_pair(w[b + 1 + 2 * j], w[b + 2 + 2 * j]), d, x0, x1);
+  else return q8_dot(word_pair(w[b + 1 + 4 * j], w[b + 2 + 4 * j]), word_pair(w[b + 3 + 4 * j], w[b + 4 + 4 * j]), d, x0, x1);
 }
 
-// The loop both quantized kernels share. x of group G is x[32 (G / 4) + 8 (G % 4)] and the next
-// 4 for q8_0; x[32 (G / 4) + 4 (G % 4)] and 16 further for q4_0.
+// The step count is block-uniform and subgroup_sum sits outside any thread-dependent branch
+// (WGSL's uniformity analysis requires it); a subgroup without rows adds zeros.
 template <bool Q4>
 QV_DEVICE void matvec_quant_rows(const uint16_t* w, const qv::half* scales, const float* x, float* y, uint32_t rows,
                                  uint32_t cols) {
   constexpr uint32_t words = Q4 ? kQ4Words : kQ8Words;
-  constexpr uint32_t x_hi = Q4 ? 16 : 4;   // offset of the group's second float4 of x
-  constexpr uint32_t x_step = Q4 ? 4 : 8;  // x offset per group within the block
   uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
-  uint32_t subgroups = (kRowThreads + sg - 1) / sg;
+  uint32_t subgroups = (kQuantThreads + sg - 1) / sg;
   uint32_t groups = cols / 8, blocks = cols / kQBlock;
-  // The step count is block-uniform and subgroup_sum sits outside any thread-dependent branch
-  // (WGSL's uniformity analysis requires it); a subgroup without rows adds zeros.
   for (uint32_t step = 0; step < (kQuantRows + 2 * subgroups - 1) / (2 * subgroups); ++step) {
     uint32_t pair = qv::thread_id_x() / sg + step * subgroups;   // rows 2 pair, 2 pair + 1 of the block's
     uint32_t row0 = qvops::block_row() * kQuantRows + 2 * pair;
     bool valid0 = 2 * pair < kQuantRows && row0 < rows, valid1 = valid0 && row0 + 1 < rows;
     uint32_t r0 = row0 * blocks * words, r1 = valid1 ? r0 + blocks * words : r0;   // an absent row 1 re-reads row 0
-    float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
+    float acc0 = 0.0f, acc1 = 0.0f;
     if (valid0) {
-      uint32_t g = lane;
-      for (; g + sg < groups; g += 2 * sg) {
-        uint32_t h = g + sg;
-        uint32_t xg = (g / 4) * kQBlock + (g % 4) * x_step, xh = (h / 4) * kQBlock + (h % 4) * x_step;
-        qv::float4 a0 = qv::load<4>(x + xg), a1 = qv::load<4>(x + xg + x_hi);
-        qv::float4 b0 = qv::load<4>(x + xh), b1 = qv::load<4>(x + xh + x_hi);
-        acc0 += quant_group<Q4>(w, scales, r0 + (g / 4) * words, g % 4, a0, a1);
-        acc1 += quant_group<Q4>(w, scales, r1 + (g / 4) * words, g % 4, a0, a1);
-        acc2 += quant_group<Q4>(w, scales, r0 + (h / 4) * words, h % 4, b0, b1);
-        acc3 += quant_group<Q4>(w, scales, r1 + (h / 4) * words, h % 4, b0, b1);
-      }
-      if (g < groups) {
-        uint32_t xg = (g / 4) * kQBlock + (g % 4) * x_step;
-        qv::float4 a0 = qv::load<4>(x + xg), a1 = qv::load<4>(x + xg + x_hi);
-        acc0 += quant_group<Q4>(w, scales, r0 + (g / 4) * words, g % 4, a0, a1);
-        acc1 += quant_group<Q4>(w, scales, r1 + (g / 4) * words, g % 4, a0, a1);
+      for (uint32_t g = lane; g < groups; g += sg) {
+        uint32_t at = (g / 4) * kQBlock + (g % 4) * (Q4 ? 4 : 8);
+        qv::float4 x0 = qv::load<4>(x + at), x1 = qv::load<4>(x + at + (Q4 ? 16 : 4));
+        acc0 += quant_group<Q4>(w, scales, r0 + (g / 4) * words, g % 4, x0, x1);
+        acc1 += quant_group<Q4>(w, scales, r1 + (g / 4) * words, g % 4, x0, x1);
       }
     }
-    float sum0 = qv::subgroup_sum(acc0 + acc2), sum1 = qv::subgroup_sum(acc1 + acc3);
+    float sum0 = qv::subgroup_sum(acc0), sum1 = qv::subgroup_sum(acc1);
     if (valid0 && lane == 0) y[row0] = sum0;
     if (valid1 && lane == 0) y[row0 + 1] = sum1;
   }
 }
 
-QV_KERNEL QV_BLOCK(kRowThreads) void matvec_q8_0(const uint16_t* w, const qv::half* scales, const float* x, float* y,
-                                                 uint32_t rows, uint32_t cols) {
+QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q8_0(const uint16_t* w, const qv::half* scales, const float* x, float* y,
+                                                   uint32_t rows, uint32_t cols) {
   matvec_quant_rows<false>(w, scales, x, y, rows, cols);
 }
 
-QV_KERNEL QV_BLOCK(kRowThreads) void matvec_q4_0(const uint16_t* w, const qv::half* scales, const float* x, float* y,
-                                                 uint32_t rows, uint32_t cols) {
+QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q4_0(const uint16_t* w, const qv::half* scales, const float* x, float* y,
+                                                   uint32_t rows, uint32_t cols) {
   matvec_quant_rows<true>(w, scales, x, y, rows, cols);
 }
 

@@ -209,10 +209,11 @@ QV_BUILTIN_ uint32_t max(uint32_t a, uint32_t b);
 QV_BUILTIN_ uint32_t clamp(uint32_t x, uint32_t lo, uint32_t hi);
 // Packed int8x4 dot product with accumulate: acc + sum over k of int8(a >> 8k) * int8(b >> 8k).
 QV_BUILTIN_ int32_t dot4_i8(uint32_t a, uint32_t b, int32_t acc);
-// The bits of a 32-bit scalar (float, int32_t, uint32_t) read as another one, like std::bit_cast:
-// bit_cast<float>(0x4B000000u | n) is 2^23 + n exactly (n < 2^23), an int-to-float conversion
-// on the full-rate ALUs, where static_cast<float> of an integer goes through a converter that
-// issues at a quarter of the float rate on NVIDIA GPUs.
+// The bits of a scalar read as another of the same size, like std::bit_cast: 32 bits (float,
+// int32_t, uint32_t) or 16 bits (half, bf16, int16_t, uint16_t). bit_cast<float>(0x4B000000u | n)
+// is 2^23 + n exactly (n < 2^23), an int-to-float conversion on the full-rate ALUs, where
+// static_cast<float> of an integer goes through a converter that issues at a quarter of the
+// float rate on NVIDIA GPUs; bit_cast<half>(w) reads an f16 kept in integer memory.
 template <typename To, typename From> QV_BUILTIN_ To bit_cast(From v);
 // double on the targets that have it (CPU, PTX).
 QV_BUILTIN_ double exp(double x);

@@ -171,7 +171,7 @@ void embedding(const Device& dev, Operand table, Operand ids, Operand out, size_
 }
 
 constexpr size_t kMatvecRows = 4;   // kernels/matvec.cpp: output rows per block of matvec
-constexpr size_t kQuantRows = 16;   // kernels/matvec.cpp: output rows per block of matvec_q8_0 / q4_0
+constexpr size_t kQuantRows = 8;    // kernels/matvec.cpp: output rows per block of matvec_q8_0 / q4_0
 
 void matvec(const Device& dev, Operand w, Operand x, Operand y, size_t rows, size_t cols) {
   OpCall call(dev, "matvec");

@@ -113,6 +113,37 @@ TEST(HalfBf16, EveryBitPatternWidensExactly) {
   }
 }
 
+// qv::bit_cast between 16-bit types (tests/kernels/bit_cast.cpp): every bit pattern held as an
+// integer reads as the half / bf16 it encodes, and a rounded half / bf16 reads back as its bits.
+TEST(HalfBf16, BitCastBetween16BitTypes) {
+  const uint32_t n = 65536;
+  std::vector<uint16_t> bits(n);
+  for (uint32_t i = 0; i < n; ++i) bits[i] = static_cast<uint16_t>(i);
+  auto in = conversion_inputs(n);
+  auto bbits = upload(bits);
+  auto bin = upload(in);
+  auto as_half = poisoned<float>(n), as_bf16 = poisoned<float>(n);
+  auto half_out = poisoned<uint16_t>(n), bf16_out = poisoned<uint16_t>(n);
+  env().mod.kernel("bit_casts_16").launch(quiver::Grid{n / 64}, bbits, bin, as_half, as_bf16, half_out, bf16_out, n);
+  auto oh = download(as_half), ob = download(as_bf16);
+  auto ohb = download(half_out), obb = download(bf16_out);
+  int bad = 0;
+  for (uint32_t i = 0; i < n && bad < 10; ++i) {
+    bool bf16_subnormal = (i & 0x7f80) == 0 && (i & 0x7f);   // flushed by NVIDIA's Vulkan driver (as above)
+    uint16_t rh = half_bits(in[i]), rb = bf16_bits(in[i]);
+    bool ok = same_float(oh[i], half_value(i)) &&
+              (same_float(ob[i], bf16_value(i)) || (bf16_subnormal && ob[i] == 0.0f && env().dev.backend_name() == "vulkan")) &&
+              (ohb[i] == rh || (is_nan_half(rh) && is_nan_half(ohb[i]))) &&
+              (obb[i] == rb || (is_nan_bf16(rb) && is_nan_bf16(obb[i])));
+    if (!ok) {
+      ++bad;
+      ADD_FAILURE() << std::hex << "bits 0x" << i << " -> " << std::hexfloat << oh[i] << " / " << ob[i] << " (want "
+                    << half_value(i) << " / " << bf16_value(i) << "); x=" << in[i] << std::hex << " -> 0x" << ohb[i]
+                    << " / 0x" << obb[i] << " (want 0x" << rh << " / 0x" << rb << ")";
+    }
+  }
+}
+
 TEST(HalfBf16, HalfScalarParameterAndDeviceHelper) {
   const uint32_t n = 5000;
   std::vector<quiver::half> x(n);

@@ -279,7 +279,7 @@ void rope_and_embedding(std::vector<Case>& cases, const Elem& e) {
 }
 
 constexpr size_t kMatvecRows = 4;   // kernels/matvec.cpp: output rows per block of matvec
-constexpr size_t kQuantRows = 16;   // kernels/matvec.cpp: output rows per block of matvec_q8_0 / q4_0
+constexpr size_t kQuantRows = 8;    // kernels/matvec.cpp: output rows per block of matvec_q8_0 / q4_0
 
 void matvec(std::vector<Case>& cases, const Elem& e) {
   const std::string t = e.name;
