@@ -127,6 +127,16 @@ def main():
     y = torch.empty_like(x)
     copy_gbps = 2 * x.numel() * 4 / median_ms(lambda: y.copy_(x)) / 1e6
     del x, y
+    # torch's copy moving each memory-bound or matvec case's bytes (half read, half written), timed
+    # the same way: what a copy reaches at that size, beside the big copy above.
+    copy_at = {}
+    for r in bench["results"]:
+        if "copy_same_size_GBps" not in r or r["bytes"] in copy_at:   # the cases quiver-bench sizes a copy for
+            continue
+        src = torch.empty(r["bytes"] // 8, device=dev)
+        dst = torch.empty_like(src)
+        copy_at[r["bytes"]] = r["bytes"] / median_ms(lambda: dst.copy_(src)) / 1e6
+        del src, dst
     rows = []
     for r in bench["results"]:
         for label, fn in torch_cases(r["op"], r["dtype"], r["shape"]):
@@ -135,10 +145,12 @@ def main():
                          "quiver_ms": r["median_ms"], "torch_ms": ms, "ratio": ms / r["median_ms"],
                          "quiver_GBps": r["bytes"] / r["median_ms"] / 1e6,
                          "quiver_frac_copy": r["bytes"] / r["median_ms"] / 1e6 / copy_gbps,
+                         "torch_copy_same_size_GBps": copy_at.get(r["bytes"]),
                          "quiver_TFLOPs": r["flops"] / r["median_ms"] / 1e9 if r["flops"] else None})
         torch.cuda.empty_cache()
     out = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,
-           "copy_GBps_torch": copy_gbps, "quiver_backend": bench.get("backend"),
+           "copy_GBps_torch": copy_gbps, "copy_same_size_GBps_torch": {str(k): v for k, v in copy_at.items()},
+           "quiver_backend": bench.get("backend"),
            "quiver_copy_GBps": bench.get("copy_GBps"), "rows": rows}
     json.dump(out, open(sys.argv[2], "w"), indent=1)
     lines = [f"Device: {out['device']}, torch {out['torch']}, Triton {out['triton']}; "

@@ -33,9 +33,14 @@ def main():
         ratio = quiver / ref if ref else float("nan")
         rows.append((goal, case, quiver, ref_label, ref, ratio, target, ratio >= target, same_size))
 
+    torch_copy_at = vs.get("copy_same_size_GBps_torch", {})
+
     def same_size(r):
-        # quiver's copy kernel moving the case's bytes (bench-cuda.json), as a fraction of torch's copy.
-        return r["copy_same_size_GBps"] / copy if "copy_same_size_GBps" in r else None
+        # quiver's copy kernel (bench-cuda.json) and torch's copy (vs-torch.json) moving the case's
+        # bytes, as fractions of torch's big copy.
+        ours = r["copy_same_size_GBps"] / copy if "copy_same_size_GBps" in r else None
+        theirs = torch_copy_at.get(str(r["bytes"]))
+        return (ours, theirs / copy if theirs else None)
 
     for shape in ("32768x4096", "8192x4096"):
         for dt in ("f32", "bf16"):
@@ -86,15 +91,16 @@ def main():
     print("Made by `bash scripts/stage-device.sh <build>`, then on the device (carry .device .gl): "
           "`QUIVER_DEVICE_CONFIGS=\"\" QUIVER_DEVICE_BENCH=1 bash scripts/device-check.sh .device/build`, then "
           "`python3 scripts/perf-table.py <files>`. Speed ratios: the reference's time / quiver's time.\n")
-    print("Last column: quiver's copy kernel moving the same number of bytes as the case (rotated past "
-          "the L2 like the case), as a fraction of the copy reference: what a plain copy reaches at "
-          "that size.\n")
-    print("| goal | case | quiver | reference | ref | ratio | target | met | copy at this size |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("Last two columns: quiver's copy kernel (rotated past the L2 like the case) and torch's copy "
+          "(L2 flushed between runs) moving the same number of bytes as the case, as fractions of the "
+          "copy reference: what a plain copy reaches at that size.\n")
+    print("| goal | case | quiver | reference | ref | ratio | target | met | quiver copy at this size | torch copy at this size |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    fmt = lambda v: f"{v:.3f}" if v is not None else ""
     for goal, case, qv, ref_label, ref, ratio, target, ok, same in rows:
-        extra = f"{same:.3f}" if same is not None else ""
+        ours, theirs = same if same is not None else (None, None)
         print(f"| {goal} | {case} | {qv:.2f} | {ref_label} | {ref:.2f} | {ratio:.3f} | {target:.2f} | "
-              f"{'yes' if ok else 'no'} | {extra} |")
+              f"{'yes' if ok else 'no'} | {fmt(ours)} | {fmt(theirs)} |")
     print("\nWhat limits each unmet goal, with the profiler evidence: docs/perf/NOTES.md, "
           "\"Unmet goals: what limits them\".")
 
