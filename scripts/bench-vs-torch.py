@@ -131,11 +131,12 @@ def main():
     # the same way: what a copy reaches at that size, beside the big copy above.
     copy_at = {}
     for r in bench["results"]:
-        if "copy_same_size_GBps" not in r or r["bytes"] in copy_at:   # the cases quiver-bench sizes a copy for
+        nbytes = int(r["bytes"])
+        if "copy_same_size_GBps" not in r or nbytes in copy_at:   # the cases quiver-bench sizes a copy for
             continue
-        src = torch.empty(r["bytes"] // 8, device=dev)
+        src = torch.empty(nbytes // 8, device=dev)   # floats: nbytes / 2 read, nbytes / 2 written
         dst = torch.empty_like(src)
-        copy_at[r["bytes"]] = r["bytes"] / median_ms(lambda: dst.copy_(src)) / 1e6
+        copy_at[nbytes] = nbytes / median_ms(lambda: dst.copy_(src)) / 1e6
         del src, dst
     rows = []
     for r in bench["results"]:
@@ -145,7 +146,7 @@ def main():
                          "quiver_ms": r["median_ms"], "torch_ms": ms, "ratio": ms / r["median_ms"],
                          "quiver_GBps": r["bytes"] / r["median_ms"] / 1e6,
                          "quiver_frac_copy": r["bytes"] / r["median_ms"] / 1e6 / copy_gbps,
-                         "torch_copy_same_size_GBps": copy_at.get(r["bytes"]),
+                         "torch_copy_same_size_GBps": copy_at.get(int(r["bytes"])),
                          "quiver_TFLOPs": r["flops"] / r["median_ms"] / 1e9 if r["flops"] else None})
         torch.cuda.empty_cache()
     out = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,

@@ -39,7 +39,7 @@ def main():
         # quiver's copy kernel (bench-cuda.json) and torch's copy (vs-torch.json) moving the case's
         # bytes, as fractions of torch's big copy.
         ours = r["copy_same_size_GBps"] / copy if "copy_same_size_GBps" in r else None
-        theirs = torch_copy_at.get(str(r["bytes"]))
+        theirs = torch_copy_at.get(str(int(r["bytes"])))
         return (ours, theirs / copy if theirs else None)
 
     for shape in ("32768x4096", "8192x4096"):
