@@ -15,8 +15,8 @@ QV_KERNEL QV_BLOCK(64) void bit_casts(const float* f, const uint32_t* u, uint32_
   picked[i] = u[i] % 3u == 0 ? low : u[i] % 3u == 1 ? high : zero;
 }
 
-// 16-bit casts: f16 / bf16 bit patterns held as integers read as the floats, and back (what
-// kernels/matvec.cpp does with the f16 scales it stages in a uint16_t shared array).
+// 16-bit casts: f16 / bf16 bit patterns held as integers (a GGUF block's scale among its quants,
+// say) read as the floats, and back.
 QV_KERNEL QV_BLOCK(64) void bit_casts_16(const uint16_t* bits, const float* f, float* as_half, float* as_bf16,
                                          uint16_t* half_bits, uint16_t* bf16_bits, uint32_t n) {
   uint32_t i = qv::global_id_x();

@@ -318,8 +318,9 @@ std::vector<uint8_t> random_blocks(size_t rows, size_t cols, size_t block_bytes)
 }
 
 TEST(OpsGate, MatvecQuantized) {
-  // Row counts that leave a block of 8 rows part-filled (1, 9, 100, 257, 33) and column counts
-  // that leave lanes of a subgroup without a group of 8 in the last step (32, 96, 1280).
+  // Row counts that leave the last block of 8 rows part-filled (1, 9, 100, 257, 33: one row, so
+  // three of its four subgroups have none); rows of 4 and 12 groups of 8 leave lanes of a 32-wide
+  // subgroup idle, 64, 160 and 512 groups fill its steps.
   std::vector<RowShape> shapes = {{1, 32}, {9, 96}, {100, 4096}, {257, 512}, {33, 1280}};
   if (gate::big_shapes()) shapes.insert(shapes.end(), {{4096, 4096}, {14336, 4096}});
   for (bool q4 : {false, true}) {
