@@ -130,14 +130,16 @@ QV_KERNEL QV_BLOCK(kRowThreads) void matvec(const T* w, const T* x, T* y, uint32
 // the H100 at 0.44 (q8_0) and 0.22 (q4_0) of copy bandwidth.
 //
 // A subgroup works on two rows at once, so each x value it loads serves both (x is f32: 4 bytes
-// per weight element, 3.8x the q8_0 weight bytes and 7x the q4_0 ones). Lane l takes groups of
-// 8 elements G = l, l + sg, ...: G / 4 is the block, G % 4 the group in it, so consecutive lanes
-// read consecutive words. Blocks of 128 threads and 8 rows, 31 registers: 1792 blocks for 14336
-// rows are one wave on the H100 at full occupancy; 256-thread blocks of 16 rows with two groups
-// per step (40 registers) ran 1.13 waves (q8_0 1768 -> 1903 GB/s, q4_0 1176 -> 1268 with this
-// layout). Staging the rows through shared memory with qv::copy_async (16-byte copies, a 4-6
-// slice ring) was slower still (q4_0 1026: ~40% more instructions for the copies, barriers and
-// shared loads; docs/perf/NOTES.md, session 15).
+// per weight element, 3.8x the q8_0 weight bytes and 7x the q4_0 ones). Lane l takes group
+// j = l % 4 (8 elements) of blocks l / 4, l / 4 + sg / 4, ..., so consecutive lanes read
+// consecutive words and every offset steps by a constant (a loop over 8-element groups with a
+// division and remainder per step spent ~30 of ~114 instructions per step on addresses: q4_0
+// 1268 -> 1337 GB/s, q8_0 1900 -> 2004, session 16). Blocks of 128 threads and 8 rows, 32
+// registers: 1792 blocks for 14336 rows are one wave on the H100 at full occupancy; 256-thread
+// blocks of 16 rows with two groups per step (40 registers) ran 1.13 waves. Slower, not kept
+// (docs/perf/NOTES.md): staging the rows through shared memory with qv::copy_async (q4_0 1026,
+// ~40% more instructions; session 15) and prefetching the rows into L2 (q4_0 1136 all at once,
+// 1280 four steps ahead; session 16).
 constexpr uint32_t kQuantThreads = 128;
 constexpr uint32_t kQuantRows = 8;   // output rows per block (runtime/ops/ops.cpp sizes the grid)
 
@@ -180,8 +182,19 @@ template <bool Q4>
 QV_DEVICE float quant_group(const uint16_t* w, const qv::half* scales, uint32_t b, uint32_t j, qv::float4 x0,
                             qv::float4 x1) {
   float d = static_cast<float>(scales[b]);
-  if constexpr (Q4) return q4_dot(word_pair(w[b + 1 + 2 * j], w[b + 2 + 2 * j]), d, x0, x1);
-  else return q8_dot(word_pair(w[b + 1 + 4 * j], w[b + 2 + 4 * j]), word_pair(w[b + 3 + 4 * j], w[b + 4 + 4 * j]), d, x0, x1);
+  const uint16_t* q = w + b + (Q4 ? 2 : 4) * j;   // one address; the words are at fixed offsets from it
+  if constexpr (Q4) return q4_dot(word_pair(q[1], q[2]), d, x0, x1);
+  else return q8_dot(word_pair(q[1], q[2]), word_pair(q[3], q[4]), d, x0, x1);
+}
+
+// Quarter j of block b in both rows (their blocks at words b0 and b1), x loaded once for both.
+template <bool Q4>
+QV_DEVICE void quant_step(const uint16_t* w, const qv::half* scales, const float* x, uint32_t b0, uint32_t b1,
+                          uint32_t b, uint32_t j, float& acc0, float& acc1) {
+  uint32_t at = b * kQBlock + j * (Q4 ? 4 : 8);
+  qv::float4 x0 = qv::load<4>(x + at), x1 = qv::load<4>(x + at + (Q4 ? 16 : 4));
+  acc0 += quant_group<Q4>(w, scales, b0, j, x0, x1);
+  acc1 += quant_group<Q4>(w, scales, b1, j, x0, x1);
 }
 
 // The step count is block-uniform and subgroup_sum sits outside any thread-dependent branch
@@ -192,7 +205,11 @@ QV_DEVICE void matvec_quant_rows(const uint16_t* w, const qv::half* scales, cons
   constexpr uint32_t words = Q4 ? kQ4Words : kQ8Words;
   uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
   uint32_t subgroups = (kQuantThreads + sg - 1) / sg;
-  uint32_t groups = cols / 8, blocks = cols / kQBlock;
+  uint32_t blocks = cols / kQBlock;
+  // Lanes sharing a block: 4 (a quarter each) or, in subgroups of 1 or 2 (subgroup sizes are
+  // powers of two), all of them, each taking every per_block-th quarter.
+  uint32_t per_block = sg < 4 ? sg : 4;
+  uint32_t first_j = lane % per_block, first_b = lane / per_block, stride = sg / per_block;
   for (uint32_t step = 0; step < (kQuantRows + 2 * subgroups - 1) / (2 * subgroups); ++step) {
     uint32_t pair = qv::thread_id_x() / sg + step * subgroups;   // rows 2 pair, 2 pair + 1 of the block's
     uint32_t row0 = qvops::block_row() * kQuantRows + 2 * pair;
@@ -200,11 +217,12 @@ QV_DEVICE void matvec_quant_rows(const uint16_t* w, const qv::half* scales, cons
     uint32_t r0 = row0 * blocks * words, r1 = valid1 ? r0 + blocks * words : r0;   // an absent row 1 re-reads row 0
     float acc0 = 0.0f, acc1 = 0.0f;
     if (valid0) {
-      for (uint32_t g = lane; g < groups; g += sg) {
-        uint32_t at = (g / 4) * kQBlock + (g % 4) * (Q4 ? 4 : 8);
-        qv::float4 x0 = qv::load<4>(x + at), x1 = qv::load<4>(x + at + (Q4 ? 16 : 4));
-        acc0 += quant_group<Q4>(w, scales, r0 + (g / 4) * words, g % 4, x0, x1);
-        acc1 += quant_group<Q4>(w, scales, r1 + (g / 4) * words, g % 4, x0, x1);
+      // Every offset is an induction variable of b (no division or remainder per step). With
+      // the subgroup size a constant of at least 4 (PTX: 32) the second loop folds away.
+      for (uint32_t b = first_b; b < blocks; b += stride) {
+        quant_step<Q4>(w, scales, x, r0 + b * words, r1 + b * words, b, first_j, acc0, acc1);
+        for (uint32_t j = first_j + per_block; j < 4; j += per_block)
+          quant_step<Q4>(w, scales, x, r0 + b * words, r1 + b * words, b, j, acc0, acc1);
       }
     }
     float sum0 = qv::subgroup_sum(acc0), sum1 = qv::subgroup_sum(acc1);
