@@ -5,6 +5,7 @@
 // fraction of the copy bandwidth measured in the same run) or TFLOP/s.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -32,34 +33,49 @@ double median(std::vector<double> v) {
 struct Timing {
   double median_ms = 0, min_ms = 0;
   size_t runs = 0;
+  std::vector<double> each_ms;   // in run order (--times)
+  size_t warm_runs = 0;
+  double warm_ms = 0, wall_start_s = 0;   // warm-up; wall-clock start of the timed runs (unix s)
 };
 
 // Runs are queued back to back and timed each by its own pair of device marks, waiting once
 // (Device::elapsed_ms_each): waiting after every run idled the GPU between runs, and NVIDIA's
 // Vulkan driver then ran most cases at a 345 MHz SM clock (nvidia-smi during quiver-bench,
-// 2026-11-23), while CUDA kept 1980 MHz. Warm-up: at least `warmup` runs and 200 ms of device
-// time, queued back to back: the Vulkan clock follows utilisation over tens of milliseconds
-// (rms_norm f32 32768x4096 ran at 40% of copy after 20 ms of warm-up, 90% after 3000 runs).
+// 2026-11-23), while CUDA kept 1980 MHz.
+//
+// Warm-up, queued back to back in doubling batches: at least `warmup` runs and `warm_ms` of
+// device time, then on until a batch's time per run is within 2% of the batch's before (at most
+// 5 s). The Vulkan driver lowers the SM clock while the host sets a case up and raises it only
+// after some hundreds of milliseconds at full load: add_rms_norm f32 32768x4096 (2 GB of
+// inputs made on the host) ran its 200 ms of warm-up and 78 timed runs at 1.31 ms (465-630 MHz),
+// the rest at 0.74 (1980 MHz), so its median came out 0.55-0.69 of CUDA's in some processes and
+// 0.97 in others (nvidia-smi every 20 ms beside `quiver-bench --times`, session 17). A plateau
+// lasts ~300 ms, so the time floor, not only the 2% test, has to outlast it.
 Timing time_runs(const quiver::Device& dev, const quiver_bench::Runner& run, size_t sets, size_t warmup,
-                 size_t iters) {
-  double warm_ms = 0;
+                 double min_warm_ms, size_t iters) {
+  double warm_ms = 0, last_per_run = 0;
   size_t warm_runs = 0;
-  for (size_t batch = std::max<size_t>(warmup, 1); warm_runs < warmup || (warm_ms < 200.0 && warm_runs < 20000);
-       batch = std::min<size_t>(batch * 2, 2000)) {
-    warm_ms += dev.elapsed_ms([&] {
+  for (size_t batch = std::max<size_t>(warmup, 1);; batch = std::min<size_t>(batch * 2, 2000)) {
+    double ms = dev.elapsed_ms([&] {
       for (size_t i = 0; i < batch; ++i) run((warm_runs + i) % sets);
     });
+    double per_run = ms / batch;
+    bool settled = last_per_run > 0 && std::abs(per_run - last_per_run) <= 0.02 * per_run;
+    warm_ms += ms;
     warm_runs += batch;
+    last_per_run = per_run;
+    if (warm_ms >= 5000.0 || (warm_runs >= warmup && warm_ms >= min_warm_ms && settled)) break;
   }
+  double wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   std::vector<double> ms = dev.elapsed_ms_each(iters, [&](size_t i) { run(i % sets); });
-  return {median(ms), *std::min_element(ms.begin(), ms.end()), ms.size()};
+  return {median(ms), *std::min_element(ms.begin(), ms.end()), ms.size(), ms, warm_runs, warm_ms, wall};
 }
 
 // The reference bandwidth: quiver's own 16-byte copy kernel over `bytes` per buffer, rotating
 // `sets` input / output pairs (so that together they exceed the L2 cache, as the cases do).
 // `lift_clocks`: keep the device busy for 0.5 s first (the first measurement of a run).
-double copy_bandwidth(const quiver::Device& dev, size_t bytes, size_t sets, size_t warmup, size_t iters,
-                      bool lift_clocks) {
+double copy_bandwidth(const quiver::Device& dev, size_t bytes, size_t sets, size_t warmup, double warm_ms,
+                      size_t iters, bool lift_clocks) {
   quiver::Module m = bench_kernels::load(dev);
   uint32_t n4 = static_cast<uint32_t>(bytes / 16);
   std::vector<quiver::Buffer<float>> in, out;
@@ -79,7 +95,7 @@ double copy_bandwidth(const quiver::Device& dev, size_t bytes, size_t sets, size
       for (size_t r = 0; r < 8; ++r) kernel.launch(quiver::Grid{blocks}, in[r % sets], out[r % sets], n4);
     });
   Timing t = time_runs(dev, [&](size_t s) { kernel.launch(quiver::Grid{blocks}, in[s], out[s], n4); }, sets, warmup,
-                       iters);
+                       warm_ms, iters);
   return 2.0 * n4 * 16 / (t.median_ms * 1e-3) / 1e9;
 }
 
@@ -106,17 +122,20 @@ int main(int argc, char** argv) {
   CLI::App app{"quiver-bench: the op library on the device, median of device-timed runs"};
   std::string backend, json_path, filter, anchors_path;
   size_t iters = 100, warmup = 10;
-  bool quick = false;
+  double warm_ms = 500;
+  bool quick = false, times = false;
   int load_repeats = 21;
   double rotate_mb = 256;
   app.add_option("--backend", backend, "cuda, vulkan, cpu (default: the best one found)");
   app.add_option("--json", json_path, "write the results here");
   app.add_option("--filter", filter, "only cases whose 'op dtype shape' contains this text ('|' separates alternatives)");
   app.add_option("--iters", iters, "timed runs per case (median reported; at least 100 for published figures)");
-  app.add_option("--warmup", warmup, "untimed runs first");
+  app.add_option("--warmup", warmup, "untimed runs first (at least)");
+  app.add_option("--warm-ms", warm_ms, "device time of untimed runs first (at least; then on until the time per run settles)");
   app.add_option("--rotate-mb", rotate_mb, "rotate input sets until they span this many MB (> L2)");
   app.add_option("--anchors", anchors_path, "h100_baseline.json: print each case's ratio to its anchor");
   app.add_option("--load-repeats", load_repeats, "fresh module loads timed for the load median (0: none)");
+  app.add_flag("--times", times, "JSON: each case's warm-up, the wall-clock start of its timed runs (unix s) and every run's ms");
   app.add_flag("--quick", quick, "small shapes (a smoke run for CPU / lavapipe)");
   CLI11_PARSE(app, argc, argv);
 
@@ -162,7 +181,7 @@ int main(int argc, char** argv) {
                              {"image", std::string(again.backend_image())}};
     std::printf("module load: bench kernels %.2f ms first, %.2f ms median\n", bench_load, bench_median);
 
-    double copy = copy_bandwidth(dev, quick ? (size_t(4) << 20) : (size_t(512) << 20), 2, warmup, iters, true);
+    double copy = copy_bandwidth(dev, quick ? (size_t(4) << 20) : (size_t(512) << 20), 2, warmup, warm_ms, iters, true);
     // The same copy kernel moving as many bytes as a memory-bound case (half read, half written),
     // rotated like the case: what a copy reaches at that size (launch ramp and last wave included),
     // by case size.
@@ -183,7 +202,13 @@ int main(int argc, char** argv) {
       try {
         size_t sets = c.flops > 0 && c.op != "matvec" ? 1 : std::clamp<size_t>(size_t(rotate_mb * 1e6 / c.bytes) + 1, 1, 16);
         quiver_bench::Runner run = c.setup(dev, sets);
-        Timing t = time_runs(dev, run, sets, warmup, iters);
+        Timing t = time_runs(dev, run, sets, warmup, warm_ms, iters);
+        if (times) {   // to line the runs up with a clock log (nvidia-smi)
+          r["wall_start_s"] = t.wall_start_s;
+          r["warm_runs"] = t.warm_runs;
+          r["warm_ms"] = t.warm_ms;
+          r["times_ms"] = t.each_ms;
+        }
         double gbps = c.bytes / (t.median_ms * 1e-3) / 1e9;
         double tflops = c.flops / (t.median_ms * 1e-3) / 1e12;
         r["median_ms"] = t.median_ms;
@@ -196,7 +221,7 @@ int main(int argc, char** argv) {
           size_t half = static_cast<size_t>(c.bytes / 2) / 16 * 16;
           if (!copy_at.contains(half))
             copy_at[half] = copy_bandwidth(dev, half, std::clamp<size_t>(size_t(rotate_mb * 1e6 / c.bytes) + 1, 2, 16),
-                                           warmup, iters, false);
+                                           warmup, warm_ms, iters, false);
           r["copy_same_size_GBps"] = copy_at[half];
         }
         std::string vs;
