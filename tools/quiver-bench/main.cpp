@@ -1,8 +1,8 @@
 // quiver-bench: every op of the op library at the anchor shapes, timed on the device (events on
 // CUDA, timestamp queries on Vulkan, the host clock on the CPU backend, through
 // Device::elapsed_ms_each), median of >= 100 runs after warm-up; the memory-bound cases rotate
-// input sets so that they are never already in L2, the compute-bound ones write 256 MB between
-// runs as triton.testing.do_bench does (time_runs). Prints a table and writes JSON with GB/s (memory-bound ops, with the
+// input sets so that they are never already in L2 (time_runs), the compute-bound ones are timed
+// as triton.testing.do_bench timed their anchors (time_like_do_bench). Prints a table and writes JSON with GB/s (memory-bound ops, with the
 // fraction of the copy bandwidth measured in the same run) or TFLOP/s.
 #include <algorithm>
 #include <chrono>
@@ -53,21 +53,13 @@ struct Timing {
 // the rest at 0.74 (1980 MHz), so its median came out 0.55-0.69 of CUDA's in some processes and
 // 0.97 in others (nvidia-smi every 20 ms beside `quiver-bench --times`, session 17). A plateau
 // lasts ~300 ms, so the time floor, not only the 2% test, has to outlast it.
-//
-// `flush` (the compute-bound cases): run before every run, warm-up included, outside the timed
-// part, as triton.testing.do_bench timed the anchors (cuBLAS, SDPA): 256 MB written between runs.
-// Back to back without it, matmul and attention held the H100 at its 700 W limit, the SM clock
-// at 1100-1400 MHz (nvidia-smi, session 17), while the anchors' runs had the flushes between them.
 Timing time_runs(const quiver::Device& dev, const quiver_bench::Runner& run, size_t sets, size_t warmup,
-                 double min_warm_ms, size_t iters, const std::function<void()>& flush = {}) {
+                 double min_warm_ms, size_t iters) {
   double warm_ms = 0, last_per_run = 0;
   size_t warm_runs = 0;
   for (size_t batch = std::max<size_t>(warmup, 1);; batch = std::min<size_t>(batch * 2, 2000)) {
     double ms = dev.elapsed_ms([&] {
-      for (size_t i = 0; i < batch; ++i) {
-        if (flush) flush();
-        run((warm_runs + i) % sets);
-      }
+      for (size_t i = 0; i < batch; ++i) run((warm_runs + i) % sets);
     });
     double per_run = ms / batch;
     bool settled = last_per_run > 0 && std::abs(per_run - last_per_run) <= 0.02 * per_run;
@@ -77,16 +69,39 @@ Timing time_runs(const quiver::Device& dev, const quiver_bench::Runner& run, siz
     if (warm_ms >= 5000.0 || (warm_runs >= warmup && warm_ms >= min_warm_ms && settled)) break;
   }
   double wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  std::vector<double> ms = dev.elapsed_ms_each(iters, [&](size_t i) { run(i % sets); });
+  return {median(ms), *std::min_element(ms.begin(), ms.end()), ms.size(), ms, warm_runs, warm_ms, wall};
+}
+
+// The compute-bound cases (matmul, attention) the way triton.testing.do_bench timed their anchors
+// (cuBLAS, SDPA), so that both meet the same power state: five runs estimate the time, warm-up
+// 25 ms of runs, then runs spanning at least 200 ms (and `iters`), each after `flush` writes
+// 256 MB (untimed: those runs are timed apart and dropped). These cases hold the H100 at its
+// 700 W limit, where the SM clock falls to 1100-1400 MHz within a second (nvidia-smi, session
+// 17), so the memory-bound cases' longer warm-up measured them in a deeper throttle than the
+// anchors (attention 495 -> 462 TFLOP/s), and back to back without the flushes in a deeper one
+// still.
+Timing time_like_do_bench(const quiver::Device& dev, const quiver_bench::Runner& run,
+                          const std::function<void()>& flush, size_t iters) {
+  run(0);
+  double estimate = dev.elapsed_ms([&] {
+                      for (int i = 0; i < 5; ++i) {
+                        flush();
+                        run(0);
+                      }
+                    }) / 5;
+  size_t warm_runs = std::max<size_t>(1, size_t(25.0 / estimate));
+  double warm_ms = dev.elapsed_ms([&] {
+    for (size_t i = 0; i < warm_runs; ++i) run(0);
+  });
+  size_t runs = std::max<size_t>(iters, size_t(200.0 / estimate));
+  double wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  std::vector<double> both = dev.elapsed_ms_each(2 * runs, [&](size_t i) {
+    if (i % 2 == 0) flush();
+    else run(0);
+  });
   std::vector<double> ms;
-  if (flush) {   // runs 2i: the flush, timed apart and dropped
-    std::vector<double> both = dev.elapsed_ms_each(2 * iters, [&](size_t i) {
-      if (i % 2 == 0) flush();
-      else run((i / 2) % sets);
-    });
-    for (size_t i = 1; i < both.size(); i += 2) ms.push_back(both[i]);
-  } else {
-    ms = dev.elapsed_ms_each(iters, [&](size_t i) { run(i % sets); });
-  }
+  for (size_t i = 1; i < both.size(); i += 2) ms.push_back(both[i]);
   return {median(ms), *std::min_element(ms.begin(), ms.end()), ms.size(), ms, warm_runs, warm_ms, wall};
 }
 
@@ -200,7 +215,7 @@ int main(int argc, char** argv) {
                              {"image", std::string(again.backend_image())}};
     std::printf("module load: bench kernels %.2f ms first, %.2f ms median\n", bench_load, bench_median);
 
-    // The L2 flush of the compute-bound cases (time_runs).
+    // The L2 flush of the compute-bound cases (time_like_do_bench).
     const uint32_t flush_n4 = (quick ? (uint32_t(4) << 20) : (uint32_t(256) << 20)) / 16;
     quiver::Buffer<float> flush_buffer = dev.alloc<float>(size_t(flush_n4) * 4);
     auto fill = again.kernel("fill_f32x4");
@@ -228,7 +243,8 @@ int main(int argc, char** argv) {
         size_t sets = c.flops > 0 && c.op != "matvec" ? 1 : std::clamp<size_t>(size_t(rotate_mb * 1e6 / c.bytes) + 1, 1, 16);
         quiver_bench::Runner run = c.setup(dev, sets);
         const bool compute_bound = c.flops > 0 && c.op != "matvec";
-        Timing t = time_runs(dev, run, sets, warmup, warm_ms, iters, compute_bound ? std::function<void()>(flush_l2) : nullptr);
+        Timing t = compute_bound ? time_like_do_bench(dev, run, flush_l2, iters)
+                                 : time_runs(dev, run, sets, warmup, warm_ms, iters);
         if (times) {   // to line the runs up with a clock log (nvidia-smi)
           r["wall_start_s"] = t.wall_start_s;
           r["warm_runs"] = t.warm_runs;
