@@ -16,7 +16,7 @@ for spec in "$@"; do
   filter=${spec#*:}
   "$NCU" -k "regex:^${kernel}\$" -c 1 --section SpeedOfLight --section MemoryWorkloadAnalysis \
     --section LaunchStats --section Occupancy --section WarpStateStats \
-    "$BUILD_DIR/bin/quiver-bench" --backend cuda --filter "$filter" --iters 3 --warmup 1 --rotate-mb 1 \
+    "$BUILD_DIR/bin/quiver-bench" --backend cuda --filter "$filter" --iters 3 --warmup 1 --warm-ms 0 --rotate-mb 1 \
     >"$OUT/ncu-$kernel.txt" 2>&1
   echo "== $kernel ($filter): exit $?"
   grep -E 'Duration|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Registers Per|Theoretical Occupancy' "$OUT/ncu-$kernel.txt" | head -12
