@@ -2,8 +2,9 @@
 // CUDA, timestamp queries on Vulkan, the host clock on the CPU backend, through
 // Device::elapsed_ms_each), median of >= 100 runs after warm-up; the memory-bound cases rotate
 // input sets so that they are never already in L2 (time_runs), the compute-bound ones are timed
-// as triton.testing.do_bench timed their anchors (time_like_do_bench). Prints a table and writes JSON with GB/s (memory-bound ops, with the
-// fraction of the copy bandwidth measured in the same run) or TFLOP/s.
+// as triton.testing.do_bench timed their anchors (time_like_do_bench). Prints a table and writes
+// JSON with GB/s (memory-bound ops, with the fraction of the copy bandwidth measured in the same
+// run) or TFLOP/s.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -84,12 +85,12 @@ Timing time_runs(const quiver::Device& dev, const quiver_bench::Runner& run, siz
 Timing time_like_do_bench(const quiver::Device& dev, const quiver_bench::Runner& run,
                           const std::function<void()>& flush, size_t iters) {
   run(0);
-  double estimate = dev.elapsed_ms([&] {
-                      for (int i = 0; i < 5; ++i) {
-                        flush();
-                        run(0);
-                      }
-                    }) / 5;
+  double estimate = std::max(1e-3, dev.elapsed_ms([&] {
+                                 for (int i = 0; i < 5; ++i) {
+                                   flush();
+                                   run(0);
+                                 }
+                               }) / 5);
   size_t warm_runs = std::max<size_t>(1, size_t(25.0 / estimate));
   double warm_ms = dev.elapsed_ms([&] {
     for (size_t i = 0; i < warm_runs; ++i) run(0);
@@ -240,9 +241,9 @@ int main(int argc, char** argv) {
       if (!matches_filter(label, filter)) continue;
       nlohmann::json r = {{"op", c.op}, {"dtype", c.dtype}, {"shape", c.shape}, {"bytes", c.bytes}, {"flops", c.flops}};
       try {
-        size_t sets = c.flops > 0 && c.op != "matvec" ? 1 : std::clamp<size_t>(size_t(rotate_mb * 1e6 / c.bytes) + 1, 1, 16);
-        quiver_bench::Runner run = c.setup(dev, sets);
         const bool compute_bound = c.flops > 0 && c.op != "matvec";
+        size_t sets = compute_bound ? 1 : std::clamp<size_t>(size_t(rotate_mb * 1e6 / c.bytes) + 1, 1, 16);
+        quiver_bench::Runner run = c.setup(dev, sets);
         Timing t = compute_bound ? time_like_do_bench(dev, run, flush_l2, iters)
                                  : time_runs(dev, run, sets, warmup, warm_ms, iters);
         if (times) {   // to line the runs up with a clock log (nvidia-smi)
