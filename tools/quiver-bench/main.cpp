@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -40,6 +41,12 @@ struct Timing {
   size_t warm_runs = 0;
   double warm_ms = 0, wall_start_s = 0;   // warm-up; wall-clock start of the timed runs (unix s)
 };
+
+Timing summarize(std::vector<double> ms, size_t warm_runs, double warm_ms, double wall_start_s) {
+  Timing t{median(ms), *std::min_element(ms.begin(), ms.end()), ms.size(), {}, warm_runs, warm_ms, wall_start_s};
+  t.each_ms = std::move(ms);
+  return t;
+}
 
 // Runs are queued back to back and timed each by its own pair of device marks, waiting once
 // (Device::elapsed_ms_each): waiting after every run idled the GPU between runs, and NVIDIA's
@@ -71,7 +78,7 @@ Timing time_runs(const quiver::Device& dev, const quiver_bench::Runner& run, siz
   }
   double wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   std::vector<double> ms = dev.elapsed_ms_each(iters, [&](size_t i) { run(i % sets); });
-  return {median(ms), *std::min_element(ms.begin(), ms.end()), ms.size(), ms, warm_runs, warm_ms, wall};
+  return summarize(std::move(ms), warm_runs, warm_ms, wall);
 }
 
 // The compute-bound cases (matmul, attention) the way triton.testing.do_bench timed their anchors
@@ -103,7 +110,7 @@ Timing time_like_do_bench(const quiver::Device& dev, const quiver_bench::Runner&
   });
   std::vector<double> ms;
   for (size_t i = 1; i < both.size(); i += 2) ms.push_back(both[i]);
-  return {median(ms), *std::min_element(ms.begin(), ms.end()), ms.size(), ms, warm_runs, warm_ms, wall};
+  return summarize(std::move(ms), warm_runs, warm_ms, wall);
 }
 
 // The reference bandwidth: quiver's own 16-byte copy kernel over `bytes` per buffer, rotating
@@ -165,7 +172,7 @@ int main(int argc, char** argv) {
   app.add_option("--json", json_path, "write the results here");
   app.add_option("--filter", filter, "only cases whose 'op dtype shape' contains this text ('|' separates alternatives)");
   app.add_option("--iters", iters, "timed runs per case (median reported; at least 100 for published figures)");
-  app.add_option("--warmup", warmup, "untimed runs first (at least)");
+  app.add_option("--warmup", warmup, "untimed runs first (at least; matmul and attention follow do_bench instead)");
   app.add_option("--warm-ms", warm_ms, "device time of untimed runs first (at least; then on until the time per run settles)");
   app.add_option("--rotate-mb", rotate_mb, "rotate input sets until they span this many MB (> L2)");
   app.add_option("--anchors", anchors_path, "h100_baseline.json: print each case's ratio to its anchor");
