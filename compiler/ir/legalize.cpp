@@ -16,7 +16,7 @@ bool legalize(mlir::ModuleOp module, const LegalizeOptions& options, std::string
     expand_warpgroup_ops(module, options.keep_warpgroup_mma);
     if (options.expand_dot4_i8) expand_dot4_i8(module);
     if (!options.keep_async_copies) erase_async_copy_marks(module);
-    if (options.scalarize_vectors) scalarize_vectors(module, options.wide_buffer_access);
+    if (options.scalarize_vectors) scalarize_vectors(module, options.wide_buffer_access, !options.expand_matrix);
     carry_16bit_floats_as_bits(module, options.f16_as_bits, options.bf16_as_bits);
   } catch (const std::exception& e) {
     error = e.what();

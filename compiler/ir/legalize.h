@@ -27,7 +27,8 @@ struct LegalizeOptions {
 bool legalize(mlir::ModuleOp module, const LegalizeOptions& options, std::string& error);
 
 // The individual steps (each throws std::runtime_error with the reason on failure).
-void scalarize_vectors(mlir::ModuleOp module, bool wide_buffer_access = false);
+// keep_tiles: matrix tiles stay whole values (the target lowers the matrix intrinsics itself).
+void scalarize_vectors(mlir::ModuleOp module, bool wide_buffer_access = false, bool keep_tiles = false);
 
 // On a kernel function after wide_buffer_access: DenseI32ArrayAttr, one entry per argument
 // after the kernel's parameters (the word views), naming the parameter whose buffer it views.

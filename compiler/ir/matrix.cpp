@@ -62,6 +62,11 @@ bool is_matrix_type(mlir::Type t) {
   return v && v.getRank() == 1 && v.getNumElements() == kMatrixElements;
 }
 
+bool is_tile_type(mlir::Type t) {
+  auto v = llvm::dyn_cast<mlir::VectorType>(t);
+  return is_matrix_type(t) || (v && v.getRank() == 2 && v.getDimSize(0) == kMatrixTile && v.getDimSize(1) == kMatrixTile);
+}
+
 void retype_matrix_values(mlir::Operation* root, llvm::function_ref<mlir::VectorType(mlir::VectorType)> convert) {
   auto retyped = [&](mlir::Type t) -> mlir::Type {
     if (is_matrix_type(t)) return convert(llvm::cast<mlir::VectorType>(t));
@@ -216,23 +221,30 @@ class FallbackExpander {
 
 }  // namespace
 
-void expand_matrix_ops(mlir::ModuleOp module) {
+void expand_matrix_ops(mlir::ModuleOp module, llvm::function_ref<bool(mlir::func::FuncOp)> only) {
+  auto chosen = [&](mlir::func::FuncOp fn) { return !fn.isExternal() && (!only || only(fn)); };
   llvm::SmallVector<std::pair<mlir::func::CallOp, MatrixOp>> calls;
-  module.walk([&](mlir::func::CallOp call) {
-    if (auto op = matrix_op_of(call.getCallee())) calls.push_back({call, *op});
-  });
+  bool calls_remain = false;
+  for (mlir::func::FuncOp fn : module.getOps<mlir::func::FuncOp>())
+    fn.walk([&](mlir::func::CallOp call) {
+      if (auto op = matrix_op_of(call.getCallee())) {
+        if (chosen(fn)) calls.push_back({call, *op});
+        else calls_remain = true;
+      }
+    });
   llvm::SmallVector<mlir::func::FuncOp> decls;
   for (mlir::func::FuncOp fn : module.getOps<mlir::func::FuncOp>())
     if (fn.isExternal() && matrix_op_of(fn.getSymName())) decls.push_back(fn);
-  if (calls.empty() && decls.empty()) return;
+  if (calls.empty() && (decls.empty() || calls_remain)) return;
   // Every lane holds the whole tile as f32 (inputs widen exactly).
   for (mlir::func::FuncOp fn : module.getOps<mlir::func::FuncOp>())
-    if (!fn.isExternal())
+    if (chosen(fn))
       retype_matrix_values(fn, [](mlir::VectorType t) {
         return mlir::VectorType::get({kMatrixElements}, mlir::Float32Type::get(t.getContext()));
       });
   for (auto [call, op] : calls) FallbackExpander(call).expand(op);
-  for (mlir::func::FuncOp fn : decls) fn.erase();
+  if (!calls_remain)
+    for (mlir::func::FuncOp fn : decls) fn.erase();
 }
 
 }  // namespace quiver::ir

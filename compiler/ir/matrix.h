@@ -27,6 +27,7 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -47,6 +48,9 @@ std::optional<MatrixOp> matrix_op_of(llvm::StringRef callee);
 
 // vector<256 x T>: a tile.
 bool is_matrix_type(mlir::Type t);
+// A tile, or a right operand that a target retyped to vector<16 x 16 x T> to tell it from a left
+// one (compiler/targets/spirv/matrix_coop.cpp: cooperative matrices carry their use in the type).
+bool is_tile_type(mlir::Type t);
 
 // Changes, in place, the type of every tile value under `root` (block arguments, results,
 // memref slots holding tiles) to `convert(old)`, and splat constants with it. The operations
@@ -58,6 +62,7 @@ void retype_matrix_values(mlir::Operation* root, llvm::function_ref<mlir::Vector
 // mma is 4096 fused multiply-adds in k order, a store writes row r from lane r % subgroup size,
 // row reductions are butterflies within each row, to_a rounds each element to T and back.
 // Correct for any subgroup size; drops the declarations.
-void expand_matrix_ops(mlir::ModuleOp module);
+// `only`, when given, picks the functions to expand (the declarations stay while calls remain).
+void expand_matrix_ops(mlir::ModuleOp module, llvm::function_ref<bool(mlir::func::FuncOp)> only = nullptr);
 
 }  // namespace quiver::ir

@@ -14,6 +14,7 @@
 // kernel language requires qv::load<N>'s pointer to be aligned to N * sizeof(T) and buffers
 // are bound from their start (docs/abi.md); lanes are little-endian within a word.
 #include "ir/legalize.h"
+#include "ir/matrix.h"
 
 #include <map>
 #include <stdexcept>
@@ -31,7 +32,12 @@
 namespace quiver::ir {
 namespace {
 
-bool is_vector(mlir::Type t) { return llvm::isa<mlir::VectorType>(t); }
+// With `keep_tiles`, matrix tiles (ir/matrix.h) are not vectors here: a target that lowers the
+// matrix intrinsics itself gives a tile one opaque value (a SPIR-V cooperative matrix), and the
+// element-wise arithmetic on it stays one operation.
+bool is_vector(mlir::Type t, bool keep_tiles) {
+  return llvm::isa<mlir::VectorType>(t) && !(keep_tiles && is_tile_type(t));
+}
 
 // A memref whose elements are vectors, seen as scalars: memref<K x vector<N x T>> -> memref<K*N x T>.
 struct ScalarMemory {
@@ -41,7 +47,7 @@ struct ScalarMemory {
 
 class Scalarizer {
  public:
-  Scalarizer(mlir::func::FuncOp fn, bool wide) : fn_(fn), wide_(wide) {}
+  Scalarizer(mlir::func::FuncOp fn, bool wide, bool keep_tiles) : fn_(fn), wide_(wide), keep_tiles_(keep_tiles) {}
 
   void run() {
     if (fn_.isExternal()) return;
@@ -72,6 +78,8 @@ class Scalarizer {
   }
 
  private:
+  bool is_vector(mlir::Type t) const { return quiver::ir::is_vector(t, keep_tiles_); }
+
   [[noreturn]] void fail(mlir::Operation* op, const std::string& what) {
     std::string s;
     llvm::raw_string_ostream os(s);
@@ -117,8 +125,8 @@ class Scalarizer {
     bool any = false;
     for (unsigned i = 0; i < count; ++i) {
       mlir::BlockArgument arg = block.getArgument(i);
-      auto v = llvm::dyn_cast<mlir::VectorType>(arg.getType());
-      if (!v) continue;
+      if (!is_vector(arg.getType())) continue;
+      auto v = llvm::cast<mlir::VectorType>(arg.getType());
       any = true;
       llvm::SmallVector<mlir::Value> lanes;
       for (int64_t k = 0; k < v.getNumElements(); ++k) lanes.push_back(block.addArgument(v.getElementType(), arg.getLoc()));
@@ -298,7 +306,8 @@ class Scalarizer {
       }
       return;
     }
-    bool has_vector = llvm::any_of(op->getOperandTypes(), is_vector) || llvm::any_of(op->getResultTypes(), is_vector);
+    bool has_vector = llvm::any_of(op->getOperandTypes(), [&](mlir::Type t) { return is_vector(t); }) ||
+                      llvm::any_of(op->getResultTypes(), [&](mlir::Type t) { return is_vector(t); });
     if (!has_vector) return;
 
     if (auto c = llvm::dyn_cast<mlir::arith::ConstantOp>(op)) {
@@ -364,6 +373,7 @@ class Scalarizer {
 
   mlir::func::FuncOp fn_;
   bool wide_ = false;
+  bool keep_tiles_ = false;
   unsigned params_ = fn_.isExternal() ? 0 : fn_.getNumArguments();   // views come after these
   std::map<std::pair<unsigned, int64_t>, mlir::Value> views_;         // (parameter, words) -> view
   llvm::SmallVector<int32_t> view_of_;                                 // per view: its parameter
@@ -375,9 +385,14 @@ class Scalarizer {
 
 }  // namespace
 
-void scalarize_vectors(mlir::ModuleOp module, bool wide_buffer_access) {
-  for (auto fn : module.getOps<mlir::func::FuncOp>())
-    Scalarizer(fn, wide_buffer_access && fn->hasAttr("qv.kernel")).run();
+void scalarize_vectors(mlir::ModuleOp module, bool wide_buffer_access, bool keep_tiles) {
+  for (auto fn : module.getOps<mlir::func::FuncOp>()) {
+    // Only a function that still calls matrix intrinsics has tiles to keep: one the portable
+    // fallback expanded holds plain vectors of 256 floats.
+    bool has_tiles = false;
+    fn.walk([&](mlir::func::CallOp call) { has_tiles = has_tiles || matrix_op_of(call.getCallee()).has_value(); });
+    Scalarizer(fn, wide_buffer_access && fn->hasAttr("qv.kernel"), keep_tiles && has_tiles).run();
+  }
 }
 
 }  // namespace quiver::ir

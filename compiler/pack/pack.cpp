@@ -31,7 +31,7 @@ std::vector<std::byte> pack(const std::vector<frontend::KernelEntry>& kernels,
         m.targets.push_back(img.target);
     manifest.kernels.push_back(std::move(m));
   }
-  for (const TargetImage& img : images) inputs.push_back({img.target, img.arch, img.data, img.kernels});
+  for (const TargetImage& img : images) inputs.push_back({img.target, img.arch, img.data, img.kernels, img.requirements});
   std::vector<std::byte> bytes = format::write_fatbin(manifest, inputs);
   // Read back what was written, so the caller's manifest has the image table too.
   manifest = format::FatBinary::parse(bytes, "<packed>").manifest();

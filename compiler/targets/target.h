@@ -41,6 +41,7 @@ struct TargetImage {
   std::string arch;
   std::vector<std::byte> data;
   std::vector<std::string> kernels;   // kernel symbols inside this image
+  std::vector<std::string> requirements;   // device features the image needs (format::Image)
 };
 
 class Target {

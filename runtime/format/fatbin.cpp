@@ -380,6 +380,7 @@ std::vector<std::byte> write_fatbin(Manifest manifest, std::span<const ImageInpu
     im.raw_size = in.data.size();
     im.checksum = fnv1a64(frame);
     im.kernels = in.kernels;
+    im.requirements = in.requirements;
     manifest.images.push_back(std::move(im));
     frames.push_back(std::move(frame));
   }

@@ -73,6 +73,7 @@ struct ImageInput {
   std::string arch;
   std::vector<std::byte> data;          // uncompressed
   std::vector<std::string> kernels;     // kernel symbols inside
+  std::vector<std::string> requirements;   // Image::requirements
 };
 // `manifest.images` is filled in from `images`; returns the whole file.
 std::vector<std::byte> write_fatbin(Manifest manifest, std::span<const ImageInput> images,

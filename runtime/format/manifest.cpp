@@ -536,14 +536,17 @@ std::string manifest_to_json(const Manifest& m, int indent) {
                        {"uses_barrier", k.uses_barrier}});
   }
   json images = json::array();
-  for (const Image& im : m.images)
-    images.push_back({{"target", to_string(im.target)},
-                      {"arch", im.arch},
-                      {"offset", im.offset},
-                      {"size", im.size},
-                      {"raw_size", im.raw_size},
-                      {"checksum", checksum_hex(im.checksum)},
-                      {"kernels", im.kernels}});
+  for (const Image& im : m.images) {
+    json image = {{"target", to_string(im.target)},
+                  {"arch", im.arch},
+                  {"offset", im.offset},
+                  {"size", im.size},
+                  {"raw_size", im.raw_size},
+                  {"checksum", checksum_hex(im.checksum)},
+                  {"kernels", im.kernels}};
+    if (!im.requirements.empty()) image["requires"] = im.requirements;   // absent: portable
+    images.push_back(std::move(image));
+  }
   json doc = {{"compiler_version", m.compiler_version},
               {"source_hash", m.source_hash},
               {"kernels", std::move(kernels)},
@@ -692,6 +695,18 @@ Manifest manifest_from_json(std::string_view text, std::string_view label, bool 
       if (!listed.insert(sym).second) r.fail(field(), "symbol \"" + std::string(sym) + "\" listed twice");
       im.kernels.emplace_back(sym);
       covered[found->second] |= target_bit(im.target);
+    }
+    if (ij.find("requires")) {
+      const Node& list = r.array(ij, p, "requires", limits::kMaxRequirements);
+      size_t q = 0;
+      for (const Node& entry : list.children()) {
+        const std::string field = p + "requires[" + std::to_string(q++) + "]";
+        if (entry.kind != Node::Kind::String) r.fail(field, "expected a string, got " + type_name(entry));
+        if (entry.text.empty() || entry.text.size() > limits::kMaxRequirementBytes)
+          r.fail(field, "must be 1 to " + std::to_string(limits::kMaxRequirementBytes) + " bytes");
+        if (!is_printable_ascii(entry.text)) r.fail(field, "must be printable ASCII without spaces");
+        im.requirements.emplace_back(entry.text);
+      }
     }
     m.images.push_back(std::move(im));
   }

@@ -54,6 +54,10 @@ struct Image {
   uint64_t raw_size = 0;               // decompressed bytes
   uint64_t checksum = 0;               // FNV-1a 64 of the compressed bytes
   std::vector<std::string> kernels;    // kernel symbols this image contains
+  // What a device must offer to run the image, beyond its target and arch ("requires" in the
+  // manifest; docs/format.md "Image requirements"): the runtime loads the best image whose
+  // requirements it knows and the device meets. Empty for portable images.
+  std::vector<std::string> requirements;
 };
 
 struct Manifest {
@@ -76,6 +80,8 @@ inline constexpr size_t kMaxTargetsPerKernel = 8;
 inline constexpr size_t kMaxNameBytes = 4096;                // kernel/param names, version strings
 inline constexpr size_t kMaxSymbolBytes = 512;
 inline constexpr size_t kMaxArchBytes = 64;
+inline constexpr size_t kMaxRequirements = 64;          // per image
+inline constexpr size_t kMaxRequirementBytes = 128;
 inline constexpr uint32_t kMaxBlockThreads = 1024;
 inline constexpr uint32_t kMaxSharedBytes = 16u << 20;
 inline constexpr size_t kMaxJsonDepth = 16;

@@ -212,6 +212,7 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
 namespace {
 constexpr size_t kMatmulTile = 64;   // kernels/matmul.cpp: a block computes a 64 x 64 tile of c
 constexpr size_t kMatmulUnitTile = 128, kMatmulUnitDepth = 64;   // kernels/matmul_tiles.cpp
+constexpr size_t kMatmulSmallDepth = 32;                          // its _k32 kernels (48 KiB devices)
 constexpr size_t kMatmulWgmmaM = 128, kMatmulWgmmaN = 256;         // kernels/matmul_wgmma.cpp
 
 Grid matmul_grid(const OpCall& call, size_t m, size_t n) {
@@ -245,17 +246,21 @@ void matmul(const Device& dev, Operand a, Operand b, Operand c, size_t m, size_t
       return;
     }
   }
-  // The matrix-unit kernels (kernels/matmul_tiles.cpp: 128 x 128 tiles of C, K in steps of 64),
-  // where the backend has them and the shape is whole tiles.
-  if (e != Elem::F32 && m % kMatmulUnitTile == 0 && n % kMatmulUnitTile == 0 && k % kMatmulUnitDepth == 0 && k > 0) {
-    std::string tiles = kernel_name(b_transposed ? "matmul_tiles_nt" : "matmul_tiles_nn", e);
-    if (call.has_kernel(tiles)) {
-      Grid grid{static_cast<uint32_t>(n / kMatmulUnitTile), static_cast<uint32_t>(m / kMatmulUnitTile), 1};
-      if (grid.x > 65535 || grid.y > 65535) call.fail("m and n must each be at most 65535 * 128");
-      call.launch(tiles, grid, {a, b, c, call.dim(m, "m"), call.dim(n, "n"), call.dim(k, "k")});
-      return;
-    }
-  }
+  // The matrix-unit kernels (kernels/matmul_tiles.cpp: 128 x 128 tiles of C, K in steps of 64,
+  // or of 32 in the _k32 kernels of Vulkan's cooperative-matrix image), where the loaded image
+  // has them and the shape is whole tiles.
+  auto tiles = [&](const char* nn, const char* nt, size_t depth) {
+    if (e == Elem::F32 || m % kMatmulUnitTile != 0 || n % kMatmulUnitTile != 0 || k % depth != 0 || k == 0) return false;
+    std::string kernel = kernel_name(b_transposed ? nt : nn, e);
+    if (!call.has_kernel(kernel)) return false;
+    Grid grid{static_cast<uint32_t>(n / kMatmulUnitTile), static_cast<uint32_t>(m / kMatmulUnitTile), 1};
+    if (grid.x > 65535 || grid.y > 65535) call.fail("m and n must each be at most 65535 * 128");
+    call.launch(kernel, grid, {a, b, c, call.dim(m, "m"), call.dim(n, "n"), call.dim(k, "k")});
+    return true;
+  };
+  if (tiles("matmul_tiles_nn", "matmul_tiles_nt", kMatmulUnitDepth) ||
+      tiles("matmul_tiles_k32_nn", "matmul_tiles_k32_nt", kMatmulSmallDepth))
+    return;
   call.launch(kernel_name(b_transposed ? "matmul_nt" : "matmul_nn", e), matmul_grid(call, m, n),
               {a, b, c, call.dim(m, "m"), call.dim(n, "n"), call.dim(k, "k")});
 }

@@ -4,6 +4,7 @@
 
 #include "targets/spirv/subgroup.h"
 #include "targets/spirv/atomic.h"
+#include "targets/spirv/matrix_coop.h"
 
 #include "mlir/Conversion/ArithToSPIRV/ArithToSPIRV.h"
 #include "mlir/Conversion/ControlFlowToSPIRV/ControlFlowToSPIRV.h"
@@ -128,10 +129,10 @@ void mark_aliased_bindings(mlir::spirv::ModuleOp module) {
 
 }  // namespace
 
-mlir::spirv::TargetEnvAttr vulkan12_target_env(mlir::MLIRContext* ctx) {
+mlir::spirv::TargetEnvAttr vulkan12_target_env(mlir::MLIRContext* ctx, bool cooperative_matrix) {
   using C = mlir::spirv::Capability;
   using E = mlir::spirv::Extension;
-  const C caps[] = {
+  llvm::SmallVector<C> caps = {
       C::Shader, C::Int8, C::Int16, C::Int64, C::Float16,
       C::StorageBuffer8BitAccess, C::StorageBuffer16BitAccess,
       C::UniformAndStorageBuffer8BitAccess, C::StorageUniform16,
@@ -140,17 +141,24 @@ mlir::spirv::TargetEnvAttr vulkan12_target_env(mlir::MLIRContext* ctx) {
       C::GroupNonUniformBallot, C::GroupNonUniformVote,
       C::AtomicFloat32AddEXT,   // qv::atomic_add on float (VK_EXT_shader_atomic_float)
   };
-  const E exts[] = {E::SPV_KHR_storage_buffer_storage_class, E::SPV_KHR_8bit_storage,
-                    E::SPV_KHR_16bit_storage, E::SPV_EXT_shader_atomic_float_add};
-  auto triple = mlir::spirv::VerCapExtAttr::get(mlir::spirv::Version::V_1_5, caps, exts, ctx);
+  llvm::SmallVector<E> exts = {E::SPV_KHR_storage_buffer_storage_class, E::SPV_KHR_8bit_storage,
+                               E::SPV_KHR_16bit_storage, E::SPV_EXT_shader_atomic_float_add};
+  if (cooperative_matrix) {
+    caps.append({C::CooperativeMatrixKHR, C::VulkanMemoryModel});
+    exts.append({E::SPV_KHR_cooperative_matrix, E::SPV_KHR_vulkan_memory_model});
+  }
+  // MLIR's SPIR-V dialect makes the cooperative-matrix instructions SPIR-V 1.6 (Vulkan 1.3).
+  auto version = cooperative_matrix ? mlir::spirv::Version::V_1_6 : mlir::spirv::Version::V_1_5;
+  auto triple = mlir::spirv::VerCapExtAttr::get(version, caps, exts, ctx);
   return mlir::spirv::TargetEnvAttr::get(triple, mlir::spirv::getDefaultResourceLimits(ctx),
                                          mlir::spirv::ClientAPI::Vulkan);
 }
 
-mlir::spirv::ModuleOp convert_kernel_module(mlir::gpu::GPUModuleOp gpu_module, std::string& error) {
+mlir::spirv::ModuleOp convert_kernel_module(mlir::gpu::GPUModuleOp gpu_module, std::string& error,
+                                            bool cooperative_matrix) {
   mlir::MLIRContext* ctx = gpu_module.getContext();
   DiagnosticCollector diags(ctx);
-  mlir::spirv::TargetEnvAttr env = vulkan12_target_env(ctx);
+  mlir::spirv::TargetEnvAttr env = vulkan12_target_env(ctx, cooperative_matrix);
   gpu_module->setAttr(mlir::spirv::getTargetEnvAttrName(), env);
   std::string spv_name = "__spv__" + gpu_module.getName().str();
   mlir::Operation* parent = gpu_module->getParentOp();
@@ -175,6 +183,7 @@ mlir::spirv::ModuleOp convert_kernel_module(mlir::gpu::GPUModuleOp gpu_module, s
   mlir::populateVectorToSPIRVPatterns(type_converter, patterns);
   populate_subgroup_patterns(type_converter, patterns);
   populate_atomic_patterns(type_converter, patterns);
+  if (cooperative_matrix) populate_matrix_coop_patterns(type_converter, patterns);
   std::unique_ptr<mlir::ConversionTarget> target = mlir::SPIRVConversionTarget::get(env);
   // Partial conversion, then a check that only SPIR-V remains: MLIR 19's scf.while lowering
   // leaves dead unrealized casts behind, which a full conversion would reject.
@@ -222,8 +231,24 @@ void list_interfaces(mlir::spirv::ModuleOp module) {
         vce.getCapabilitiesAttr(), vce.getExtensionsAttr()));
 }
 
+// SPV_KHR_cooperative_matrix requires shaders to use the Vulkan memory model. Nothing quiver
+// emits depends on GLSL450's model: barriers carry explicit AcquireRelease semantics for the
+// memory they order, and no access is decorated Coherent or Volatile.
+void use_vulkan_memory_model(mlir::spirv::ModuleOp module) {
+  mlir::MLIRContext* ctx = module.getContext();
+  module->setAttr("memory_model", mlir::spirv::MemoryModelAttr::get(ctx, mlir::spirv::MemoryModel::Vulkan));
+  mlir::spirv::VerCapExtAttr vce = *module.getVceTriple();
+  llvm::SmallVector<mlir::spirv::Capability> caps(vce.getCapabilities());
+  llvm::SmallVector<mlir::spirv::Extension> exts(vce.getExtensions());
+  if (!llvm::is_contained(caps, mlir::spirv::Capability::VulkanMemoryModel))
+    caps.push_back(mlir::spirv::Capability::VulkanMemoryModel);
+  if (!llvm::is_contained(exts, mlir::spirv::Extension::SPV_KHR_vulkan_memory_model))
+    exts.push_back(mlir::spirv::Extension::SPV_KHR_vulkan_memory_model);
+  module.setVceTripleAttr(mlir::spirv::VerCapExtAttr::get(vce.getVersion(), caps, exts, ctx));
+}
+
 mlir::OwningOpRef<mlir::spirv::ModuleOp> combine_modules(
-    llvm::ArrayRef<mlir::spirv::ModuleOp> modules, std::string& error) {
+    llvm::ArrayRef<mlir::spirv::ModuleOp> modules, std::string& error, bool cooperative_matrix) {
   if (modules.empty()) {
     error = "no kernels to combine";
     return {};
@@ -250,9 +275,10 @@ mlir::OwningOpRef<mlir::spirv::ModuleOp> combine_modules(
     return {};
   }
   combined->walk([&](mlir::spirv::GlobalVariableOp var) { var->removeAttr(kUnique); });
-  (*combined)->setAttr(mlir::spirv::getTargetEnvAttrName(), vulkan12_target_env(ctx));
+  (*combined)->setAttr(mlir::spirv::getTargetEnvAttrName(), vulkan12_target_env(ctx, cooperative_matrix));
   if (!update_vce(*combined, error)) return {};
   list_interfaces(*combined);
+  if (cooperative_matrix) use_vulkan_memory_model(*combined);
   return combined;
 }
 

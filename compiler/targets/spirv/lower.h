@@ -17,17 +17,21 @@ namespace quiver::compiler::spirv_target {
 
 // Vulkan 1.2 (SPIR-V ≤ 1.5) with the capabilities quiver may use; spirv-update-vce later keeps
 // only those a module really needs, so a kernel without i64 does not require shaderInt64.
-mlir::spirv::TargetEnvAttr vulkan12_target_env(mlir::MLIRContext* ctx);
+// With `cooperative_matrix`: SPIR-V 1.6 (Vulkan 1.3) with SPV_KHR_cooperative_matrix and the
+// Vulkan memory model that extension requires of shaders (the vulkan1.3_coopmat image, matrix_coop.h).
+mlir::spirv::TargetEnvAttr vulkan12_target_env(mlir::MLIRContext* ctx, bool cooperative_matrix = false);
 
 // Converts `gpu_module` (one kernel) in place into a spirv.module with its ABI lowered
 // (descriptor-bound globals, OpEntryPoint, LocalSize). On failure returns null and sets `error`
 // to the conversion's diagnostics.
-mlir::spirv::ModuleOp convert_kernel_module(mlir::gpu::GPUModuleOp gpu_module, std::string& error);
+// With `cooperative_matrix`, matrix tiles become cooperative matrices (matrix_coop.h).
+mlir::spirv::ModuleOp convert_kernel_module(mlir::gpu::GPUModuleOp gpu_module, std::string& error,
+                                            bool cooperative_matrix = false);
 
 // Merges per-kernel modules into one (identical globals are shared), then deduces the minimal
 // version/capabilities/extensions. Null and `error` set on failure.
 mlir::OwningOpRef<mlir::spirv::ModuleOp> combine_modules(
-    llvm::ArrayRef<mlir::spirv::ModuleOp> modules, std::string& error);
+    llvm::ArrayRef<mlir::spirv::ModuleOp> modules, std::string& error, bool cooperative_matrix = false);
 
 // Runs spirv-update-vce on `module` (attached or not). False and `error` set on failure.
 bool update_vce(mlir::spirv::ModuleOp module, std::string& error);

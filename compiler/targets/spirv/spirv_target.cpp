@@ -3,9 +3,11 @@
 // module of its own, so a failure names the kernel; the modules are then merged, and the result
 // must pass spirv-val before it becomes an image.
 #include <cstring>
+#include <optional>
 #include <fstream>
 
 #include "ir/legalize.h"
+#include "ir/matrix.h"
 #include "ir/math.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -23,6 +25,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "targets/spirv/exp2_glsl.h"
 #include "targets/spirv/lower.h"
+#include "targets/spirv/matrix_coop.h"
 #include "targets/spirv/prepare.h"
 #include "targets/spirv/validate.h"
 #include "targets/target.h"
@@ -32,6 +35,7 @@ namespace {
 
 using spirv_target::kTargetName;
 constexpr const char* kArch = "vulkan1.2";
+constexpr const char* kCoopArch = "vulkan1.3_coopmat";
 
 std::string all_kernels(std::span<const format::Kernel> kernels) {
   std::string names;
@@ -58,16 +62,43 @@ class SpirvTarget final : public Target {
   // word_views: buffers also viewed as 16-byte words (wide accesses). glsl_exp2: f32 exp2 as
   // GLSL.std.450 Exp2 (Vulkan); the MSL target keeps the portable polynomial, whose error
   // docs/numerics.md states for every target.
-  SpirvTarget(bool word_views, bool glsl_exp2) : word_views_(word_views), glsl_exp2_(glsl_exp2) {}
+  SpirvTarget(bool word_views, bool glsl_exp2, bool cooperative_matrix_arch)
+      : word_views_(word_views), glsl_exp2_(glsl_exp2), cooperative_matrix_arch_(cooperative_matrix_arch) {}
   std::string_view name() const override { return kTargetName; }
+
+  // The portable image, and where the module has matrix tiles, one whose tiles are cooperative
+  // matrices (matrix_coop.h); the runtime loads the best one the device supports.
+  std::vector<std::string> default_archs() const override {
+    if (!cooperative_matrix_arch_) return {kArch};
+    return {kArch, kCoopArch};
+  }
 
   std::vector<TargetImage> compile(mlir::ModuleOp module, std::span<const format::Kernel> kernels,
                                    const TargetOptions& options) override {
-    for (const std::string& arch : options.archs)
-      if (arch != kArch)
+    std::vector<std::string> archs = options.archs.empty() ? std::vector<std::string>{kArch} : options.archs;
+    for (const std::string& arch : archs)
+      if (arch != kArch && !(cooperative_matrix_arch_ && arch == kCoopArch))
         throw TargetError(all_kernels(kernels), kTargetName,
-                          "unknown arch '" + arch + "' (the spirv target builds vulkan1.2)");
+                          "unknown arch '" + arch + "' (the spirv target builds " + kArch +
+                              (cooperative_matrix_arch_ ? std::string(" and ") + kCoopArch : std::string()) + ")");
     if (kernels.empty()) return {};
+    std::vector<TargetImage> images;
+    for (size_t i = 0; i < archs.size(); ++i) {
+      // Legalisation rewrites the module: every image but the last gets a copy.
+      mlir::OwningOpRef<mlir::ModuleOp> copy;
+      if (i + 1 < archs.size()) copy = module.clone();
+      mlir::ModuleOp m = copy ? *copy : module;
+      std::optional<TargetImage> image = compile_image(m, kernels, options, archs[i] == kCoopArch);
+      if (image) images.push_back(std::move(*image));
+    }
+    return images;
+  }
+
+ private:
+  // One image: portable, or (`coop`) with the kernels that coop_lowerable takes on cooperative
+  // matrices; nothing when `coop` and no kernel has tiles it takes.
+  std::optional<TargetImage> compile_image(mlir::ModuleOp module, std::span<const format::Kernel> kernels,
+                                           const TargetOptions& options, bool coop) {
     mlir::MLIRContext* ctx = module.getContext();
     ctx->loadDialect<mlir::arith::ArithDialect, mlir::cf::ControlFlowDialect,
                      mlir::func::FuncDialect, mlir::gpu::GPUDialect, mlir::index::IndexDialect,
@@ -80,6 +111,17 @@ class SpirvTarget final : public Target {
 
     std::vector<mlir::func::FuncOp> funcs = spirv_target::find_kernel_functions(module, kernels);
     for (size_t i = 0; i < funcs.size(); ++i) spirv_target::check_kernel_types(funcs[i], kernels[i]);
+    if (coop) {
+      llvm::SmallVector<mlir::func::FuncOp> on_matrices;
+      for (size_t i = 0; i < funcs.size(); ++i) {
+        std::string why;
+        if (spirv_target::coop_lowerable(funcs[i], why)) on_matrices.push_back(funcs[i]);
+        else log(kernels[i].symbol + " keeps the portable tiles in " + kCoopArch + ": " + why);
+      }
+      if (on_matrices.empty()) return std::nullopt;
+      ir::expand_matrix_ops(module, [&](mlir::func::FuncOp fn) { return !llvm::is_contained(on_matrices, fn); });
+      spirv_target::mark_right_operands(module, on_matrices);
+    }
     // SPIR-V compute vectors stop at 4 elements and SPIR-V has no bfloat16: vectors become
     // scalars, bf16 travels as its bits (docs/ir.md). f16 too: NVIDIA's Vulkan driver folds
     // float(half(x)) back to x (seen on the H100, driver 580), which the kernel language's
@@ -90,6 +132,7 @@ class SpirvTarget final : public Target {
     legal.wide_buffer_access = word_views_;
     legal.bf16_as_bits = true;
     legal.f16_as_bits = true;
+    legal.expand_matrix = !coop;
     if (std::string error; !ir::legalize(module, legal, error))
       throw TargetError(all_kernels(kernels), kTargetName, error);
     funcs = spirv_target::find_kernel_functions(module, kernels);
@@ -109,14 +152,14 @@ class SpirvTarget final : public Target {
       spirv_target::exact_signed_remainder(funcs[i]);
       mlir::gpu::GPUModuleOp gpu_module = spirv_target::wrap_as_gpu_kernel(funcs[i], kernel);
       std::string error;
-      mlir::spirv::ModuleOp spv = spirv_target::convert_kernel_module(gpu_module, error);
+      mlir::spirv::ModuleOp spv = spirv_target::convert_kernel_module(gpu_module, error, coop);
       if (!spv) throw TargetError(kernel.symbol, kTargetName, "lowering to SPIR-V failed:\n" + error);
       per_kernel.push_back(spv);
     }
 
     std::string error;
     mlir::OwningOpRef<mlir::spirv::ModuleOp> combined =
-        spirv_target::combine_modules(per_kernel, error);
+        spirv_target::combine_modules(per_kernel, error, coop);
     if (!combined) throw TargetError(all_kernels(kernels), kTargetName, error);
     if (!options.keep_temps_dir.empty())
       write_mlir(options.keep_temps_dir + "/spirv.mlir", *combined);
@@ -136,24 +179,29 @@ class SpirvTarget final : public Target {
     if (!options.keep_temps_dir.empty())
       write_file(options.keep_temps_dir + "/spirv.spv", words.data(), words.size() * 4);
 
-    log("validating");
-    std::string invalid = spirv_target::validate_vulkan12(words);
-    if (!invalid.empty()) throw_validation_error(per_kernel, kernels, invalid);
+    // SPIRV-Tools as Debian 12 ships it (2023.1) predates SPV_KHR_cooperative_matrix and rejects
+    // its instructions as unknown: the cooperative-matrix image is checked by the SPIR-V
+    // dialect's verifier (types, uses, operands of every cooperative-matrix op) and by the
+    // driver that loads it (docs/targets.md).
+    if (!coop) {
+      log("validating");
+      std::string invalid = spirv_target::validate_vulkan12(words);
+      if (!invalid.empty()) throw_validation_error(per_kernel, kernels, invalid);
+    }
 
     TargetImage image;
     image.target = format::Target::SPIRV;
-    image.arch = kArch;
+    image.arch = coop ? kCoopArch : kArch;
+    if (coop) image.requirements = spirv_target::cooperative_matrix_requirements();
     image.data.resize(words.size() * sizeof(uint32_t));
     std::memcpy(image.data.data(), words.data(), image.data.size());
     for (const format::Kernel& k : kernels) image.kernels.push_back(k.symbol);
-    std::vector<TargetImage> images;
-    images.push_back(std::move(image));
-    return images;
+    return image;
   }
 
- private:
   bool word_views_;
   bool glsl_exp2_;
+  bool cooperative_matrix_arch_;
 
   // The merged module is invalid: validate each kernel's own module to name the culprit.
   [[noreturn]] static void throw_validation_error(
@@ -178,12 +226,12 @@ class SpirvTarget final : public Target {
 
 }  // namespace
 
-std::unique_ptr<Target> create_spirv_target() { return std::make_unique<SpirvTarget>(true, true); }
+std::unique_ptr<Target> create_spirv_target() { return std::make_unique<SpirvTarget>(true, true, true); }
 
 // For the MSL target: one SPIR-V variable per binding (Metal takes one buffer per [[buffer(i)]]),
 // so no word views of buffers; vector accesses are element by element.
 std::unique_ptr<Target> create_spirv_target_one_variable_per_binding() {
-  return std::make_unique<SpirvTarget>(false, false);
+  return std::make_unique<SpirvTarget>(false, false, false);
 }
 
 }  // namespace quiver::compiler

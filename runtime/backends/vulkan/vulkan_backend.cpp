@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "image_choice.h"
 #include "spirv_inspect.h"
 #include "vulkan_context.h"
 
@@ -25,25 +26,6 @@ constexpr VkBufferUsageFlags kStorageUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT 
 
 std::string dims(const std::array<uint32_t, 3>& d) {
   return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
-}
-
-std::string describe_images(const format::Manifest& manifest) {
-  if (manifest.images.empty()) return "no images";
-  std::string out;
-  for (const format::Image& image : manifest.images) {
-    if (!out.empty()) out += ", ";
-    out += std::string(format::to_string(image.target)) + " " + image.arch;
-  }
-  return out;
-}
-
-// "vulkan1.2" -> VK_API_VERSION_1_2; 0 when the arch is not of that form.
-uint32_t parse_vulkan_arch(const std::string& arch) {
-  unsigned major = 0, minor = 0;
-  char tail = 0;
-  if (std::sscanf(arch.c_str(), "vulkan%u.%u%c", &major, &minor, &tail) != 2) return 0;
-  if (major == 0 || major > 9 || minor > 9) return 0;
-  return VK_MAKE_API_VERSION(0, major, minor, 0);
 }
 
 class VulkanBuffer final : public Buffer {
@@ -124,11 +106,13 @@ std::string check_limits(const VkPhysicalDeviceLimits& limits, const format::Ker
 
 class VulkanModule final : public Module {
  public:
-  VulkanModule(std::shared_ptr<Context> context, const format::FatBinary& fatbin, size_t image_index)
+  // `skipped` says which images with requirements the device could not take (image_choice.h).
+  VulkanModule(std::shared_ptr<Context> context, const format::FatBinary& fatbin, size_t image_index,
+               const std::string& skipped)
       : context_(std::move(context)), label_(fatbin.label()) {
     Context& ctx = *context_;
     const format::Image& image = fatbin.manifest().images[image_index];
-    description_ = "spirv " + image.arch;
+    description_ = "spirv " + image.arch + (skipped.empty() ? "" : " (" + skipped + ")");
     const std::string where = "vulkan: " + label_ + ", image '" + description_ + "'";
 
     std::vector<std::byte> data = fatbin.image_data(image_index);
@@ -390,30 +374,13 @@ class VulkanDevice final : public Device {
   }
 
   std::unique_ptr<Module> load(const format::FatBinary& fatbin) override {
-    // The newest SPIR-V image whose Vulkan version this device supports.
-    const format::Manifest& manifest = fatbin.manifest();
-    const uint32_t device_version = context_->properties.apiVersion;
-    int best = -1;
-    uint32_t best_version = 0;
-    for (size_t i = 0; i < manifest.images.size(); ++i) {
-      if (manifest.images[i].target != format::Target::SPIRV) continue;
-      const uint32_t v = parse_vulkan_arch(manifest.images[i].arch);
-      if (v == 0 || VK_API_VERSION_MAJOR(v) != VK_API_VERSION_MAJOR(device_version) ||
-          VK_API_VERSION_MINOR(v) > VK_API_VERSION_MINOR(device_version))
-        continue;
-      if (best < 0 || v > best_version) {
-        best = static_cast<int>(i);
-        best_version = v;
-      }
-    }
+    std::string report, why;
+    const int best = choose_spirv_image(fatbin.manifest(), context_->properties.apiVersion, context_->offers,
+                                        report, why);
     if (best < 0)
-      throw Error(ErrorCode::NotFound,
-                  "vulkan: " + fatbin.label() + " has no SPIR-V image for " + context_->name + " (Vulkan " +
-                      std::to_string(VK_API_VERSION_MAJOR(device_version)) + "." +
-                      std::to_string(VK_API_VERSION_MINOR(device_version)) +
-                      "): it needs a 'spirv' image of arch vulkan1.2 or another version up to the device's; the file has: " +
-                      describe_images(manifest));
-    return std::make_unique<VulkanModule>(context_, fatbin, static_cast<size_t>(best));
+      throw Error(ErrorCode::NotFound, "vulkan: " + fatbin.label() + " has no SPIR-V image for " + context_->name +
+                                           ": " + why);
+    return std::make_unique<VulkanModule>(context_, fatbin, static_cast<size_t>(best), report);
   }
 
   void synchronize() override { context_->drain("synchronize"); }

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "image_choice.h"
 #include "quiver/runtime.h"
 
 namespace quiver::backend::vulkan {
@@ -244,6 +245,33 @@ std::vector<Candidate> usable_devices(const SharedInstance& shared, std::string&
   return usable;
 }
 
+// VK_KHR_cooperative_matrix: enabled when the device has the feature; its configurations (types,
+// sizes, scope) become offers that an image's requirements name (image_choice.h).
+void enable_cooperative_matrix(Context& ctx, VkPhysicalDeviceFeatures2& enabled,
+                               VkPhysicalDeviceCooperativeMatrixFeaturesKHR& features,
+                               std::vector<const char*>& extensions) {
+  const Api& vk = ctx.vk;
+  auto properties = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+      vk.vkGetInstanceProcAddr(ctx.instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR have{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  query.pNext = &have;
+  vk.vkGetPhysicalDeviceFeatures2(ctx.physical, &query);
+  if (!have.cooperativeMatrix || !properties) return;
+  uint32_t count = 0;
+  if (properties(ctx.physical, &count, nullptr) != VK_SUCCESS) return;
+  std::vector<VkCooperativeMatrixPropertiesKHR> configs(count);
+  for (auto& c : configs) c = {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR};
+  if (properties(ctx.physical, &count, configs.data()) != VK_SUCCESS) return;
+  features.cooperativeMatrix = VK_TRUE;
+  features.pNext = enabled.pNext;
+  enabled.pNext = &features;
+  extensions.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  ctx.offers.insert(std::string("extension:") + VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  for (uint32_t i = 0; i < count; ++i)
+    if (std::string r = cooperative_matrix_requirement(configs[i]); !r.empty()) ctx.offers.insert(r);
+}
+
 }  // namespace
 
 size_t instances_created() { return g_instances_created.load(std::memory_order_relaxed); }
@@ -328,6 +356,10 @@ std::shared_ptr<Context> Context::open(size_t index, size_t& device_count, std::
   // Float atomics (qv::atomic_add / atomic_exchange on float) come from VK_EXT_shader_atomic_float.
   std::vector<const char*> extensions;
   VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomic_float{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop_features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  if (e12.shaderFloat16) ctx->offers.insert("feature:shaderFloat16");
+  if (e12.vulkanMemoryModel) ctx->offers.insert("feature:vulkanMemoryModel");
+  if (e13.shaderIntegerDotProduct) ctx->offers.insert("feature:shaderIntegerDotProduct");
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executable_info{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
   executable_info.pipelineExecutableInfo = VK_TRUE;
@@ -350,6 +382,9 @@ std::shared_ptr<Context> Context::open(size_t index, size_t& device_count, std::
         atomic_float.pNext = enabled.pNext;
         enabled.pNext = &atomic_float;
       }
+    for (const auto& p : props)
+      if (std::string_view(p.extensionName) == VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME)
+        enable_cooperative_matrix(*ctx, enabled, coop_features, extensions);
     const char* stats = std::getenv("QUIVER_VULKAN_PIPELINE_STATS");
     if (stats && std::string_view(stats) == "1")
       for (const auto& p : props)

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <deque>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,9 @@ class Context {
   // QUIVER_VULKAN_PIPELINE_STATS=1 and VK_KHR_pipeline_executable_properties: each pipeline's
   // driver statistics are printed to stderr when it is created.
   bool pipeline_statistics = false;
+  // What this device offers that an image may require (image_choice.h): features, extensions,
+  // cooperative-matrix configurations, in the manifest's "requires" vocabulary.
+  std::set<std::string> offers;
   std::string name;
   // QUIVER_VULKAN_VALIDATION=1 only: the instance's messenger (owned by the shared instance).
   const Validation* validation = nullptr;

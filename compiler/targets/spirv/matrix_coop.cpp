@@ -1,0 +1,319 @@
+#include "targets/spirv/matrix_coop.h"
+
+#include "ir/matrix.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVTypes.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace quiver::compiler::spirv_target {
+namespace {
+
+using ir::MatrixOp;
+
+mlir::Type memory_element(mlir::Value memref) {
+  return llvm::cast<mlir::MemRefType>(memref.getType()).getElementType();
+}
+mlir::Type tile_element(mlir::Value tile) { return llvm::cast<mlir::VectorType>(tile.getType()).getElementType(); }
+
+std::string describe(mlir::Operation* op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  op->getLoc().print(os);
+  return "'" + op->getName().getStringRef().str() + "' at " + s;
+}
+
+// Why this matrix intrinsic has no cooperative-matrix form ("" when it has one).
+std::string call_unsupported(mlir::func::CallOp call, MatrixOp op) {
+  mlir::ValueRange args = call.getOperands();
+  switch (op) {
+    case MatrixOp::LoadA:
+    case MatrixOp::LoadB:
+    case MatrixOp::LoadBT:
+      return memory_element(args[0]).isF16() ? "" : "tiles of bf16 (the device reports half tiles only)";
+    case MatrixOp::LoadAcc: return "";
+    case MatrixOp::Store: {
+      mlir::Type e = memory_element(args[0]);
+      return e.isF32() || e.isF16() ? "" : "a store of a tile to bf16 memory";
+    }
+    case MatrixOp::Mma: return tile_element(args[0]).isF16() ? "" : "products of bf16 tiles";
+    case MatrixOp::RowMax: return "qv::row_max (no cooperative-matrix reduction in SPV_KHR_cooperative_matrix)";
+    case MatrixOp::RowSum: return "qv::row_sum (no cooperative-matrix reduction in SPV_KHR_cooperative_matrix)";
+    case MatrixOp::ToA: return "qv::to_matrix_a (an accumulator cannot become a left operand in SPV_KHR_cooperative_matrix)";
+  }
+  return "an unknown matrix operation";
+}
+
+bool touches_tiles(mlir::Operation* op) {
+  return llvm::any_of(op->getOperandTypes(), ir::is_matrix_type) ||
+         llvm::any_of(op->getResultTypes(), ir::is_matrix_type);
+}
+
+// A scalar broadcast to a whole tile (constants included), or null.
+mlir::Value splat_source(mlir::Value tile) {
+  mlir::Operation* def = tile.getDefiningOp();
+  if (auto b = llvm::dyn_cast_or_null<mlir::vector::BroadcastOp>(def)) return b.getSource();
+  if (auto s = llvm::dyn_cast_or_null<mlir::vector::SplatOp>(def)) return s.getInput();
+  return {};
+}
+
+}  // namespace
+
+bool coop_lowerable(mlir::func::FuncOp fn, std::string& why) {
+  bool any_tile = false;
+  fn.walk([&](mlir::Operation* op) {
+    if (!why.empty()) return;
+    if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op)) {
+      if (auto m = ir::matrix_op_of(call.getCallee())) {
+        any_tile = true;
+        if (std::string reason = call_unsupported(call, *m); !reason.empty()) why = reason + " (" + describe(op) + ")";
+        return;
+      }
+    }
+    if (!touches_tiles(op)) return;
+    any_tile = true;
+    if (llvm::isa<mlir::cf::BranchOp, mlir::cf::CondBranchOp, mlir::vector::BroadcastOp, mlir::vector::SplatOp,
+                  mlir::arith::AddFOp, mlir::arith::SubFOp, mlir::arith::MulFOp, mlir::arith::DivFOp,
+                  mlir::arith::NegFOp, mlir::ub::PoisonOp>(op))
+      return;
+    if (auto c = llvm::dyn_cast<mlir::arith::ConstantOp>(op)) {
+      auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(c.getValue());
+      if (dense && dense.isSplat()) return;
+    }
+    why = "element-wise " + describe(op) + " on a tile (cooperative matrices take + - * / only)";
+  });
+  if (!any_tile && why.empty()) why = "it uses no matrix tiles";
+  return why.empty();
+}
+
+void mark_right_operands(mlir::ModuleOp module, llvm::ArrayRef<mlir::func::FuncOp> kernels) {
+  // The values that are right operands: loads of B, mma's second operand, and everything they
+  // move through (branch arguments, constants that initialise them). Each gets vector<16x16xT>.
+  llvm::SetVector<mlir::Value> right;
+  llvm::SmallVector<mlir::Value> work;
+  auto add = [&](mlir::Value v) {
+    if (ir::is_matrix_type(v.getType()) && right.insert(v)) work.push_back(v);
+  };
+  for (mlir::func::FuncOp fn : kernels)
+    fn.walk([&](mlir::func::CallOp call) {
+      auto op = ir::matrix_op_of(call.getCallee());
+      if (op == MatrixOp::LoadB || op == MatrixOp::LoadBT) add(call.getResult(0));
+      if (op == MatrixOp::Mma) add(call.getOperand(1));
+    });
+  while (!work.empty()) {
+    mlir::Value v = work.pop_back_val();
+    if (auto arg = llvm::dyn_cast<mlir::BlockArgument>(v); arg && !arg.getOwner()->isEntryBlock()) {
+      mlir::Block* block = arg.getOwner();
+      for (auto it = block->pred_begin(); it != block->pred_end(); ++it) {
+        auto branch = llvm::cast<mlir::BranchOpInterface>((*it)->getTerminator());
+        for (unsigned s = 0; s < branch->getNumSuccessors(); ++s)
+          if (branch->getSuccessor(s) == block)
+            add(branch.getSuccessorOperands(s)[arg.getArgNumber()]);
+      }
+    }
+    for (mlir::OpOperand& use : v.getUses()) {
+      auto branch = llvm::dyn_cast<mlir::BranchOpInterface>(use.getOwner());
+      if (!branch) continue;
+      for (unsigned s = 0; s < branch->getNumSuccessors(); ++s) {
+        mlir::OperandRange forwarded = branch.getSuccessorOperands(s).getForwardedOperands();
+        for (unsigned i = 0; i < forwarded.size(); ++i)
+          if (forwarded.getBeginOperandIndex() + i == use.getOperandNumber())
+            add(branch->getSuccessor(s)->getArgument(branch.getSuccessorOperands(s).getProducedOperandCount() + i));
+      }
+    }
+  }
+  auto right_type = [](mlir::Type t) {
+    auto v = llvm::cast<mlir::VectorType>(t);
+    return mlir::VectorType::get({ir::kMatrixTile, ir::kMatrixTile}, v.getElementType());
+  };
+  for (mlir::Value v : right) {
+    mlir::Type t = right_type(v.getType());
+    if (auto c = v.getDefiningOp<mlir::arith::ConstantOp>()) {
+      auto dense = llvm::cast<mlir::DenseElementsAttr>(c.getValue());
+      c.setValueAttr(dense.reshape(llvm::cast<mlir::ShapedType>(t)));
+    }
+    v.setType(t);
+  }
+  for (mlir::func::FuncOp decl : module.getOps<mlir::func::FuncOp>()) {
+    if (!decl.isExternal()) continue;
+    auto op = ir::matrix_op_of(decl.getSymName());
+    if (!op) continue;
+    mlir::FunctionType ft = decl.getFunctionType();
+    llvm::SmallVector<mlir::Type> in(ft.getInputs()), out(ft.getResults());
+    if (*op == MatrixOp::LoadB || *op == MatrixOp::LoadBT) out[0] = right_type(out[0]);
+    else if (*op == MatrixOp::Mma) in[1] = right_type(in[1]);
+    else continue;
+    decl.setFunctionType(mlir::FunctionType::get(decl.getContext(), in, out));
+  }
+}
+
+namespace {
+
+mlir::spirv::CooperativeMatrixType coop_type(mlir::Type element, mlir::spirv::CooperativeMatrixUseKHR use) {
+  return mlir::spirv::CooperativeMatrixType::get(element, ir::kMatrixTile, ir::kMatrixTile,
+                                                 mlir::spirv::Scope::Subgroup, use);
+}
+
+// 16-bit floats travel as their bits after legalisation (ir/legalize.h); the tiles this lowering
+// takes are half (coop_lowerable), so an i16 tile element is f16.
+mlir::Type tile_component(mlir::Type element) {
+  if (element.isInteger(16)) return mlir::Float16Type::get(element.getContext());
+  return element;
+}
+
+// func.call @qv.matrix_* -> OpCooperativeMatrix{Load,Store,MulAdd}KHR.
+struct MatrixCallLowering final : mlir::OpConversionPattern<mlir::func::CallOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  mlir::LogicalResult matchAndRewrite(mlir::func::CallOp call, OpAdaptor adaptor,
+                                      mlir::ConversionPatternRewriter& rewriter) const override {
+    auto op = ir::matrix_op_of(call.getCallee());
+    if (!op) return mlir::failure();
+    const auto& converter = *getTypeConverter<mlir::SPIRVTypeConverter>();
+    mlir::Location l = call.getLoc();
+    mlir::ValueRange args = adaptor.getOperands();
+    using Layout = mlir::spirv::CooperativeMatrixLayoutKHR;
+    auto pointer = [&]() -> mlir::Value {
+      auto memref = llvm::cast<mlir::MemRefType>(call.getOperand(0).getType());
+      return mlir::spirv::getElementPtr(converter, memref, args[0], mlir::ValueRange{args[1]}, l, rewriter);
+    };
+    switch (*op) {
+      case MatrixOp::LoadA:
+      case MatrixOp::LoadB:
+      case MatrixOp::LoadBT:
+      case MatrixOp::LoadAcc: {
+        mlir::Type result = converter.convertType(call.getResult(0).getType());
+        mlir::Value ptr = pointer();
+        if (!result || !ptr) return rewriter.notifyMatchFailure(call, "no cooperative-matrix type or pointer");
+        // B given as its N x K transpose (B[k][j] = m[j * stride + k]) is B stored column-major.
+        Layout layout = *op == MatrixOp::LoadBT ? Layout::ColumnMajor : Layout::RowMajor;
+        rewriter.replaceOpWithNewOp<mlir::spirv::KHRCooperativeMatrixLoadOp>(call, result, ptr, layout, args[2],
+                                                                             mlir::spirv::MemoryAccessAttr());
+        return mlir::success();
+      }
+      case MatrixOp::Store: {
+        mlir::Value ptr = pointer();
+        if (!ptr) return rewriter.notifyMatchFailure(call, "no pointer");
+        mlir::Value value = args[3];
+        mlir::Type memory = tile_component(memory_element(call.getOperand(0)));
+        if (!memory.isF32())   // round to nearest even, as the kernel language's stores do
+          value = rewriter.create<mlir::spirv::FConvertOp>(
+              l, coop_type(memory, mlir::spirv::CooperativeMatrixUseKHR::MatrixAcc), value);
+        rewriter.create<mlir::spirv::KHRCooperativeMatrixStoreOp>(l, ptr, value, Layout::RowMajor, args[2],
+                                                                 mlir::spirv::MemoryAccessAttr());
+        rewriter.eraseOp(call);
+        return mlir::success();
+      }
+      case MatrixOp::Mma:
+        rewriter.replaceOpWithNewOp<mlir::spirv::KHRCooperativeMatrixMulAddOp>(call, args[0], args[1], args[2]);
+        return mlir::success();
+      default: return rewriter.notifyMatchFailure(call, "no cooperative-matrix form");
+    }
+  }
+};
+
+// A splat tile (constant, broadcast, splat) -> OpCompositeConstruct of its one scalar, which
+// for a cooperative matrix fills every element.
+mlir::Value construct_splat(mlir::ConversionPatternRewriter& rewriter, mlir::Location l, mlir::Type coop,
+                            mlir::Value scalar) {
+  return rewriter.create<mlir::spirv::CompositeConstructOp>(l, coop, mlir::ValueRange{scalar});
+}
+
+struct TileConstantLowering final : mlir::OpConversionPattern<mlir::arith::ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  mlir::LogicalResult matchAndRewrite(mlir::arith::ConstantOp c, OpAdaptor,
+                                      mlir::ConversionPatternRewriter& rewriter) const override {
+    if (!ir::is_tile_type(c.getType())) return mlir::failure();
+    auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(c.getValue());
+    mlir::Type coop = getTypeConverter()->convertType(c.getType());
+    if (!dense || !dense.isSplat() || !coop) return rewriter.notifyMatchFailure(c, "not a splat tile");
+    auto element = llvm::cast<mlir::spirv::CooperativeMatrixType>(coop).getElementType();
+    mlir::Attribute value = dense.getSplatValue<mlir::Attribute>();
+    if (auto i = llvm::dyn_cast<mlir::IntegerAttr>(value); i && element.isF16())   // half carried as bits
+      value = mlir::FloatAttr::get(element, llvm::APFloat(llvm::APFloat::IEEEhalf(), i.getValue()));
+    mlir::Value scalar = rewriter.create<mlir::spirv::ConstantOp>(c.getLoc(), element, value);
+    rewriter.replaceOp(c, construct_splat(rewriter, c.getLoc(), coop, scalar));
+    return mlir::success();
+  }
+};
+
+template <typename Op>
+struct TileBroadcastLowering final : mlir::OpConversionPattern<Op> {
+  using mlir::OpConversionPattern<Op>::OpConversionPattern;
+  mlir::LogicalResult matchAndRewrite(Op op, typename Op::Adaptor adaptor,
+                                      mlir::ConversionPatternRewriter& rewriter) const override {
+    if (!ir::is_tile_type(op.getType())) return mlir::failure();
+    mlir::Type coop = this->getTypeConverter()->convertType(op.getType());
+    if (!coop) return mlir::failure();
+    rewriter.replaceOp(op, construct_splat(rewriter, op.getLoc(), coop, adaptor.getOperands()[0]));
+    return mlir::success();
+  }
+};
+
+// An undefined tile (a tile variable read before its first assignment on some path) -> OpUndef.
+struct TilePoisonLowering final : mlir::OpConversionPattern<mlir::ub::PoisonOp> {
+  using OpConversionPattern::OpConversionPattern;
+  mlir::LogicalResult matchAndRewrite(mlir::ub::PoisonOp op, OpAdaptor,
+                                      mlir::ConversionPatternRewriter& rewriter) const override {
+    if (!ir::is_tile_type(op.getType())) return mlir::failure();
+    mlir::Type coop = getTypeConverter()->convertType(op.getType());
+    if (!coop) return mlir::failure();
+    rewriter.replaceOpWithNewOp<mlir::spirv::UndefOp>(op, coop);
+    return mlir::success();
+  }
+};
+
+// tile * scalar (a broadcast or a splat constant on either side) -> OpMatrixTimesScalar; other
+// products of tiles are component-wise OpFMul (ArithToSPIRV's pattern).
+struct TileScaleLowering final : mlir::OpConversionPattern<mlir::arith::MulFOp> {
+  using OpConversionPattern::OpConversionPattern;
+  mlir::LogicalResult matchAndRewrite(mlir::arith::MulFOp mul, OpAdaptor adaptor,
+                                      mlir::ConversionPatternRewriter& rewriter) const override {
+    if (!ir::is_tile_type(mul.getType())) return mlir::failure();
+    for (int side = 0; side < 2; ++side) {
+      mlir::Value converted;
+      if (mlir::Value scalar = splat_source(mul->getOperand(side))) {
+        converted = rewriter.getRemappedValue(scalar);
+      } else if (auto c = mul->getOperand(side).getDefiningOp<mlir::arith::ConstantOp>()) {
+        auto dense = llvm::dyn_cast<mlir::DenseFPElementsAttr>(c.getValue());
+        if (dense && dense.isSplat())
+          converted = rewriter.create<mlir::spirv::ConstantOp>(mul.getLoc(), dense.getElementType(),
+                                                               dense.getSplatValue<mlir::Attribute>());
+      }
+      if (!converted) continue;
+      rewriter.replaceOpWithNewOp<mlir::spirv::MatrixTimesScalarOp>(mul, adaptor.getOperands()[1 - side], converted);
+      return mlir::success();
+    }
+    return mlir::failure();
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> cooperative_matrix_requirements() {
+  return {"extension:VK_KHR_cooperative_matrix", "cooperative_matrix:16x16x16:f16*f16+f32:subgroup",
+          "feature:shaderFloat16", "feature:vulkanMemoryModel"};
+}
+
+void populate_matrix_coop_patterns(mlir::SPIRVTypeConverter& converter, mlir::RewritePatternSet& patterns) {
+  // Added last, tried first: tiles never reach the converter's own vector rule (which stops at 4).
+  converter.addConversion([](mlir::VectorType t) -> std::optional<mlir::Type> {
+    if (!ir::is_tile_type(t)) return std::nullopt;
+    using Use = mlir::spirv::CooperativeMatrixUseKHR;
+    mlir::Type element = tile_component(t.getElementType());
+    Use use = t.getRank() == 2 ? Use::MatrixB : element.isF32() ? Use::MatrixAcc : Use::MatrixA;
+    return coop_type(element, use);
+  });
+  mlir::MLIRContext* ctx = patterns.getContext();
+  // Benefit 2: ahead of ArithToSPIRV's patterns for the same ops, which know only vectors.
+  patterns.add<MatrixCallLowering, TileConstantLowering, TileBroadcastLowering<mlir::vector::BroadcastOp>,
+               TileBroadcastLowering<mlir::vector::SplatOp>, TileScaleLowering, TilePoisonLowering>(
+      converter, ctx, /*benefit=*/2);
+}
+
+}  // namespace quiver::compiler::spirv_target

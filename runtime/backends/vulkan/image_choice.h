@@ -1,0 +1,59 @@
+// Which SPIR-V image of a fat binary a Vulkan device runs: images carry requirements (format::Image
+// ::requirements, docs/format.md "Image requirements") and the device offers a set of them
+// (device_offers); the backend loads the best image whose every requirement is offered.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "format/manifest.h"
+#include "vulkan_api.h"
+
+// VK_KHR_cooperative_matrix, for Vulkan headers older than 1.3.255 (Debian 12 ships 1.3.239).
+// Values from the Vulkan registry.
+#ifndef VK_KHR_cooperative_matrix
+#define VK_KHR_cooperative_matrix 1
+#define VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME "VK_KHR_cooperative_matrix"
+inline constexpr VkStructureType VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR =
+    static_cast<VkStructureType>(1000506000);
+inline constexpr VkStructureType VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR =
+    static_cast<VkStructureType>(1000506001);
+struct VkCooperativeMatrixPropertiesKHR {
+  VkStructureType sType;
+  void* pNext;
+  uint32_t MSize, NSize, KSize;
+  uint32_t AType, BType, CType, ResultType;   // VkComponentTypeKHR
+  VkBool32 saturatingAccumulation;
+  uint32_t scope;                             // VkScopeKHR
+};
+struct VkPhysicalDeviceCooperativeMatrixFeaturesKHR {
+  VkStructureType sType;
+  void* pNext;
+  VkBool32 cooperativeMatrix;
+  VkBool32 cooperativeMatrixRobustBufferAccess;
+};
+typedef VkResult(VKAPI_PTR* PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(
+    VkPhysicalDevice, uint32_t*, VkCooperativeMatrixPropertiesKHR*);
+#endif
+
+namespace quiver::backend::vulkan {
+
+// One cooperative-matrix configuration as images name it:
+// "cooperative_matrix:16x16x16:f16*f16+f32:subgroup" (M x N x K, A * B + C, scope), with
+// "->R" before the scope where the result type R differs from C.
+std::string cooperative_matrix_requirement(const VkCooperativeMatrixPropertiesKHR& p);
+
+// The SPIR-V image to load (an index into manifest.images), or -1 with `why` saying what the
+// file has. Usable: target spirv, arch "vulkan<major>.<minor>" with an optional "_<variant>"
+// suffix, a version the device supports, and every requirement in `offers`. Best: the newest
+// version, then the most requirements (the most specialised image). `report` says which was
+// taken and why any image with requirements was not ("" when there were none to skip).
+int choose_spirv_image(const format::Manifest& manifest, uint32_t device_api_version,
+                       const std::set<std::string>& offers, std::string& report, std::string& why);
+
+// "vulkan1.2" and "vulkan1.3_coopmat" -> VK_API_VERSION_1_2; 0 when the arch is not of that form.
+uint32_t parse_vulkan_arch(const std::string& arch);
+
+}  // namespace quiver::backend::vulkan

@@ -1,0 +1,94 @@
+// The Vulkan backend's choice among a fat binary's SPIR-V images (runtime/backends/vulkan/
+// image_choice.h): a device gets the most specialised image whose every requirement it offers,
+// and the portable one when it lacks a feature.
+#include <gtest/gtest.h>
+
+#include "backends/vulkan/image_choice.h"
+
+namespace quiver::backend::vulkan {
+namespace {
+
+format::Image spirv(const std::string& arch, std::vector<std::string> requirements = {}) {
+  format::Image image;
+  image.target = format::Target::SPIRV;
+  image.arch = arch;
+  image.requirements = std::move(requirements);
+  return image;
+}
+
+const std::vector<std::string> kCoop = {"extension:VK_KHR_cooperative_matrix",
+                                        "cooperative_matrix:16x16x16:f16*f16+f32:subgroup",
+                                        "feature:shaderFloat16", "feature:vulkanMemoryModel"};
+
+format::Manifest two_images() {
+  format::Manifest m;
+  format::Image ptx;
+  ptx.target = format::Target::PTX;
+  ptx.arch = "sm_80";
+  m.images = {ptx, spirv("vulkan1.3_coopmat", kCoop), spirv("vulkan1.2")};
+  return m;
+}
+
+TEST(VulkanImageChoice, DeviceWithTheFeaturesGetsTheCooperativeMatrixImage) {
+  std::set<std::string> offers(kCoop.begin(), kCoop.end());
+  offers.insert("cooperative_matrix:16x16x16:f16*f16+f16:subgroup");   // offers beyond the image's do no harm
+  std::string report, why;
+  EXPECT_EQ(choose_spirv_image(two_images(), VK_API_VERSION_1_3, offers, report, why), 1);
+  EXPECT_EQ(report, "");
+}
+
+TEST(VulkanImageChoice, DeviceWithoutAFeatureGetsThePortableImageAndIsToldWhy) {
+  for (size_t dropped = 0; dropped < kCoop.size(); ++dropped) {
+    std::set<std::string> offers(kCoop.begin(), kCoop.end());
+    offers.erase(kCoop[dropped]);
+    std::string report, why;
+    EXPECT_EQ(choose_spirv_image(two_images(), VK_API_VERSION_1_3, offers, report, why), 2) << kCoop[dropped];
+    EXPECT_NE(report.find("vulkan1.3_coopmat needs " + kCoop[dropped]), std::string::npos) << report;
+  }
+}
+
+TEST(VulkanImageChoice, NoUsableImageSaysWhatTheFileHas) {
+  format::Manifest m;
+  m.images = {spirv("vulkan1.3_coopmat", kCoop), spirv("vulkan1.4")};
+  std::string report, why;
+  EXPECT_EQ(choose_spirv_image(m, VK_API_VERSION_1_3, {}, report, why), -1);
+  EXPECT_NE(why.find("vulkan1.3_coopmat needs extension:VK_KHR_cooperative_matrix"), std::string::npos) << why;
+  EXPECT_NE(why.find("the file has: spirv vulkan1.3_coopmat, spirv vulkan1.4"), std::string::npos) << why;
+}
+
+TEST(VulkanImageChoice, NewerVersionWinsThenMoreRequirements) {
+  format::Manifest m;
+  m.images = {spirv("vulkan1.2"), spirv("vulkan1.3"), spirv("vulkan1.3_x", {"feature:a"}), spirv("vulkan1.4")};
+  std::string report, why;
+  EXPECT_EQ(choose_spirv_image(m, VK_API_VERSION_1_3, {"feature:a"}, report, why), 2);
+  EXPECT_EQ(choose_spirv_image(m, VK_API_VERSION_1_3, {}, report, why), 1);
+  EXPECT_EQ(choose_spirv_image(m, VK_API_VERSION_1_2, {"feature:a"}, report, why), 0);
+}
+
+TEST(VulkanImageChoice, ArchSpelling) {
+  EXPECT_EQ(parse_vulkan_arch("vulkan1.2"), VK_API_VERSION_1_2);
+  EXPECT_EQ(parse_vulkan_arch("vulkan1.3_coopmat"), VK_API_VERSION_1_3);
+  EXPECT_EQ(parse_vulkan_arch("vulkan1.2_"), 0u);
+  EXPECT_EQ(parse_vulkan_arch("vulkan1.2x"), 0u);
+  EXPECT_EQ(parse_vulkan_arch("vulkan12"), 0u);
+  EXPECT_EQ(parse_vulkan_arch("opengl4.6"), 0u);
+}
+
+TEST(VulkanImageChoice, CooperativeMatrixConfigurationsAreNamedAsImagesNameThem) {
+  VkCooperativeMatrixPropertiesKHR p{};
+  p.MSize = p.NSize = p.KSize = 16;
+  p.AType = p.BType = 0;          // f16
+  p.CType = p.ResultType = 1;     // f32
+  p.scope = 3;                    // subgroup
+  EXPECT_EQ(cooperative_matrix_requirement(p), "cooperative_matrix:16x16x16:f16*f16+f32:subgroup");
+  p.AType = p.BType = 3;          // i8
+  p.CType = 5;                    // i32
+  p.ResultType = 5;
+  p.KSize = 32;
+  EXPECT_EQ(cooperative_matrix_requirement(p), "cooperative_matrix:16x16x32:i8*i8+i32:subgroup");
+  p.AType = 77;                   // unknown to this runtime: never offered
+  EXPECT_EQ(cooperative_matrix_requirement(p), "");
+}
+
+}  // namespace
+}  // namespace quiver::backend::vulkan
