@@ -76,6 +76,10 @@ class Context {
   // QUIVER_VULKAN_PIPELINE_STATS=1 and VK_KHR_pipeline_executable_properties: each pipeline's
   // driver statistics are printed to stderr when it is created.
   bool pipeline_statistics = false;
+  // VK_EXT_pipeline_creation_feedback (core in 1.3): the driver says whether a pipeline came
+  // from the pipeline cache (counted by pipeline_cache_counters()).
+  bool creation_feedback = false;
+  uint8_t driver_uuid[VK_UUID_SIZE] = {};   // VkPhysicalDeviceIDProperties: part of the cache key
   std::string name;
   // QUIVER_VULKAN_VALIDATION=1 only: the instance's messenger (owned by the shared instance).
   const Validation* validation = nullptr;
