@@ -1,5 +1,6 @@
 #include "first_op.h"
 
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,6 +46,15 @@ double process_age_ms() {
   return now_ms - double(start_ticks) * 1e3 / double(hz);
 }
 
+// CPU time of the whole process so far (every thread: the driver's compiler threads too), user +
+// system: unlike the wall time, it barely depends on what else the machine is running.
+double process_cpu_ms() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return (double(u.ru_utime.tv_sec) + double(u.ru_stime.tv_sec)) * 1e3 +
+         (double(u.ru_utime.tv_usec) + double(u.ru_stime.tv_usec)) * 1e-3;
+}
+
 // out[r, c] = x[r, c] * w[c] / sqrt(mean_c x[r, c]^2 + eps), in double (ops.h's definition).
 std::vector<double> rms_norm_reference(const std::vector<float>& x, const std::vector<float>& w, size_t rows,
                                        size_t cols, float eps) {
@@ -74,20 +84,25 @@ int first_op(const std::string& backend, const std::string& json_path) {
 
   nlohmann::json out;
   try {
+    const double c0 = process_cpu_ms();
     const auto t0 = std::chrono::steady_clock::now();
     quiver::Device dev = quiver::Device::open(backend);
     const auto t1 = std::chrono::steady_clock::now();
+    const double c1 = process_cpu_ms();
     quiver::Module lib = quiver::ops::library(dev);
     const auto t2 = std::chrono::steady_clock::now();
+    const double c2 = process_cpu_ms();
     quiver::Buffer<float> bx = dev.alloc<float>(x.size()), bw = dev.alloc<float>(w.size());
     quiver::Buffer<float> bout = dev.alloc<float>(got.size());
     bx.upload(x);
     bw.upload(w);
     bout.upload(got);
     const auto t3 = std::chrono::steady_clock::now();
+    const double c3 = process_cpu_ms();
     quiver::ops::rms_norm(dev, bx, bw, bout, kRows, kCols, kEps);
     bout.download(got);
     const auto t4 = std::chrono::steady_clock::now();
+    const double c4 = process_cpu_ms();
 
     const std::vector<double> want = rms_norm_reference(x, w, kRows, kCols, kEps);
     double max_rel = 0;
@@ -110,12 +125,16 @@ int first_op(const std::string& backend, const std::string& json_path) {
            {"first_launch_sync_ms", ms_between(t3, t4)},
            {"main_to_result_ms", ms_between(t_main, t4)},
            {"process_start_to_result_ms", age_at_main_ms < 0 ? -1.0 : age_at_main_ms + ms_between(t_main, t4)},
+           {"cpu_ms",
+            {{"to_main", c0}, {"device_open", c1 - c0}, {"module_load", c2 - c1}, {"first_launch_sync", c4 - c3},
+             {"to_result", c4}}},
            {"max_rel_error", max_rel}};
     std::printf("first op on %s (%s, image %s): device open %.1f ms, module load %.1f ms, buffers %.1f ms, "
-                "first rms_norm + download %.1f ms; %.1f ms from main, %.0f ms from process start (+-10 ms)\n",
+                "first rms_norm + download %.1f ms; %.1f ms from main, %.0f ms from process start (+-10 ms); "
+                "CPU time %.0f ms\n",
                 dev.device_name().c_str(), dev.backend_name().c_str(), std::string(lib.backend_image()).c_str(),
                 ms_between(t0, t1), ms_between(t1, t2), ms_between(t2, t3), ms_between(t3, t4),
-                ms_between(t_main, t4), out["process_start_to_result_ms"].get<double>());
+                ms_between(t_main, t4), out["process_start_to_result_ms"].get<double>(), c4);
     if (!(max_rel <= 1e-4)) {
       std::fprintf(stderr, "quiver-bench --first-op: rms_norm differs from the host reference (max relative error %g)\n",
                    max_rel);
