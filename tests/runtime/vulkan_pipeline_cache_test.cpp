@@ -322,7 +322,9 @@ TEST_P(VulkanPipelineCacheDamage, LaunchesStillRunCorrectlyAndTheFileIsReplaced)
       break;
     }
     case Damage::Directory: break;
-    case Damage::OverTheSizeBound: bound.emplace("QUIVER_CACHE_MAX_BYTES", std::to_string(bytes.size() - 1).c_str()); break;
+    case Damage::OverTheSizeBound:
+      bound.emplace("QUIVER_CACHE_MAX_BYTES", std::to_string(bytes.size() - 1).c_str());
+      break;
   }
   if (GetParam() == Damage::Directory) {
     fs::remove(file);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "format/fatbin.h"
+#include "test_manifest_parts.h"
 #include "vulkan_test_spirv.h"
 
 namespace quiver::test::vk {
@@ -20,21 +21,6 @@ using quiver::format::Target;
 
 inline std::vector<std::byte> spirv_module() { return quiver::test::to_bytes(quiver::test::kernel_spirv_words()); }
 
-inline quiver::format::Param buffer(std::string name, ScalarType t, Access a) {
-  quiver::format::Param p;
-  p.name = std::move(name);
-  p.type = t;
-  p.is_buffer = true;
-  p.access = a;
-  return p;
-}
-inline quiver::format::Param scalar(std::string name, ScalarType t) {
-  quiver::format::Param p;
-  p.name = std::move(name);
-  p.type = t;
-  return p;
-}
-
 // The manifest for the four shaders; `block_override` replaces saxpy's block (to build a file
 // that disagrees with the SPIR-V's LocalSize).
 inline quiver::format::Manifest test_manifest(std::array<uint32_t, 3> saxpy_block = {256, 1, 1}) {
@@ -43,38 +29,32 @@ inline quiver::format::Manifest test_manifest(std::array<uint32_t, 3> saxpy_bloc
   m.source_hash = "0123456789abcdef";
   auto add = [&](std::string name, std::string symbol, std::vector<quiver::format::Param> params,
                  std::array<uint32_t, 3> block, uint32_t shared, bool barrier) {
-    quiver::format::Kernel k;
-    k.name = std::move(name);
-    k.symbol = std::move(symbol);
-    k.params = std::move(params);
-    k.block = block;
-    k.shared_bytes = shared;
-    k.uses_barrier = barrier;
-    k.targets = {Target::SPIRV};
-    m.kernels.push_back(std::move(k));
+    m.kernels.push_back(kernel_entry(std::move(name), std::move(symbol), std::move(params), block, shared, barrier,
+                                     {Target::SPIRV}));
   };
   add("saxpy", "qv_k0_saxpy",
-      {buffer("x", ScalarType::F32, Access::Read), buffer("y", ScalarType::F32, Access::ReadWrite),
-       scalar("a", ScalarType::F32), scalar("n", ScalarType::U32)},
+      {buffer_param("x", ScalarType::F32, Access::Read), buffer_param("y", ScalarType::F32, Access::ReadWrite),
+       scalar_param("a", ScalarType::F32), scalar_param("n", ScalarType::U32)},
       saxpy_block, 0, false);
   add("block_sum", "qv_k1_block_sum",
-      {buffer("in", ScalarType::F32, Access::Read), buffer("partial", ScalarType::F32, Access::ReadWrite),
-       scalar("n", ScalarType::U32)},
+      {buffer_param("in", ScalarType::F32, Access::Read), buffer_param("partial", ScalarType::F32, Access::ReadWrite),
+       scalar_param("n", ScalarType::U32)},
       {256, 1, 1}, 256 * 4, true);
   add("int_mix", "qv_k2_int_mix",
-      {buffer("in", ScalarType::I32, Access::Read), buffer("out", ScalarType::I32, Access::ReadWrite),
-       scalar("mul", ScalarType::I32), scalar("bias", ScalarType::I32), scalar("mask", ScalarType::U32),
-       scalar("n", ScalarType::U32)},
+      {buffer_param("in", ScalarType::I32, Access::Read), buffer_param("out", ScalarType::I32, Access::ReadWrite),
+       scalar_param("mul", ScalarType::I32), scalar_param("bias", ScalarType::I32),
+       scalar_param("mask", ScalarType::U32),
+       scalar_param("n", ScalarType::U32)},
       {64, 1, 1}, 0, false);
   add("grid2d", "qv_k3_grid2d",
-      {buffer("out", ScalarType::F32, Access::ReadWrite), scalar("width", ScalarType::U32),
-       scalar("height", ScalarType::U32), scalar("scale", ScalarType::F32)},
+      {buffer_param("out", ScalarType::F32, Access::ReadWrite), scalar_param("width", ScalarType::U32),
+       scalar_param("height", ScalarType::U32), scalar_param("scale", ScalarType::F32)},
       {16, 8, 1}, 0, false);
   return m;
 }
 
 inline const std::vector<std::string> kAllSymbols = {"qv_k0_saxpy", "qv_k1_block_sum", "qv_k2_int_mix",
-                                              "qv_k3_grid2d"};
+                                                     "qv_k3_grid2d"};
 
 inline std::vector<std::byte> make_fatbin(quiver::format::Manifest m, std::vector<std::byte> spirv,
                                    std::vector<std::string> symbols = kAllSymbols) {
