@@ -4,7 +4,7 @@
 // input sets so that they are never already in L2 (time_runs), the compute-bound ones are timed
 // as triton.testing.do_bench timed their anchors (time_like_do_bench). Prints a table and writes
 // JSON with GB/s (memory-bound ops, with the fraction of the copy bandwidth measured in the same
-// run) or TFLOP/s.
+// run) or TFLOP/s. `--first-op` instead times a fresh process's first op (first_op.h).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
