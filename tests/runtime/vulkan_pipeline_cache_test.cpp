@@ -287,11 +287,12 @@ TEST_F(VulkanPipelineCache, SecondProcessReadsTheFileAndHitsTheCache) {
 // ---- (c) Bad files never fail a launch ----
 
 enum class Damage { Empty, Truncated, DataByte, HeaderByte, Garbage, ForeignIdentity, ForeignDriverHeader, Directory,
-                    OverTheSizeBound };
+                    OverTheSizeBound, OtherOwner };
 
 class VulkanPipelineCacheDamage : public VulkanPipelineCache, public ::testing::WithParamInterface<Damage> {};
 
 TEST_P(VulkanPipelineCacheDamage, LaunchesStillRunCorrectlyAndTheFileIsReplaced) {
+  if (GetParam() == Damage::OtherOwner && geteuid() != 0) GTEST_SKIP() << "giving a file away needs root";
   {
     quiver::Module mod = load();
     check_every_kernel(*device_, mod, rng_);
@@ -321,7 +322,8 @@ TEST_P(VulkanPipelineCacheDamage, LaunchesStillRunCorrectlyAndTheFileIsReplaced)
       bytes = vk::frame_cache_file(id, image, data);
       break;
     }
-    case Damage::Directory: break;
+    case Damage::Directory:
+    case Damage::OtherOwner: break;
     case Damage::OverTheSizeBound:
       bound.emplace("QUIVER_CACHE_MAX_BYTES", std::to_string(bytes.size() - 1).c_str());
       break;
@@ -332,6 +334,7 @@ TEST_P(VulkanPipelineCacheDamage, LaunchesStillRunCorrectlyAndTheFileIsReplaced)
   } else {
     write_bytes(file, bytes);
   }
+  if (GetParam() == Damage::OtherOwner) ASSERT_EQ(chown(file.c_str(), 65534, 65534), 0);   // nobody
 
   const vk::PipelineCacheCounters before = vk::pipeline_cache_counters();
   {
@@ -352,14 +355,15 @@ TEST_P(VulkanPipelineCacheDamage, LaunchesStillRunCorrectlyAndTheFileIsReplaced)
 std::string damage_name(const ::testing::TestParamInfo<Damage>& info) {
   static const char* const names[] = {"Empty",           "Truncated",           "DataByte",
                                       "HeaderByte",      "Garbage",             "ForeignIdentity",
-                                      "ForeignDriverHeader", "Directory",       "OverTheSizeBound"};
+                                      "ForeignDriverHeader", "Directory",       "OverTheSizeBound",
+                                      "OtherOwner"};
   return names[static_cast<int>(info.param)];
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, VulkanPipelineCacheDamage,
                          ::testing::Values(Damage::Empty, Damage::Truncated, Damage::DataByte, Damage::HeaderByte,
                                            Damage::Garbage, Damage::ForeignIdentity, Damage::ForeignDriverHeader,
-                                           Damage::Directory, Damage::OverTheSizeBound),
+                                           Damage::Directory, Damage::OverTheSizeBound, Damage::OtherOwner),
                          damage_name);
 
 TEST_F(VulkanPipelineCache, UnusableDirectoriesMeanNoDiskCache) {

@@ -336,7 +336,10 @@ std::optional<std::vector<std::byte>> PipelineCache::read_file() {
     return std::nullopt;
   }
   seen_ = stamp_of(st);   // judged once: save() looks again only when it has changed
-  const bool read = S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= limit && read_all(fd, bytes, limit);
+  // Another user's file is not trusted: for most drivers the data is machine code, and a shared
+  // directory (QUIVER_CACHE_DIR=/tmp/...) would let anyone plant one.
+  const bool read = S_ISREG(st.st_mode) && st.st_uid == ::geteuid() && static_cast<uint64_t>(st.st_size) <= limit &&
+                    read_all(fd, bytes, limit);
   ::close(fd);
   if (!read) {
     g_rejected.fetch_add(1);

@@ -6,13 +6,14 @@
 // directory ($QUIVER_CACHE_DIR, else $XDG_CACHE_HOME/quiver, else $HOME/.cache/quiver; an empty
 // QUIVER_CACHE_DIR turns the disk cache off). The driver's data is framed by a header of our
 // own (magic, version, identity and image hashes, size, checksums); a file that is missing,
-// truncated, corrupt, made for another device or driver, or over the size bound is ignored (the
-// cache starts empty and the file is replaced at the next write). Files are written to a unique
-// temporary name in the same directory and renamed over the old one, so readers see either
-// the old file or the new one, never a mix. The directory is bounded: at most kMaxCacheFiles of
-// these files and QUIVER_CACHE_MAX_BYTES (default 256 MiB) in all, the least recently used
-// going first. Nothing here ever fails a load or a launch: a directory that cannot be created
-// or written just means no disk cache. docs/runtime.md, "Vulkan pipelines".
+// truncated, corrupt, made for another device or driver, owned by another user, or over the
+// size bound is ignored (the cache starts empty and the file is replaced at the next write).
+// Files are written to a unique temporary name in the same directory and renamed over the old
+// one, so readers see either the old file or the new one, never a mix. The directory is
+// bounded: at most kMaxCacheFiles of these files and QUIVER_CACHE_MAX_BYTES (default 256 MiB)
+// in all, the least recently used going first. Nothing here ever fails a load or a launch: a
+// directory that cannot be created or written just means no disk cache. docs/runtime.md,
+// "Vulkan pipelines".
 #pragma once
 
 #include <sys/types.h>
