@@ -46,6 +46,9 @@ fi
 NVIDIA_ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$NVIDIA_ICD" ]; then export VK_DRIVER_FILES=$NVIDIA_ICD; fi
 
+# ---- The Vulkan backend's pipeline cache in this run's own directory, as ctest does (docs/runtime.md).
+export QUIVER_CACHE_DIR="${QUIVER_CACHE_DIR-$WORK/pipeline-cache}"
+
 # ---- libquiver from the carried tree: its RPATHs name the build machine's directories.
 BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
 LIBDIRS=$(find "$BUILD_DIR" -name 'libquiver*.so*' -printf '%h\n' 2>/dev/null | sort -u | paste -sd:)

@@ -98,6 +98,16 @@ target_include_directories(quiver_vulkan_instance_tests SYSTEM PRIVATE ${QUIVER_
 target_link_libraries(quiver_vulkan_instance_tests PRIVATE quiver::runtime quiver_format GTest::gtest_main)
 gtest_discover_tests(quiver_vulkan_instance_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS vulkan)
 
+# Lazy pipelines and the disk pipeline cache: a binary of its own, so its counters start at zero
+# and its child processes (this binary run again) are small.
+add_executable(quiver_vulkan_pipeline_cache_tests vulkan_pipeline_cache_test.cpp ${_qv_vk_embedded})
+target_include_directories(quiver_vulkan_pipeline_cache_tests PRIVATE ${PROJECT_SOURCE_DIR}/runtime ${CMAKE_CURRENT_SOURCE_DIR})
+target_include_directories(quiver_vulkan_pipeline_cache_tests SYSTEM PRIVATE ${QUIVER_VULKAN_INCLUDE_DIR})
+target_link_libraries(quiver_vulkan_pipeline_cache_tests PRIVATE quiver::runtime quiver_format GTest::gtest_main)
+# The child (VulkanPipelineCacheChild) runs only under the cross-process tests.
+gtest_discover_tests(quiver_vulkan_pipeline_cache_tests DISCOVERY_TIMEOUT 60 TEST_FILTER "-VulkanPipelineCacheChild.*"
+  PROPERTIES LABELS vulkan)
+
 # The stress test's Vulkan half (tests/runtime/CMakeLists.txt defines the binary).
 if(TARGET quiver_stress_tests)
   target_sources(quiver_stress_tests PRIVATE ${_qv_vk_embedded})

@@ -7,6 +7,8 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "test_manifest_parts.h"
+
 namespace quiver::test {
 namespace {
 
@@ -16,34 +18,14 @@ using format::ScalarType;
 using format::Target;
 
 Param buf(std::string name, ScalarType t, Access access, uint32_t vec = 1) {
-  Param p;
-  p.name = std::move(name);
-  p.type = t;
-  p.is_buffer = true;
-  p.access = access;
-  p.vec_width = vec;
-  return p;
+  return buffer_param(std::move(name), t, access, vec);
 }
-
-Param scalar(std::string name, ScalarType t) {
-  Param p;
-  p.name = std::move(name);
-  p.type = t;
-  return p;
-}
-
+Param scalar(std::string name, ScalarType t) { return scalar_param(std::move(name), t); }
 format::Kernel kernel(std::string name, std::string symbol, std::vector<Param> params,
                       std::array<uint32_t, 3> block, uint32_t shared, bool barrier,
                       std::vector<Target> targets = {Target::PTX, Target::CPU}) {
-  format::Kernel k;
-  k.name = std::move(name);
-  k.symbol = std::move(symbol);
-  k.params = std::move(params);
-  k.block = block;
-  k.shared_bytes = shared;
-  k.uses_barrier = barrier;
-  k.targets = std::move(targets);
-  return k;
+  return kernel_entry(std::move(name), std::move(symbol), std::move(params), block, shared, barrier,
+                      std::move(targets));
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 
 #include "format/fatbin.h"
 #include "quiver/runtime.h"
+#include "vulkan_test_module.h"
 #include "vulkan_test_spirv.h"
 
 namespace {
@@ -29,70 +30,10 @@ using quiver::format::Access;
 using quiver::format::ScalarType;
 using quiver::format::Target;
 
-std::vector<std::byte> spirv_module() { return quiver::test::to_bytes(quiver::test::kernel_spirv_words()); }
-
-quiver::format::Param buffer(std::string name, ScalarType t, Access a) {
-  quiver::format::Param p;
-  p.name = std::move(name);
-  p.type = t;
-  p.is_buffer = true;
-  p.access = a;
-  return p;
-}
-quiver::format::Param scalar(std::string name, ScalarType t) {
-  quiver::format::Param p;
-  p.name = std::move(name);
-  p.type = t;
-  return p;
-}
-
-// The manifest for the four shaders; `block_override` replaces saxpy's block (to build a file
-// that disagrees with the SPIR-V's LocalSize).
-quiver::format::Manifest test_manifest(std::array<uint32_t, 3> saxpy_block = {256, 1, 1}) {
-  quiver::format::Manifest m;
-  m.compiler_version = "hand-written GLSL (glslangValidator)";
-  m.source_hash = "0123456789abcdef";
-  auto add = [&](std::string name, std::string symbol, std::vector<quiver::format::Param> params,
-                 std::array<uint32_t, 3> block, uint32_t shared, bool barrier) {
-    quiver::format::Kernel k;
-    k.name = std::move(name);
-    k.symbol = std::move(symbol);
-    k.params = std::move(params);
-    k.block = block;
-    k.shared_bytes = shared;
-    k.uses_barrier = barrier;
-    k.targets = {Target::SPIRV};
-    m.kernels.push_back(std::move(k));
-  };
-  add("saxpy", "qv_k0_saxpy",
-      {buffer("x", ScalarType::F32, Access::Read), buffer("y", ScalarType::F32, Access::ReadWrite),
-       scalar("a", ScalarType::F32), scalar("n", ScalarType::U32)},
-      saxpy_block, 0, false);
-  add("block_sum", "qv_k1_block_sum",
-      {buffer("in", ScalarType::F32, Access::Read), buffer("partial", ScalarType::F32, Access::ReadWrite),
-       scalar("n", ScalarType::U32)},
-      {256, 1, 1}, 256 * 4, true);
-  add("int_mix", "qv_k2_int_mix",
-      {buffer("in", ScalarType::I32, Access::Read), buffer("out", ScalarType::I32, Access::ReadWrite),
-       scalar("mul", ScalarType::I32), scalar("bias", ScalarType::I32), scalar("mask", ScalarType::U32),
-       scalar("n", ScalarType::U32)},
-      {64, 1, 1}, 0, false);
-  add("grid2d", "qv_k3_grid2d",
-      {buffer("out", ScalarType::F32, Access::ReadWrite), scalar("width", ScalarType::U32),
-       scalar("height", ScalarType::U32), scalar("scale", ScalarType::F32)},
-      {16, 8, 1}, 0, false);
-  return m;
-}
-
-const std::vector<std::string> kAllSymbols = {"qv_k0_saxpy", "qv_k1_block_sum", "qv_k2_int_mix",
-                                              "qv_k3_grid2d"};
-
-std::vector<std::byte> make_fatbin(quiver::format::Manifest m, std::vector<std::byte> spirv,
-                                   std::vector<std::string> symbols = kAllSymbols) {
-  std::vector<quiver::format::ImageInput> images;
-  images.push_back({Target::SPIRV, "vulkan1.2", std::move(spirv), std::move(symbols)});
-  return quiver::format::write_fatbin(std::move(m), images, 3);
-}
+using quiver::test::vk::kAllSymbols;
+using quiver::test::vk::make_fatbin;
+using quiver::test::vk::spirv_module;
+using quiver::test::vk::test_manifest;
 
 // Sets or clears an environment variable for one scope.
 class ScopedEnv {

@@ -4,7 +4,7 @@
 // input sets so that they are never already in L2 (time_runs), the compute-bound ones are timed
 // as triton.testing.do_bench timed their anchors (time_like_do_bench). Prints a table and writes
 // JSON with GB/s (memory-bound ops, with the fraction of the copy bandwidth measured in the same
-// run) or TFLOP/s.
+// run) or TFLOP/s. `--first-op` instead times a fresh process's first op (first_op.h).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -23,6 +23,7 @@
 
 #include "bench_kernels.h"
 #include "cases.h"
+#include "first_op.h"
 
 namespace {
 
@@ -165,7 +166,7 @@ int main(int argc, char** argv) {
   std::string backend, json_path, filter, anchors_path;
   size_t iters = 100, warmup = 10;
   double warm_ms = 500;
-  bool quick = false, times = false;
+  bool quick = false, times = false, first = false;
   int load_repeats = 21;
   double rotate_mb = 256;
   app.add_option("--backend", backend, "cuda, vulkan, cpu (default: the best one found)");
@@ -179,7 +180,9 @@ int main(int argc, char** argv) {
   app.add_option("--load-repeats", load_repeats, "fresh module loads timed for the load median (0: none)");
   app.add_flag("--times", times, "JSON: each case's warm-up, the wall-clock start of its timed runs (unix s) and every run's ms");
   app.add_flag("--quick", quick, "small shapes (a smoke run for CPU / lavapipe)");
+  app.add_flag("--first-op", first, "only time this process's first op: device open, op library load, one rms_norm");
   CLI11_PARSE(app, argc, argv);
+  if (first) return quiver_bench::first_op(backend, json_path);
 
   try {
     quiver::Device dev = quiver::Device::open(backend);

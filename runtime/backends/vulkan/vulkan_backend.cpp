@@ -2,6 +2,13 @@
 // buffers, one compute pipeline per kernel of the image. Argument binding follows docs/abi.md:
 // parameter i is the storage buffer at set 0, binding i; a scalar is written into a small
 // host-visible buffer and bound at an offset aligned to minStorageBufferOffsetAlignment.
+//
+// Pipelines are created when their kernel is first launched, not at load: the driver compiles
+// each one (NVIDIA's ~0.25 s, so the op library's ~75 kernels kept a process 18 s from its first
+// op), and a program launches few of a library's kernels. Everything that can be checked without
+// compiling still is at load (the entry point, its LocalSize, the device's limits), so a bad file
+// is refused there and a kernel over a limit says so at its launch as before. Compiled pipelines
+// go through the module's PipelineCache, which keeps them on disk between processes.
 #include <utility>
 #include <array>
 #include <cstdio>
@@ -13,6 +20,7 @@
 
 #include "backends/backend.h"
 #include "image_choice.h"
+#include "pipeline_cache.h"
 #include "spirv_inspect.h"
 #include "vulkan_context.h"
 
@@ -53,7 +61,8 @@ class VulkanBuffer final : public Buffer {
   std::shared_ptr<Context> context_;
 };
 
-// One kernel's pipeline and layouts; destroyed with the module (after it has drained).
+// One kernel's pipeline and layouts, made at its first launch; destroyed with the module (after
+// it has drained).
 struct KernelPipeline {
   Context* context = nullptr;
   std::string name;
@@ -113,7 +122,7 @@ class VulkanModule final : public Module {
     Context& ctx = *context_;
     const format::Image& image = fatbin.manifest().images[image_index];
     description_ = "spirv " + image.arch + (skipped.empty() ? "" : " (" + skipped + ")");
-    const std::string where = "vulkan: " + label_ + ", image '" + description_ + "'";
+    const std::string where = "vulkan: " + label_ + ", image 'spirv " + image.arch + "'";
 
     std::vector<std::byte> data = fatbin.image_data(image_index);
     if (data.size() % 4 != 0)
@@ -128,6 +137,8 @@ class VulkanModule final : public Module {
       throw Error(ErrorCode::InvalidFatBinary, where + ": " + e.what());
     }
 
+    // One shader module for the whole image: cheap (drivers copy or parse the SPIR-V; compiling
+    // waits for a pipeline), and every kernel's pipeline names its entry point in it.
     shader_.context = &ctx;
     VkShaderModuleCreateInfo shader_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
     shader_info.codeSize = data.size();
@@ -157,15 +168,16 @@ class VulkanModule final : public Module {
                           "' has LocalSize " + dims(*entry->local_size) + " but the manifest says block " +
                           dims(k.block));
         p->unusable = check_limits(ctx.properties.limits, k);
-        if (p->unusable.empty()) create_pipeline(*p, k);
       }
       pipelines_.push_back(std::move(p));
     }
+    cache_ = std::make_unique<PipelineCache>(ctx, data);
   }
 
   ~VulkanModule() override {
     // Submitted launches may still use these pipelines.
     if (context_->has_pending()) context_->drain_noexcept();
+    if (unsaved_) cache_->save();
   }
 
   void launch(size_t kernel, Grid grid, std::span<const LaunchArg> args) override {
@@ -174,9 +186,9 @@ class VulkanModule final : public Module {
                                                   " out of range (" + label_ + " has " +
                                                   std::to_string(pipelines_.size()) + " kernels)");
     Context& ctx = *context_;
-    const KernelPipeline& p = *pipelines_[kernel];
+    KernelPipeline& p = *pipelines_[kernel];
     const std::string who = "vulkan: kernel '" + p.name + "'";
-    if (!p.pipeline)
+    if (!p.unusable.empty())
       throw Error(p.unusable.starts_with("it is not in") ? ErrorCode::NotFound : ErrorCode::DeviceError,
                   who + " cannot run on " + ctx.name + ": " + p.unusable);
     if (args.size() != p.param_count)
@@ -207,6 +219,13 @@ class VulkanModule final : public Module {
       } else if (!args[i].scalar || args[i].scalar_size == 0 || args[i].scalar_size > 8) {
         throw Error(ErrorCode::InvalidArgument, arg + " has neither a buffer nor a scalar of 1..8 bytes");
       }
+    }
+
+    // The API layer holds the Device's lock around every call into it (backend.h), so one thread
+    // at a time gets here: a pipeline is created once, however many threads launch its kernel.
+    if (!p.pipeline) {
+      const bool from_cache = create_pipeline(p);
+      unsaved_ = unsaved_ || !from_cache;
     }
 
     const VkDeviceSize stride = ctx.scalar_stride();
@@ -260,45 +279,63 @@ class VulkanModule final : public Module {
     ctx.vk.vkCmdDispatch(slot.commands, grid.x, grid.y, grid.z);
     submitted = true;   // finish_launch() records the closing barrier; it recycles the slot when it fails
     ctx.finish_launch(slot);
+    // Written now, not at the module's destruction: the op library's modules live until the
+    // process exits and are never destroyed. After the submission, so the device runs the kernel
+    // meanwhile; once per newly compiled pipeline, a small cost beside that compilation.
+    if (std::exchange(unsaved_, false)) cache_->save();
   }
 
   std::string image_description() const override { return description_; }
 
  private:
-  void create_pipeline(KernelPipeline& p, const format::Kernel& k) {
+  // Creates the pipeline (and its layouts, where an earlier attempt did not); returns whether the
+  // driver reports it came from the pipeline cache. Throws naming the kernel.
+  bool create_pipeline(KernelPipeline& p) {
     Context& ctx = *context_;
-    const std::string who = "kernel '" + k.name + "' of " + label_;
-    std::vector<VkDescriptorSetLayoutBinding> bindings(k.params.size());
+    const std::string who = "kernel '" + p.name + "' of " + label_;
+    std::vector<VkDescriptorSetLayoutBinding> bindings(p.param_count);
     for (uint32_t i = 0; i < bindings.size(); ++i) {
       bindings[i].binding = i;
       bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
       bindings[i].descriptorCount = 1;
       bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
     }
-    VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    if (!bindings.empty()) {
+    if (!bindings.empty() && !p.set_layout) {
       VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
       set_info.bindingCount = static_cast<uint32_t>(bindings.size());
       set_info.pBindings = bindings.data();
       ctx.check(ctx.vk.vkCreateDescriptorSetLayout(ctx.device, &set_info, nullptr, &p.set_layout),
                 "vkCreateDescriptorSetLayout for " + who);
-      layout_info.setLayoutCount = 1;
-      layout_info.pSetLayouts = &p.set_layout;
     }
-    ctx.check(ctx.vk.vkCreatePipelineLayout(ctx.device, &layout_info, nullptr, &p.layout),
-              "vkCreatePipelineLayout for " + who);
+    if (!p.layout) {
+      VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+      layout_info.setLayoutCount = p.set_layout ? 1 : 0;
+      layout_info.pSetLayouts = p.set_layout ? &p.set_layout : nullptr;
+      ctx.check(ctx.vk.vkCreatePipelineLayout(ctx.device, &layout_info, nullptr, &p.layout),
+                "vkCreatePipelineLayout for " + who);
+    }
     VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
     info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
     info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
     info.stage.module = shader_.handle;
-    info.stage.pName = k.symbol.c_str();
+    info.stage.pName = p.symbol.c_str();
     info.layout = p.layout;
+    VkPipelineCreationFeedback whole{}, stage{};
+    VkPipelineCreationFeedbackCreateInfo feedback{VK_STRUCTURE_TYPE_PIPELINE_CREATION_FEEDBACK_CREATE_INFO};
+    feedback.pPipelineCreationFeedback = &whole;
+    feedback.pipelineStageCreationFeedbackCount = 1;
+    feedback.pPipelineStageCreationFeedbacks = &stage;
+    if (ctx.creation_feedback) info.pNext = &feedback;
     const bool statistics = ctx.pipeline_statistics && ctx.vk.vkGetPipelineExecutablePropertiesKHR &&
                             ctx.vk.vkGetPipelineExecutableStatisticsKHR;
     if (statistics) info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
-    ctx.check(ctx.vk.vkCreateComputePipelines(ctx.device, VK_NULL_HANDLE, 1, &info, nullptr, &p.pipeline),
+    ctx.check(ctx.vk.vkCreateComputePipelines(ctx.device, cache_->handle(), 1, &info, nullptr, &p.pipeline),
               "vkCreateComputePipelines for " + who);
-    if (statistics) print_statistics(ctx, p.pipeline, k.symbol);
+    const bool hit = (whole.flags & VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT) &&
+                     (whole.flags & VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT);
+    count_pipeline_created(hit);
+    if (statistics) print_statistics(ctx, p.pipeline, p.symbol);
+    return hit;
   }
 
   // One line per executable: "quiver vulkan stats <symbol>: <name>=<value>, ...".
@@ -336,6 +373,8 @@ class VulkanModule final : public Module {
   std::string label_;
   std::string description_;
   ShaderModule shader_;
+  std::unique_ptr<PipelineCache> cache_;
+  bool unsaved_ = false;   // a pipeline was compiled (not found in the cache) and not yet written
   std::vector<std::unique_ptr<KernelPipeline>> pipelines_;   // manifest order
 };
 

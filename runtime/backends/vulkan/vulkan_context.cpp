@@ -311,6 +311,11 @@ std::shared_ptr<Context> Context::open(size_t index, size_t& device_count, std::
   ctx->queue_family = chosen->family;
   ctx->name = chosen->props.deviceName;
   vk.vkGetPhysicalDeviceMemoryProperties(ctx->physical, &ctx->memory_properties);
+  VkPhysicalDeviceIDProperties ids{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+  VkPhysicalDeviceProperties2 properties2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  properties2.pNext = &ids;
+  vk.vkGetPhysicalDeviceProperties2(ctx->physical, &properties2);
+  std::memcpy(ctx->driver_uuid, ids.driverUUID, VK_UUID_SIZE);
 
   // Enable the optional features that compiled kernels may rely on (8/16-bit storage, half,
   // int64, float64, scalar block layout, the memory model, integer dot product), where supported.
@@ -385,6 +390,12 @@ std::shared_ptr<Context> Context::open(size_t index, size_t& device_count, std::
     for (const auto& p : props)
       if (std::string_view(p.extensionName) == VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME)
         enable_cooperative_matrix(*ctx, enabled, coop_features, extensions);
+    ctx->creation_feedback = has13;
+    for (const auto& p : props)
+      if (!has13 && std::string_view(p.extensionName) == VK_EXT_PIPELINE_CREATION_FEEDBACK_EXTENSION_NAME) {
+        extensions.push_back(VK_EXT_PIPELINE_CREATION_FEEDBACK_EXTENSION_NAME);
+        ctx->creation_feedback = true;
+      }
     const char* stats = std::getenv("QUIVER_VULKAN_PIPELINE_STATS");
     if (stats && std::string_view(stats) == "1")
       for (const auto& p : props)

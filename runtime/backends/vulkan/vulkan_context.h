@@ -80,6 +80,10 @@ class Context {
   // What this device offers that an image may require (image_choice.h): features, extensions,
   // cooperative-matrix configurations, in the manifest's "requires" vocabulary.
   std::set<std::string> offers;
+  // VK_EXT_pipeline_creation_feedback (core in 1.3): the driver says whether a pipeline came
+  // from the pipeline cache (counted by pipeline_cache_counters()).
+  bool creation_feedback = false;
+  uint8_t driver_uuid[VK_UUID_SIZE] = {};   // VkPhysicalDeviceIDProperties: part of the cache key
   std::string name;
   // QUIVER_VULKAN_VALIDATION=1 only: the instance's messenger (owned by the shared instance).
   const Validation* validation = nullptr;
