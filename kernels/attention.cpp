@@ -26,8 +26,7 @@ constexpr uint32_t kOwned = 8;   // output rows per thread
 
 namespace {
 
-// Where each part of the block's shared memory lives: one qv::shared array carved by offsets
-// (the SPIR-V target currently merges same-typed shared arrays of a kernel; reported).
+// Where each part of the block's shared memory lives: one qv::shared array carved by offsets.
 template <uint32_t D>
 struct Smem {
   static constexpr uint32_t BQ = kAttnThreads * kOwned / D;   // query rows per block

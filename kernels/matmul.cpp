@@ -7,8 +7,7 @@
 // All row-major. A block of 16 x 16 threads computes a 64 x 64 tile of C, each thread a 4 x 4
 // sub-tile (rows ty + 16 i, columns tx + 16 j, so a warp reads consecutive shared addresses);
 // K advances 16 at a time through shared tiles filled by coalesced loads, zero-padded at the
-// edges so any M, N, K works. The A and B tiles share one qv::shared array (A first): the SPIR-V
-// target currently merges same-typed shared arrays of a kernel (reported to the compiler).
+// edges so any M, N, K works. The A and B tiles share one qv::shared array (A first).
 #include "common.h"
 
 using qvops::from_f32;

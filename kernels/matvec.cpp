@@ -134,12 +134,12 @@ QV_KERNEL QV_BLOCK(kRowThreads) void matvec(const T* w, const T* x, T* y, uint32
 // j = l % 4 (8 elements) of blocks l / 4, l / 4 + sg / 4, ..., so consecutive lanes read
 // consecutive words and every offset steps by a constant (a loop over 8-element groups with a
 // division and remainder per step spent ~30 of ~114 instructions per step on addresses: q4_0
-// 1268 -> 1337 GB/s, q8_0 1900 -> 2004, session 16). Blocks of 128 threads and 8 rows, 32
+// 1268 -> 1337 GB/s, q8_0 1900 -> 2004 on the H100). Blocks of 128 threads and 8 rows, 32
 // registers: 1792 blocks for 14336 rows are one wave on the H100 at full occupancy; 256-thread
 // blocks of 16 rows with two groups per step (40 registers) ran 1.13 waves. Slower, not kept
 // (docs/perf/NOTES.md): staging the rows through shared memory with qv::copy_async (q4_0 1026,
-// ~40% more instructions; session 15) and prefetching the rows into L2 (q4_0 1136 all at once,
-// 1280 four steps ahead; session 16).
+// ~40% more instructions) and prefetching the rows into L2 (q4_0 1136 all at once, 1280 four
+// steps ahead).
 constexpr uint32_t kQuantThreads = 128;
 constexpr uint32_t kQuantRows = 8;   // output rows per block (runtime/ops/ops.cpp sizes the grid)
 

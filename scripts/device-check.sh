@@ -16,8 +16,8 @@
 #   QUIVER_DEVICE_SANITIZE="memcheck racecheck"       also run the kernel tests + op gate under compute-sanitizer
 #   QUIVER_DEVICE_BENCH=1 (or a --filter string)      also run scripts/device-bench.sh (quiver-bench + torch)
 #   QUIVER_DEVICE_CONFIGS=""                          skips the plain test runs (sanitizer or bench only)
-# Run from the repository root. Carry the build tree and .gl (the Vulkan loader .debs, see
-# /work/.library/device/README.md) with the call.
+# Run from the repository root. Carry the build tree and .gl (Debian packages of the Vulkan
+# loader and glvnd, which the GPU machine's image lacks; unpacked below) with the call.
 set -uo pipefail
 
 BUILD_DIR=${1:-${QUIVER_BUILD_DIR:-build-h3}}
@@ -111,7 +111,7 @@ for bin in $BINARIES; do
   done
 done
 
-# ---- compute-sanitizer (issue 8): memcheck and racecheck over the kernel tests and the op gate on
+# ---- compute-sanitizer: memcheck and racecheck over the kernel tests and the op gate on
 # CUDA. QUIVER_DEVICE_SANITIZE="memcheck racecheck" (default: none, the tools are slow); each run's
 # summary line ("ERROR SUMMARY: N errors" / "RACECHECK SUMMARY: N hazards") lands in
 # $OUT/sanitizer-<tool>-<binary>.log and in runs.tsv as its own configuration.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Profiler evidence for docs/perf/NOTES.md (issue 7): Nsight Compute's speed-of-light and memory
+# Profiler evidence for docs/perf/NOTES.md: Nsight Compute's speed-of-light and memory
 # sections for one launch of each named op-library kernel, run through quiver-bench on CUDA.
 #   device run (carry .device .gl): bash scripts/device-ncu.sh .device/build "softmax_bf16:softmax bf16 32768x4096" ...
 # Each argument is KERNEL_SYMBOL_REGEX:QUIVER_BENCH_FILTER; output $OUT/ncu-<symbol>.txt.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 7's goal table (docs/perf/h100.md) from one device run's files:
+"""The H100 performance goal table (docs/perf/h100.md) from one device run's files:
 
   python3 scripts/perf-table.py DIR > docs/perf/h100.md
 
@@ -85,7 +85,7 @@ def main():
         rows.append(("module load < 2 ms", f"op library ({load_ms.get('image')}), median of fresh loads", lib,
                      "limit ms", 2.0, 2.0 / lib, 1.0, lib < 2.0, None))
     met = sum(1 for r in rows if r[7])
-    print("# H100 performance goals (issue 7)\n")
+    print("# H100 performance goals\n")
     print(f"Device {vs['device']}; torch {vs['torch']}, Triton {vs['triton']}; torch copy {copy:.0f} GB/s and quiver's "
           f"copy kernel {cuda.get('copy_GBps', 0):.0f} GB/s in this run. {met} of {len(rows)} rows meet their goal.\n")
     print("Made by `bash scripts/stage-device.sh <build>`, then on the device (carry .device .gl): "

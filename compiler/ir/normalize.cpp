@@ -41,7 +41,7 @@ static bool run(mlir::ModuleOp module, mlir::PassManager& pm, std::string& error
 // exactly that shape), so qv::block_dim_*() is a constant and thread_id along an axis of size 1 is
 // 0: folded here, loops over the block's subgroups (qv::block_sum's) get constant trip counts.
 // Left as a read of the launch's shape, layer_norm<bf16> on the H100 spent ~130 of its ~540
-// instructions per warp and row in the two block sums' loops (ncu, session 14).
+// instructions per warp and row in the two block sums' loops (ncu).
 static void fold_block_dims(mlir::ModuleOp module) {
   module.walk([](mlir::func::FuncOp func) {
     auto block = func->getAttrOfType<mlir::DenseI32ArrayAttr>("qv.block");

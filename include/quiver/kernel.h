@@ -1,4 +1,4 @@
-// quiver kernel language v1 (docs: ../../shared/design/KERNEL_LANGUAGE.md, README.md).
+// quiver kernel language v1 (docs: README.md, "The kernel language"; docs/matrix.md, docs/numerics.md).
 // Kernel sources include this header and stay ordinary C++20: stock Clang parses them (so
 // clangd, clang-format and clang-tidy work); quiverc reads them with Clang LibTooling and
 // compiles the annotated functions. The declarations below have no bodies on purpose: quiverc

@@ -1,4 +1,4 @@
-// Thread-safety stress (issue 8): 8 host threads x 10 000 launches on one Device, each thread
+// Thread-safety stress: 8 host threads x 10 000 launches on one Device, each thread
 // loading, allocating, uploading, launching and downloading on it and checking its own results
 // exactly (stress_driver.h). Runs on the CPU backend (barrier kernels run as fibers, so this also
 // covers the fiber switches under ThreadSanitizer) and on Vulkan when a device is present.

@@ -155,6 +155,82 @@ void expect_contains(const std::string& haystack, const std::string& needle) {
   EXPECT_NE(haystack.find(needle), std::string::npos) << "missing \"" << needle << "\" in:\n" << haystack;
 }
 
+// The kernels cell of image `index` in the human output's image table: what follows the image's
+// checksum on the row that starts with its index.
+std::string kernels_cell(const std::string& out, size_t index, const qf::Image& im) {
+  size_t table = out.find("\nimages (");
+  if (table == std::string::npos) return "(no image table)";
+  std::istringstream lines(out.substr(table + 1));
+  std::string line;
+  const std::string start = "  " + std::to_string(index) + " ";
+  while (std::getline(lines, line)) {
+    if (line.rfind(start, 0) != 0) continue;
+    size_t at = line.find(qf::checksum_hex(im.checksum));
+    if (at == std::string::npos) return "(no checksum on the row: " + line + ")";
+    size_t cell = line.find_first_not_of(' ', at + qf::checksum_hex(im.checksum).size());
+    return cell == std::string::npos ? "" : line.substr(cell);
+  }
+  return "(no row for image " + std::to_string(index) + ")";
+}
+
+// The cell says how many kernels the image holds, then the first of their names in manifest
+// order ("N: a; b; …"): all of them, or at least one followed by "…", within a readable width.
+void expect_kernels_cell(const std::string& cell, const std::vector<std::string>& names, bool& abbreviated) {
+  SCOPED_TRACE("kernels cell: " + cell);
+  const std::string count = std::to_string(names.size());
+  ASSERT_EQ(cell.rfind(count, 0), 0u);
+  EXPECT_LE(cell.size(), 60u) << "the cell should stay short";
+  if (names.empty()) {
+    EXPECT_EQ(cell, count);
+    return;
+  }
+  ASSERT_EQ(cell.compare(count.size(), 2, ": "), 0);
+  std::vector<std::string> shown;
+  for (size_t at = count.size() + 2;;) {
+    size_t sep = cell.find("; ", at);
+    shown.push_back(cell.substr(at, sep == std::string::npos ? std::string::npos : sep - at));
+    if (sep == std::string::npos) break;
+    at = sep + 2;
+  }
+  const bool more = shown.back() == "…";
+  if (more) shown.pop_back();
+  abbreviated = abbreviated || more;
+  ASSERT_GE(shown.size(), 1u);
+  if (more) ASSERT_LT(shown.size(), names.size());
+  else ASSERT_EQ(shown.size(), names.size());
+  for (size_t i = 0; i < shown.size(); ++i) EXPECT_EQ(shown[i], names[i]) << "name " << i;
+}
+
+// The names of the kernels an image holds, in its manifest order.
+std::vector<std::string> image_kernel_names(const qf::Manifest& m, const qf::Image& im) {
+  std::vector<std::string> names;
+  for (const std::string& symbol : im.kernels) {
+    const qf::Kernel* k = nullptr;
+    for (const qf::Kernel& c : m.kernels)
+      if (c.symbol == symbol) k = &c;
+    names.push_back(k ? k->name : "(no kernel with symbol " + symbol + ")");
+  }
+  return names;
+}
+
+// Checks every image row of quiver-dump's table for `file` against what the file holds, and
+// that --json lists every image's kernels in full.
+void expect_image_table_matches(const std::string& out, const std::string& json_out, const qf::FatBinary& fb) {
+  const qf::Manifest& m = fb.manifest();
+  bool abbreviated = false;
+  for (size_t i = 0; i < m.images.size(); ++i) {
+    SCOPED_TRACE("image " + std::to_string(i));
+    expect_kernels_cell(kernels_cell(out, i, m.images[i]), image_kernel_names(m, m.images[i]), abbreviated);
+  }
+  EXPECT_EQ(out.find("--json lists them all") != std::string::npos, abbreviated)
+      << "the note on \"…\" appears exactly when a cell was abbreviated";
+  json j = json::parse(json_out);
+  ASSERT_EQ(j["manifest"]["images"].size(), m.images.size());
+  for (size_t i = 0; i < m.images.size(); ++i) EXPECT_EQ(j["manifest"]["images"][i]["kernels"], m.images[i].kernels);
+  ASSERT_EQ(j["manifest"]["kernels"].size(), m.kernels.size());
+  for (size_t k = 0; k < m.kernels.size(); ++k) EXPECT_EQ(j["manifest"]["kernels"][k]["name"], m.kernels[k].name);
+}
+
 }  // namespace
 
 TEST_F(QuiverDump, HumanOutputShowsHeaderKernelsAndImages) {
@@ -185,7 +261,89 @@ TEST_F(QuiverDump, HumanOutputShowsHeaderKernelsAndImages) {
     expect_contains(r.out, std::to_string(im.size));
     expect_contains(r.out, qf::checksum_hex(im.checksum));
   }
+  // Short kernel lists are shown whole: no "…" and no note about it.
+  EXPECT_EQ(kernels_cell(r.out, 0, fb.manifest().images[0]), "2: saxpy; " + manifest_.kernels[1].name);
+  EXPECT_EQ(kernels_cell(r.out, 1, fb.manifest().images[1]), "1: saxpy");
+  EXPECT_EQ(r.out.find("…"), std::string::npos);
+  Result j = dump("--json " + quoted(file_));
+  ASSERT_EQ(j.status, 0) << j.err;
+  expect_image_table_matches(r.out, j.out, fb);
 }
+
+// An image holding many kernels (an op library's has dozens) gets its count and the first names
+// in the table, and "…"; --json and --kernel still give every one.
+TEST_F(QuiverDump, ImageTableAbbreviatesLongKernelLists) {
+  std::mt19937_64 rng(std::random_device{}());
+  const size_t count = 20 + rng() % 60;
+  qf::Manifest m;
+  m.compiler_version = "quiverc test";
+  m.source_hash = "0123";
+  // The CPU image holds the first one or two kernels, the PTX image all of them.
+  const size_t few = 1 + rng() % 2;
+  std::vector<std::string> symbols;
+  for (size_t i = 0; i < count; ++i) {
+    qf::Kernel k;
+    k.name = "op" + std::to_string(i) + "_" + std::string(1 + rng() % 20, 'a' + static_cast<char>(rng() % 26)) +
+             "<float, " + std::to_string(rng() % 1000) + ">";
+    k.symbol = "qv_k" + std::to_string(i);
+    k.block = {256, 1, 1};
+    k.targets = {qf::Target::PTX};
+    if (i < few) k.targets.push_back(qf::Target::CPU);
+    m.kernels.push_back(k);
+    symbols.push_back(k.symbol);
+  }
+  std::string ptx = kPtx;
+  Bytes ptx_bytes(ptx.size() + 1);
+  std::memcpy(ptx_bytes.data(), ptx.c_str(), ptx.size() + 1);
+  std::vector<qf::ImageInput> images = {
+      {qf::Target::PTX, "sm_80", ptx_bytes, symbols},
+      {qf::Target::CPU, "x86_64", read_bytes(QUIVER_TEST_CPU_IMAGE), {symbols.begin(), symbols.begin() + few}}};
+  fs::path file = dir_ / "many.qfb";
+  write_bytes(file, qf::write_fatbin(m, images));
+  qf::FatBinary fb = qf::FatBinary::read_file(file.string());
+
+  Result r = dump(quoted(file));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string cell = kernels_cell(r.out, 0, fb.manifest().images[0]);
+  EXPECT_EQ(cell.rfind(std::to_string(count) + ": " + m.kernels[0].name, 0), 0u) << cell;
+  EXPECT_EQ(cell.substr(cell.size() - std::string("; …").size()), "; …");
+  expect_contains(r.out, "--kernel NAME shows the images holding one, --json lists them all");
+  Result j = dump("--json " + quoted(file));
+  ASSERT_EQ(j.status, 0) << j.err;
+  expect_image_table_matches(r.out, j.out, fb);
+
+  // --kernel on a kernel the table left out still finds it and its image.
+  const qf::Kernel& last = m.kernels.back();
+  r = dump("--kernel '" + last.name + "' " + quoted(file));
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_contains(r.out, "kernels (1 of " + std::to_string(count) + ")");
+  expect_contains(r.out, "  " + last.name + "\n");
+  expect_contains(r.out, "images (1 of 2)");
+}
+
+#ifdef QUIVER_OPS_FATBIN
+// The op library libquiver embeds, as quiverc built it: every image row of the table agrees with
+// the file (count, names, order) and stays short; --json lists every kernel of every image.
+TEST(QuiverDumpOpLibrary, ImageTableMatchesTheFatBinary) {
+  const std::string file = QUIVER_OPS_FATBIN;
+  qf::FatBinary fb = qf::FatBinary::read_file(file);
+  ASSERT_FALSE(fb.manifest().images.empty());
+  ASSERT_GT(fb.manifest().kernels.size(), 8u) << "the op library should hold many kernels";
+  fs::path dir = fs::temp_directory_path() / ("quiver_dump_ops_" + std::to_string(std::random_device{}()));
+  fs::create_directories(dir);
+  auto run = [&](const std::string& args) {
+    std::string cmd = "'" + std::string(QUIVER_DUMP_EXE) + "' " + args + " '" + file + "' >'" +
+                      (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
+    int rc = std::system(cmd.c_str());
+    EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << read_text(dir / "err");
+    return read_text(dir / "out");
+  };
+  std::string out = run(""), json_out = run("--json");
+  fs::remove_all(dir);
+  expect_image_table_matches(out, json_out, fb);
+  expect_contains(out, "images (" + std::to_string(fb.manifest().images.size()) + " of ");
+}
+#endif
 
 TEST_F(QuiverDump, JsonMatchesTheManifestAndHeader) {
   Result r = dump("--json " + quoted(file_));

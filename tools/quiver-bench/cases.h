@@ -1,6 +1,7 @@
-// The benchmark cases of quiver-bench: each op of quiver::ops at the shapes of
-// ../shared/anchors/h100_baseline.py (plus decode shapes), with the bytes it must move and the
-// flops it must do, and the anchor figure it is compared with.
+// The benchmark cases of quiver-bench: each op of quiver::ops at the shapes of the H100 reference
+// figures (torch / Triton results kept outside the repository, read with --anchors; plus decode
+// shapes), with the bytes it must move and the flops it must do, and the anchor figure it is
+// compared with.
 #pragma once
 
 #include <functional>

@@ -60,7 +60,7 @@ Timing summarize(std::vector<double> ms, size_t warm_runs, double warm_ms, doubl
 // after some hundreds of milliseconds at full load: add_rms_norm f32 32768x4096 (2 GB of
 // inputs made on the host) ran its 200 ms of warm-up and 78 timed runs at 1.31 ms (465-630 MHz),
 // the rest at 0.74 (1980 MHz), so its median came out 0.55-0.69 of CUDA's in some processes and
-// 0.97 in others (nvidia-smi every 20 ms beside `quiver-bench --times`, session 17). A plateau
+// 0.97 in others (nvidia-smi every 20 ms beside `quiver-bench --times`). A plateau
 // lasts ~300 ms, so the time floor, not only the 2% test, has to outlast it.
 Timing time_runs(const quiver::Device& dev, const quiver_bench::Runner& run, size_t sets, size_t warmup,
                  double min_warm_ms, size_t iters) {
@@ -86,8 +86,8 @@ Timing time_runs(const quiver::Device& dev, const quiver_bench::Runner& run, siz
 // (cuBLAS, SDPA), so that both meet the same power state: five runs estimate the time, warm-up
 // 25 ms of runs, then runs spanning at least 200 ms (and `iters`), each after `flush` writes
 // 256 MB (untimed: those runs are timed apart and dropped). These cases hold the H100 at its
-// 700 W limit, where the SM clock falls to 1100-1400 MHz within a second (nvidia-smi, session
-// 17), so the memory-bound cases' longer warm-up measured them in a deeper throttle than the
+// 700 W limit, where the SM clock falls to 1100-1400 MHz within a second (nvidia-smi), so the
+// memory-bound cases' longer warm-up measured them in a deeper throttle than the
 // anchors (attention 495 -> 462 TFLOP/s), and back to back without the flushes in a deeper one
 // still.
 Timing time_like_do_bench(const quiver::Device& dev, const quiver_bench::Runner& run,

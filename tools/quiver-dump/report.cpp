@@ -34,13 +34,33 @@ std::string printable(const std::string& s) {
 std::string kernel_name_of(const format::Manifest& m, const std::string& symbol) {
   for (const Kernel& k : m.kernels)
     if (k.symbol == symbol) return printable(k.name);
-  return symbol;
+  return printable(symbol);
 }
 
 std::string join(const std::vector<std::string>& parts, const char* sep) {
   std::string s;
   for (const std::string& p : parts) s += (s.empty() ? "" : sep) + p;
   return s;
+}
+
+// The image table's kernels cell: how many kernels the image holds, then their names in
+// manifest order while the cell stays within kKernelNamesWidth characters (always at least one
+// name), and "…" when some are left out. An op library image holds dozens of kernels; the table
+// stays one readable line per image, and --kernel NAME / --json show every name.
+constexpr size_t kKernelNamesWidth = 48;
+constexpr const char* kMore = "…";
+
+std::string kernels_cell(const format::Manifest& m, const Image& im, bool& abbreviated) {
+  std::string cell = std::to_string(im.kernels.size());
+  for (size_t i = 0; i < im.kernels.size(); ++i) {
+    std::string name = kernel_name_of(m, im.kernels[i]);
+    if (i > 0 && cell.size() + 2 + name.size() > kKernelNamesWidth) {
+      abbreviated = true;
+      return cell + "; " + kMore;
+    }
+    cell += (i == 0 ? ": " : "; ") + name;
+  }
+  return cell;
 }
 
 std::string ratio(const Image& im) {
@@ -122,15 +142,16 @@ void print_human(std::ostream& out, const FatBinary& fb, const Selection& sel, c
   out << "\nimages (" << sel.images.size() << " of " << m.images.size() << "):\n";
   std::vector<std::vector<std::string>> rows = {
       {"#", "target", "arch", "raw bytes", "compressed", "ratio", "offset", "checksum", "kernels"}};
+  bool abbreviated = false;
   for (size_t ii : sel.images) {
     const Image& im = m.images[ii];
-    std::vector<std::string> names;
-    for (const std::string& s : im.kernels) names.push_back(kernel_name_of(m, s));
     rows.push_back({std::to_string(ii), std::string(format::to_string(im.target)), im.arch, std::to_string(im.raw_size),
                     std::to_string(im.size), ratio(im), std::to_string(im.offset), format::checksum_hex(im.checksum),
-                    names.empty() ? "(none)" : join(names, "; ")});
+                    kernels_cell(m, im, abbreviated)});
   }
   print_table(out, rows, "  ");
+  if (abbreviated)
+    out << "  (" << kMore << ": more kernels; --kernel NAME shows the images holding one, --json lists them all)\n";
 
   for (const ImageReport& r : images) {
     if (!r.disassembly) continue;
