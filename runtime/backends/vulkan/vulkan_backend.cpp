@@ -389,9 +389,8 @@ class VulkanDevice final : public Device {
       context_->copy_from_device(buffer.allocation, dst, bytes);
   }
 
-  std::unique_ptr<Module> load(const format::FatBinary& fatbin) override {
-    // The newest SPIR-V image whose Vulkan version this device supports.
-    const format::Manifest& manifest = fatbin.manifest();
+  // The newest SPIR-V image whose Vulkan version this device supports; -1 when none.
+  int choose_image(const format::Manifest& manifest) const {
     const uint32_t device_version = context_->properties.apiVersion;
     int best = -1;
     uint32_t best_version = 0;
@@ -406,6 +405,19 @@ class VulkanDevice final : public Device {
         best_version = v;
       }
     }
+    return best;
+  }
+
+  std::vector<size_t> images_to_load(const format::FatBinary& fatbin) const override {
+    const int best = choose_image(fatbin.manifest());
+    if (best < 0) return {};
+    return {static_cast<size_t>(best)};
+  }
+
+  std::unique_ptr<Module> load(const format::FatBinary& fatbin) override {
+    const format::Manifest& manifest = fatbin.manifest();
+    const uint32_t device_version = context_->properties.apiVersion;
+    const int best = choose_image(manifest);
     if (best < 0)
       throw Error(ErrorCode::NotFound,
                   "vulkan: " + fatbin.label() + " has no SPIR-V image for " + context_->name + " (Vulkan " +
