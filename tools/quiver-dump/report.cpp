@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <iomanip>
+#include <string_view>
+#include <unordered_map>
 
 namespace quiver::dump {
 namespace {
@@ -31,11 +33,22 @@ std::string printable(const std::string& s) {
   return out;
 }
 
-std::string kernel_name_of(const format::Manifest& m, const std::string& symbol) {
-  for (const Kernel& k : m.kernels)
-    if (k.symbol == symbol) return printable(k.name);
-  return symbol;
-}
+// Kernel names by symbol, for the images' kernel lists: a map, since a file may have 256
+// images each listing 4096 kernels (a scan of the kernels per symbol: 4 billion comparisons).
+class KernelNames {
+ public:
+  explicit KernelNames(const format::Manifest& m) {
+    names_.reserve(m.kernels.size());
+    for (const Kernel& k : m.kernels) names_.emplace(k.symbol, &k.name);
+  }
+  std::string operator()(const std::string& symbol) const {
+    auto it = names_.find(symbol);
+    return it == names_.end() ? symbol : printable(*it->second);
+  }
+
+ private:
+  std::unordered_map<std::string_view, const std::string*> names_;
+};
 
 std::string join(const std::vector<std::string>& parts, const char* sep) {
   std::string s;
@@ -122,10 +135,11 @@ void print_human(std::ostream& out, const FatBinary& fb, const Selection& sel, c
   out << "\nimages (" << sel.images.size() << " of " << m.images.size() << "):\n";
   std::vector<std::vector<std::string>> rows = {
       {"#", "target", "arch", "raw bytes", "compressed", "ratio", "offset", "checksum", "kernels"}};
+  const KernelNames kernel_name(m);
   for (size_t ii : sel.images) {
     const Image& im = m.images[ii];
     std::vector<std::string> names;
-    for (const std::string& s : im.kernels) names.push_back(kernel_name_of(m, s));
+    for (const std::string& s : im.kernels) names.push_back(kernel_name(s));
     rows.push_back({std::to_string(ii), std::string(format::to_string(im.target)), im.arch, std::to_string(im.raw_size),
                     std::to_string(im.size), ratio(im), std::to_string(im.offset), format::checksum_hex(im.checksum),
                     names.empty() ? "(none)" : join(names, "; ")});
