@@ -164,11 +164,11 @@ void read_manifest(std::string_view text) {
 // slower than linear costs minutes (a timeout finding); inputs that long (-max_len) would slow
 // every other mutation down, and a mutator would hardly ever write a million distinct keys.
 // The texts may grow to QFB_FUZZ_REPEATED_BYTES (ctest fuzz.qfb_reader_large: 1 MiB), else to
-// 64 KiB: the general run then spends its time on small inputs.
+// 4 KiB (as -max_len): the general run keeps its throughput on small inputs.
 size_t max_repeated_bytes() {
   static const size_t bytes = [] {
     const char* env = std::getenv("QFB_FUZZ_REPEATED_BYTES");
-    return env != nullptr && *env != '\0' ? static_cast<size_t>(std::strtoull(env, nullptr, 10)) : size_t{64} << 10;
+    return env != nullptr && *env != '\0' ? static_cast<size_t>(std::strtoull(env, nullptr, 10)) : size_t{4} << 10;
   }();
   return bytes;
 }
