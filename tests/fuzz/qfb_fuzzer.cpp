@@ -5,7 +5,8 @@
 // else that escapes — another exception type, a sanitizer report, a leak, a hang — is a finding.
 //
 // An input starting with 'Q' (the first magic byte) is a whole file, one starting with 'R' a
-// manifest text to be repeated out to a large one (read_repeated), anything else manifest text. Random damage to a file is almost always caught by its FNV checksums, which a fuzzer
+// manifest text to be repeated out to a large one (read_repeated), anything else manifest text.
+// Random damage to a file is almost always caught by its FNV checksums, which a fuzzer
 // cannot invert, so each file is parsed twice: as given (the checksum checks themselves), and
 // "resealed" — file_size, the manifest and header checksums and the images' checksums
 // recomputed for whatever bytes are there — which lets mutations reach the manifest's
