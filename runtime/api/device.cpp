@@ -245,19 +245,37 @@ std::string Device::device_name() const {
 }
 
 namespace {
+// Under the device's lock: choosing the images and loading them into the backend. Outside it:
+// verifying and decompressing them (docs/runtime.md, "Thread safety"), which for a large image
+// takes far longer than the rest, and must not stall other threads' launches.
 std::shared_ptr<detail::ModuleImpl> load_fatbin(const std::shared_ptr<detail::DeviceImpl>& impl,
-                                                const format::FatBinary& fb) {
+                                                format::FatBinary fb) {
+  std::vector<size_t> images;
+  {
+    std::lock_guard lock(impl->mutex());
+    images = impl->backend().images_to_load(fb);
+  }
+  for (size_t index : images) fb.prefetch(index);
   std::unique_ptr<backend::Module> mod;
+  std::string image;
   {
     std::lock_guard lock(impl->mutex());
     mod = impl->backend().load(fb);
+    if (mod) image = mod->image_description();
   }
   if (!mod) {
     throw Error(ErrorCode::DeviceError,
                 "backend '" + impl->backend_name() + "' returned no module for '" +
                     fb.label() + "'");
   }
-  return std::make_shared<detail::ModuleImpl>(impl, std::move(mod), fb.manifest(), fb.label());
+  try {
+    // ModuleImpl takes `mod` only when nothing else can fail.
+    return std::make_shared<detail::ModuleImpl>(impl, std::move(mod), fb.manifest(), fb.label(), std::move(image));
+  } catch (...) {
+    std::lock_guard lock(impl->mutex());   // a backend module is destroyed under the lock
+    mod.reset();
+    throw;
+  }
 }
 }  // namespace
 

@@ -67,13 +67,16 @@ constexpr size_t kOwnBufferAlignment = 64;
 
 class ModuleImpl {
  public:
-  ModuleImpl(std::shared_ptr<DeviceImpl> device, std::unique_ptr<backend::Module> module,
-             format::Manifest manifest, std::string label)
+  // Takes `module` only once nothing else can throw (module_ is the last member): a backend
+  // module must be destroyed under the device's lock, which the caller holds when this throws
+  // and ~ModuleImpl takes otherwise.
+  ModuleImpl(std::shared_ptr<DeviceImpl> device, std::unique_ptr<backend::Module>&& module,
+             const format::Manifest& manifest, std::string label, std::string image)
       : device_(std::move(device)),
-        module_(std::move(module)),
-        manifest_(std::move(manifest)),
+        manifest_(manifest),
         label_(std::move(label)),
-        image_(module_->image_description()) {}
+        image_(std::move(image)),
+        module_(std::move(module)) {}
   ~ModuleImpl() {
     std::lock_guard lock(device_->mutex());
     module_.reset();
@@ -86,10 +89,10 @@ class ModuleImpl {
 
  private:
   std::shared_ptr<DeviceImpl> device_;
-  std::unique_ptr<backend::Module> module_;
   format::Manifest manifest_;
   std::string label_;
   std::string image_;
+  std::unique_ptr<backend::Module> module_;
 };
 
 // Element type names as the kernel language spells them ("float", "int32_t", "half", ...).

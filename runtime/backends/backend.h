@@ -77,6 +77,10 @@ class Device {
   // Picks the best image of `fatbin` for this device, decompresses only that one and loads it.
   // Throws quiver::Error(NotFound) listing the images the file has when none fits.
   virtual std::unique_ptr<Module> load(const format::FatBinary& fatbin) = 0;
+  // The images load(fatbin) will read first (image_data), chosen as load chooses them; none
+  // when it would throw NotFound. Device::load prefetches them outside the device's lock, so
+  // that load's image_data calls find them decompressed and checked (FatBinary::prefetch).
+  virtual std::vector<size_t> images_to_load(const format::FatBinary& fatbin) const = 0;
   virtual void synchronize() = 0;
 
   // Interop (docs/runtime.md): the queue this Device submits to (CUstream / VkQueue / nullptr

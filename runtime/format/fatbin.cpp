@@ -307,7 +307,24 @@ FatBinary FatBinary::read_file(const std::string& path) {
   return parse_into(std::move(fb), path);
 }
 
+void FatBinary::prefetch(size_t index) {
+  Prefetched p{index, {}, nullptr};
+  try {
+    p.data = image_data(index);
+  } catch (...) {
+    p.error = std::current_exception();
+  }
+  prefetched_.push_back(std::move(p));
+}
+
 std::vector<std::byte> FatBinary::image_data(size_t index) const {
+  for (auto it = prefetched_.begin(); it != prefetched_.end(); ++it) {
+    if (it->index != index) continue;
+    Prefetched p = std::move(*it);
+    prefetched_.erase(it);
+    if (p.error) std::rethrow_exception(p.error);
+    return std::move(p.data);
+  }
   if (index >= manifest_.images.size())
     throw Error(ErrorCode::InvalidArgument, label_ + ": image index " + std::to_string(index) +
                                                 " out of range (the file has " +

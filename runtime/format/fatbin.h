@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <span>
 #include <string>
 #include <vector>
@@ -53,7 +54,13 @@ class FatBinary {
   const Header& header() const { return header_; }
   const std::string& label() const { return label_; }
   // Verifies the checksum and decompresses image `index` (bounded by its declared raw_size).
+  // After prefetch(index), the first call hands over the bytes prefetch decompressed.
   std::vector<std::byte> image_data(size_t index) const;
+  // Runs image_data(index) now and keeps the bytes (or the error) for the next image_data(index).
+  // Device::load prefetches the images its backend will read before it takes the device's lock,
+  // so that checksums and decompression run outside it (docs/runtime.md, "Thread safety"). A
+  // FatBinary with prefetched images belongs to one thread (image_data then moves them out).
+  void prefetch(size_t index);
   // First image with this target (and arch, when non-empty); -1 when absent.
   int find_image(Target target, std::string_view arch = {}) const;
 
@@ -65,6 +72,12 @@ class FatBinary {
   Header header_;
   Manifest manifest_;
   std::string label_;
+  struct Prefetched {
+    size_t index;
+    std::vector<std::byte> data;
+    std::exception_ptr error;   // image_data's exception, thrown again by the call it was for
+  };
+  mutable std::vector<Prefetched> prefetched_;   // not copied: a copy decompresses again
 };
 
 // Writing (used by compiler/pack and by tests that build files by hand).

@@ -46,8 +46,10 @@ using nlohmann::json;
 // the same lexer as before, so the same syntax checks (UTF-8, escapes, numbers, trailing text)
 // and the same error texts. The nodes lie in one vector in
 // document order (a container's children follow it, each child's subtree `subtree` nodes long)
-// and their strings in one character arena, so the whole tree takes a handful of allocations; a
-// repeated key is found by a scan of the object's few keys as it arrives.
+// and their strings in one character arena, so the whole tree takes a handful of allocations.
+// Repeated keys are looked for when an object closes (TreeBuilder::check_keys), in time
+// O(k log k) for an object of k keys: unknown keys are legal, so a hostile file may give one
+// object a million of them.
 struct Node {
   enum class Kind : uint8_t { Null, Boolean, Signed, Unsigned, Float, String, Array, Object };
   Kind kind = Kind::Null;
@@ -164,21 +166,13 @@ class TreeBuilder final : public nlohmann::json_sax<json> {
   }
 
   void add_string(std::string_view v) { add(Node::Kind::String).text = store(v); }
-  void add_key(std::string_view k) {
-    // A key given twice would be read differently by readers that keep the first and those that
-    // keep the last occurrence; such a manifest is refused (after the parse: a syntax error
-    // later in the text is reported first, as json::parse with a callback did).
-    if (duplicate_.empty()) {
-      const size_t object = stack_.back();
-      size_t child = object + 1;
-      for (uint32_t i = 0; i < tree_.nodes[object].count; ++i, child += tree_.nodes[child].subtree)
-        if (tree_.nodes[child].key == k) duplicate_ = k;
-    }
-    pending_key_ = store(k);
-  }
+  void add_key(std::string_view k) { pending_key_ = store(k); }
 
   const std::string& syntax_error() const { return syntax_error_; }
-  const std::string& duplicate() const { return duplicate_; }
+  // The node of the earliest key (in document order) that repeats an earlier key of its object;
+  // kNoDuplicate when there is none.
+  static constexpr size_t kNoDuplicate = static_cast<size_t>(-1);
+  size_t duplicate() const { return duplicate_; }
 
  private:
   std::string_view store(std::string_view s) {
@@ -204,16 +198,45 @@ class TreeBuilder final : public nlohmann::json_sax<json> {
     return true;
   }
   bool close() {
-    Node& n = tree_.nodes[stack_.back()];
-    n.subtree = static_cast<uint32_t>(tree_.nodes.size() - stack_.back());
+    const size_t at = stack_.back();
+    Node& n = tree_.nodes[at];
+    n.subtree = static_cast<uint32_t>(tree_.nodes.size() - at);
+    if (n.kind == Node::Kind::Object) check_keys(at);
     stack_.pop_back();
     return true;
+  }
+
+  // A key given twice would be read differently by readers that keep the first and those that
+  // keep the last occurrence; such a manifest is refused (after the parse: a syntax error later
+  // in the text is reported first, as json::parse with a callback did). The keys of the object
+  // at `object`, with their node indices, sorted: equal keys become neighbours, and the second
+  // of the first two equal ones in index order is the repeat. Sorting (rather than hashing)
+  // keeps the worst case O(k log k) whatever keys a file chooses; a few keys are compared
+  // pairwise.
+  void check_keys(size_t object) {
+    const uint32_t count = tree_.nodes[object].count;
+    if (count < 2) return;
+    keys_.clear();
+    for (size_t child = object + 1, i = 0; i < count; ++i, child += tree_.nodes[child].subtree)
+      keys_.emplace_back(tree_.nodes[child].key, child);
+    constexpr uint32_t kPairwise = 8;
+    if (count <= kPairwise) {
+      for (size_t j = 1; j < keys_.size(); ++j)
+        for (size_t i = 0; i < j; ++i)
+          if (keys_[i].first == keys_[j].first) duplicate_ = std::min(duplicate_, keys_[j].second);
+      return;
+    }
+    std::sort(keys_.begin(), keys_.end());
+    for (size_t i = 1; i < keys_.size(); ++i)
+      if (keys_[i].first == keys_[i - 1].first) duplicate_ = std::min(duplicate_, keys_[i].second);
   }
 
   Tree& tree_;
   std::vector<size_t> stack_;        // open arrays and objects (node indices)
   std::string_view pending_key_;     // the key of the member whose value comes next
-  std::string syntax_error_, duplicate_;
+  std::vector<std::pair<std::string_view, size_t>> keys_;   // check_keys' scratch: key, node
+  std::string syntax_error_;
+  size_t duplicate_ = kNoDuplicate;
 };
 
 // The writer's own JSON read without nlohmann's character-by-character lexer (which took half
@@ -415,6 +438,27 @@ bool is_printable_ascii(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return c > ' ' && c < 0x7f; });
 }
 
+// The JSON path of node `target` ("kernels[2].params[0].name"): one descent from the root,
+// stepping over whole subtrees, so O(nodes) however wide the objects on the way are.
+std::string path_to(const std::vector<Node>& nodes, size_t target) {
+  std::string path;
+  for (size_t at = 0; at != target;) {
+    size_t child = at + 1, index = 0;
+    while (child + nodes[child].subtree <= target) {
+      child += nodes[child].subtree;
+      ++index;
+    }
+    if (nodes[at].kind == Node::Kind::Object) {
+      if (!path.empty()) path += '.';
+      path += nodes[child].key;
+    } else {
+      path += "[" + std::to_string(index) + "]";
+    }
+    at = child;
+  }
+  return path;
+}
+
 // nlohmann's parser is iterative, but a bounded nesting depth keeps PlainJson's recursion and
 // every later walk over the tree shallow, and a bounded number of JSON values bounds the memory the parsed tree takes
 // (a 16 MiB "[0,0,0,...]" would otherwise become a tree of 8 million nodes). The manifest
@@ -559,7 +603,8 @@ Manifest manifest_from_json(std::string_view text, std::string_view label, bool 
   check_shape(text, label);
   Tree tree;
   bool parsed = false;
-  std::string syntax_error, duplicate;
+  std::string syntax_error;
+  size_t duplicate = TreeBuilder::kNoDuplicate;
   for (const bool plain : {true, false}) {   // the fast reader, then nlohmann when it gives up
     tree = Tree{};
     tree.nodes.reserve(text.size() / 8 + 16);   // the op library's manifest: a node per ~9 bytes
@@ -572,7 +617,8 @@ Manifest manifest_from_json(std::string_view text, std::string_view label, bool 
   }
   if (!parsed || tree.nodes.empty())
     fail(label, "(document)", "not valid JSON: " + (syntax_error.empty() ? std::string("no value") : syntax_error));
-  if (!duplicate.empty()) fail(label, duplicate, "the key appears twice in one object");
+  if (duplicate != TreeBuilder::kNoDuplicate)
+    fail(label, path_to(tree.nodes, duplicate), "the key appears twice in one object");
   const Node& doc = tree.nodes.front();
   Reader r(label);
   r.object(doc, "(document)");

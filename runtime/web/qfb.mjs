@@ -109,9 +109,10 @@ function readHeader(b, label) {
 // integer literals from other numbers and keeps 64-bit integers exact (BigInt); it also reports
 // a key repeated within one object, which JSON.parse would silently resolve.
 class JsonNumber {
-  constructor(text) {
+  // `integer`: the literal has neither fraction nor exponent.
+  constructor(text, integer) {
     this.text = text;
-    this.isUnsigned = /^(0|[1-9][0-9]*)$/.test(text) && BigInt(text) <= 0xffffffffffffffffn;
+    this.isUnsigned = integer && text[0] !== '-' && (text.length < 20 || BigInt(text) <= 0xffffffffffffffffn);
     this.value = this.isUnsigned ? BigInt(text) : Number(text);
   }
 }
@@ -136,8 +137,14 @@ function checkShape(text, label) {
   }
 }
 
+// Every step is linear in the text: strings are sliced, not built a character at a time, and a
+// repeated key is found through the object's Map (unknown keys are legal, so a hostile file may
+// give one object a million of them). `path` holds the JSON path of the value being read, as
+// segments, so that a repeated key is reported with its full path (as manifest.cpp does).
 function parseJson(text, label) {
   let i = 0, duplicate = null;
+  const path = [];
+  const pathText = () => path.reduce((s, seg) => (typeof seg === 'number' ? `${s}[${seg}]` : s ? `${s}.${seg}` : seg), '');
   const bad = (what) => failManifest(label, '(document)', `not valid JSON: ${what} at offset ${i}`);
   const ws = () => { while (i < text.length && ' \t\n\r'.includes(text[i])) i++; };
   const value = () => {
@@ -152,10 +159,12 @@ function parseJson(text, label) {
         ws();
         if (text[i] !== '"') bad('expected a string key');
         const key = string();
-        if (obj.has(key) && duplicate === null) duplicate = key;
+        path.push(key);
+        if (duplicate === null && obj.has(key)) duplicate = pathText();
         ws();
         if (text[i++] !== ':') bad("expected ':'");
         obj.set(key, value());
+        path.pop();
         ws();
         if (text[i] === ',') { i++; continue; }
         if (text[i] === '}') { i++; return obj; }
@@ -168,7 +177,9 @@ function parseJson(text, label) {
       ws();
       if (text[i] === ']') { i++; return arr; }
       for (;;) {
+        path.push(arr.length);
         arr.push(value());
+        path.pop();
         ws();
         if (text[i] === ',') { i++; continue; }
         if (text[i] === ']') { i++; return arr; }
@@ -178,25 +189,31 @@ function parseJson(text, label) {
     if (c === '"') return string();
     for (const [word, v] of [['true', true], ['false', false], ['null', null]])
       if (text.startsWith(word, i)) { i += word.length; return v; }
-    const m = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(text.slice(i, i + 400));
-    if (!m || m[0].length === 0) bad('unexpected character');
+    number.lastIndex = i;
+    const m = number.exec(text);
+    if (!m) bad('unexpected character');
     i += m[0].length;
-    return new JsonNumber(m[0]);
+    return new JsonNumber(m[0], m[2] === undefined && m[3] === undefined);
   };
+  const number = /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
+  const plain = /[^"\\\x00-\x1f]*/y;   // a run of characters that stand for themselves
   const string = () => {
     i++;   // opening quote
-    let out = '';
+    const parts = [];
     for (;;) {
+      plain.lastIndex = i;
+      plain.exec(text);
+      if (plain.lastIndex > i) parts.push(text.slice(i, plain.lastIndex));
+      i = plain.lastIndex;
       if (i >= text.length) bad('unterminated string');
       const c = text[i++];
-      if (c === '"') return out;
+      if (c === '"') return parts.join('');
       if (c < ' ') bad('control character in a string');
-      if (c !== '\\') { out += c; continue; }
       const e = text[i++];
       const simple = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' }[e];
-      if (simple !== undefined) { out += simple; continue; }
+      if (simple !== undefined) { parts.push(simple); continue; }
       if (e !== 'u' || !/^[0-9a-fA-F]{4}$/.test(text.slice(i, i + 4))) bad('bad escape');
-      out += String.fromCharCode(parseInt(text.slice(i, i + 4), 16));
+      parts.push(String.fromCharCode(parseInt(text.slice(i, i + 4), 16)));
       i += 4;
     }
   };
@@ -216,6 +233,8 @@ function typeName(v) {
   return 'number';
 }
 
+const utf8 = new TextEncoder();
+
 // Typed accessors naming the JSON path of the field they refuse (as manifest.cpp's Reader).
 class Reader {
   constructor(label) { this.label = label; }
@@ -230,7 +249,7 @@ class Reader {
     const v = this.member(obj, path, key);
     if (typeof v !== 'string') this.fail(path + key, `expected a string, got ${typeName(v)}`);
     if (!allowEmpty && v.length === 0) this.fail(path + key, 'must not be empty');
-    if (new TextEncoder().encode(v).length > maxLen) this.fail(path + key, `longer than the limit of ${maxLen} bytes`);
+    if (utf8.encode(v).length > maxLen) this.fail(path + key, `longer than the limit of ${maxLen} bytes`);
     return v;
   }
   unsignedInt(obj, path, key, max) {
@@ -294,7 +313,10 @@ export function parseManifest(bytes, label, skipUnknownTargets = false) {
     kernels: [], images: [],
   };
   const kernels = r.array(doc, '', 'kernels', LIMITS.maxKernels);
-  const names = new Set(), symbols = new Set();
+  // Sets and maps (not scans of the kernels read so far): 4096 kernels listed by each of 256
+  // images must not cost 4096 x 4096 x 256 string comparisons.
+  const names = new Set(), symbols = new Map();   // symbol -> kernel
+  const covered = new Map();   // symbol -> the targets whose images list that kernel
   kernels.forEach((kj, i) => {
     const path = `kernels[${i}]`, p = path + '.';
     r.object(kj, path);
@@ -304,7 +326,8 @@ export function parseManifest(bytes, label, skipUnknownTargets = false) {
     k.symbol = r.string(kj, p, 'symbol', LIMITS.maxSymbolBytes, false);
     if (!isSymbol(k.symbol)) r.fail(p + 'symbol', `"${k.symbol}" is not an identifier ([A-Za-z_][A-Za-z0-9_]*)`);
     if (symbols.has(k.symbol)) r.fail(p + 'symbol', `duplicate kernel symbol "${k.symbol}"`);
-    symbols.add(k.symbol);
+    symbols.set(k.symbol, k);
+    covered.set(k.symbol, new Set());
     k.params = r.array(kj, p, 'params', LIMITS.maxParams).map((pj, a) => readParam(r, pj, `${p}params[${a}]`));
     const block = r.array(kj, p, 'block', 3);
     if (block.length !== 3) r.fail(p + 'block', `expected 3 dimensions, got ${block.length}`);
@@ -354,21 +377,24 @@ export function parseManifest(bytes, label, skipUnknownTargets = false) {
     if (!/^[0-9a-f]{16}$/.test(checksum)) r.fail(p + 'checksum', `expected 16 lowercase hex digits, got "${checksum}"`);
     im.checksum = BigInt('0x' + checksum);
     im.kernels = [];
+    const listed = new Set();
     r.array(ij, p, 'kernels', LIMITS.maxKernels).forEach((sym, s) => {
       const field = `${p}kernels[${s}]`;
       if (typeof sym !== 'string') r.fail(field, `expected a string, got ${typeName(sym)}`);
-      const kernel = m.kernels.find((k) => k.symbol === sym);
+      const kernel = symbols.get(sym);
       if (!kernel) r.fail(field, `no kernel has the symbol "${sym}"`);
       if (!kernel.targets.includes(im.target)) r.fail(field, `kernel "${kernel.name}" does not list target ${target}`);
-      if (im.kernels.includes(sym)) r.fail(field, `symbol "${sym}" listed twice`);
+      if (listed.has(sym)) r.fail(field, `symbol "${sym}" listed twice`);
+      listed.add(sym);
       im.kernels.push(sym);
+      covered.get(sym).add(im.target);
     });
     m.images.push(im);
   });
 
   m.kernels.forEach((k, i) => {
     for (const t of k.targets)
-      if (!m.images.some((im) => im.target === t && im.kernels.includes(k.symbol)))
+      if (!covered.get(k.symbol).has(t))
         r.fail(`kernels[${i}].targets`, `kernel "${k.name}" lists target ${t} but no ${t} image contains it`);
   });
   return m;

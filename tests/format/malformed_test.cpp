@@ -151,6 +151,17 @@ std::vector<Case> cases() {
   c.push_back({"ManifestInvalidUtf8", text_manifest("{\"compiler_version\": \"\xff\xfe\"}"), {"not valid JSON"}});
   c.push_back({"ManifestDuplicateKey", text_manifest("{\"kernels\": [], \"images\": [], \"kernels\": [1]}"),
                {"'kernels'", "appears twice"}});
+  // The earliest repeat in the text is named, with its path; objects of more keys than the
+  // reader compares pairwise are checked too.
+  c.push_back({"ManifestDuplicateNestedKey",
+               text_manifest("{\"kernels\": [{}, {\"a\": 1, \"b\": 2, \"c\": 3, \"d\": 4, \"e\": 5, \"f\": 6, "
+                             "\"g\": 7, \"h\": 8, \"i\": 9, \"j\": [{\"x\": 1, \"x\": 2}], \"c\": 10}], "
+                             "\"images\": [], \"kernels\": 1}"),
+               {"'kernels[1].j[0].x'", "appears twice"}});
+  c.push_back({"ManifestDuplicateKeyInWideObject",
+               text_manifest("{\"kernels\": [{\"a\": 1, \"b\": 2, \"c\": 3, \"d\": 4, \"e\": 5, \"f\": 6, "
+                             "\"g\": 7, \"h\": 8, \"i\": 9, \"j\": 10, \"e\": 11, \"a\": 12}], \"images\": []}"),
+               {"'kernels[0].e'", "appears twice"}});
   c.push_back({"ManifestTooManyValues", [text_manifest](Parts& p) {
                  std::string text = "{\"kernels\": [";
                  for (int i = 0; i < 2'100'000; ++i) text += "0,";

@@ -322,3 +322,34 @@ TEST(Writer, RefusesInconsistentInput) {
   m.kernels[0].name = "bad\xff utf8";
   expect_refused(m, images, "manifest");
 }
+
+// prefetch (what Device::load runs outside the device's lock) hands its checked, decompressed
+// bytes to the next image_data of that image, once: damage done to the file after the prefetch
+// is not seen by that call but by the next one, which reads the file again. An error the
+// prefetch met is thrown by the image_data it was for.
+TEST(Prefetch, HandsOverCheckedBytesOnce) {
+  std::mt19937_64 rng(std::random_device{}());
+  qfb_test::Parts parts = qfb_test::sample_parts(rng);
+  Bytes file = qfb_test::assemble(parts);
+  qf::FatBinary fb = qf::FatBinary::view(file, "prefetch.qfb");   // reads `file` in place
+  fb.prefetch(1);
+  const qf::Image& im = fb.manifest().images[1];
+  file[im.offset + im.size / 2] ^= std::byte{0x55};
+  EXPECT_EQ(fb.image_data(1), parts.raw[1]);
+  EXPECT_EQ(fb.image_data(0), parts.raw[0]);   // not prefetched: read as usual
+  try {
+    (void)fb.image_data(1);
+    ADD_FAILURE() << "the damaged image was read";
+  } catch (const quiver::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("images[1].checksum"), std::string::npos) << e.what();
+  }
+  fb.prefetch(1);
+  EXPECT_THROW((void)fb.image_data(1), quiver::Error);
+  fb.prefetch(7);   // no such image: InvalidArgument, from the image_data(7) call
+  try {
+    (void)fb.image_data(7);
+    ADD_FAILURE() << "image 7 of 3 was read";
+  } catch (const quiver::Error& e) {
+    EXPECT_EQ(e.code(), quiver::ErrorCode::InvalidArgument) << e.what();
+  }
+}

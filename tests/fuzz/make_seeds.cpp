@@ -5,7 +5,11 @@
 // width, both access kinds, scalars and buffers, barriers on and off, a newer minor version
 // whose unknown target a reader must skip, and a dozen kernels in three images.
 //
-// usage: qfb_fuzz_seed_maker OUT_DIR   (writes synthetic_*.qfb there)
+// It also writes repeat_*.txt: inputs that qfb_fuzzer repeats out to large manifests (its
+// read_repeated: "R", a count byte, head \x01 body \x01 tail): a million-key document object,
+// 3 601 kernels, nested unknown values, a megabyte string, a key repeated a million times.
+//
+// usage: qfb_fuzz_seed_maker OUT_DIR   (writes synthetic_*.qfb and repeat_*.txt there)
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -95,14 +99,24 @@ void reseal(std::vector<std::byte>& f) {
   store_u64(f, 56, qf::fnv1a64(std::span<const std::byte>(f).subspan(0, qf::kHeaderSize)));
 }
 
-void write(const std::string& path, const std::vector<std::byte>& f) {
-  (void)qf::FatBinary::parse(f, path);  // every seed is a valid file
+void write_raw(const std::string& path, const std::vector<std::byte>& f) {
   std::ofstream out(path, std::ios::binary);
   out.write(reinterpret_cast<const char*>(f.data()), static_cast<std::streamsize>(f.size()));
   if (!out) {
     std::fprintf(stderr, "qfb_fuzz_seed_maker: cannot write %s\n", path.c_str());
     std::exit(1);
   }
+}
+
+void write(const std::string& path, const std::vector<std::byte>& f) {
+  (void)qf::FatBinary::parse(f, path);  // every seed is a valid file
+  write_raw(path, f);
+}
+
+// A read_repeated input: body repeated 1 + 16 count² times (up to 1 MiB) between head and tail.
+void write_repeated(const std::string& path, uint8_t count, const std::string& head, const std::string& body,
+                    const std::string& tail) {
+  write_raw(path, bytes_of("R" + std::string(1, static_cast<char>(count)) + head + '\x01' + body + '\x01' + tail));
 }
 
 }  // namespace
@@ -177,5 +191,21 @@ int main(int argc, char** argv) {
                                           image(qf::Target::SPIRV, "vulkan1.2", syms)};
     write(dir + "/synthetic_many_kernels.qfb", qf::write_fatbin(many, images));
   }
+  // Large manifests (qfb_fuzzer's read_repeated); each expands to a valid manifest except the
+  // last, whose repeated key must be refused.
+  const std::string empty_head = "{\"compiler_version\":\"\",\"source_hash\":\"\",\"kernels\":[],\"images\":[]";
+  write_repeated(dir + "/repeat_unknown_keys.txt", 255, empty_head, ",\"x#\":0", "}");
+  write_repeated(dir + "/repeat_nested_values.txt", 255, empty_head, ",\"x#\":{\"a\":[0,{\"b\":\"#\"}],\"c\":null}", "}");
+  write_repeated(dir + "/repeat_long_string.txt", 255, "{\"x\":\"", "abcdefgh",
+                 "\"," + empty_head.substr(1) + "}");
+  write_repeated(dir + "/repeat_same_key.txt", 255, empty_head, ",\"x\":0", "}");
+  // 3 601 kernels (the limit is 4 096) without targets, so no image needs to list them.
+  const std::string kernel = "{\"name\":\"k#\",\"symbol\":\"k#\",\"params\":[],\"block\":[1,1,1],"
+                             "\"shared_bytes\":0,\"targets\":[],\"uses_barrier\":false}";
+  std::string first_kernel = kernel;
+  for (int i = 0; i < 2; ++i) first_kernel.replace(first_kernel.find("k#"), 2, "first");
+  write_repeated(dir + "/repeat_kernels.txt", 15,
+                 "{\"compiler_version\":\"\",\"source_hash\":\"\",\"kernels\":[" + first_kernel, "," + kernel,
+                 "],\"images\":[]}");
   return 0;
 }

@@ -4,8 +4,9 @@
 // quiver::Error(InvalidFatBinary) whose message names the file and the field at fault. Anything
 // else that escapes — another exception type, a sanitizer report, a leak, a hang — is a finding.
 //
-// An input starting with 'Q' (the first magic byte) is a whole file, anything else manifest
-// text. Random damage to a file is almost always caught by its FNV checksums, which a fuzzer
+// An input starting with 'Q' (the first magic byte) is a whole file, one starting with 'R' a
+// manifest text to be repeated out to a large one (read_repeated), anything else manifest text.
+// Random damage to a file is almost always caught by its FNV checksums, which a fuzzer
 // cannot invert, so each file is parsed twice: as given (the checksum checks themselves), and
 // "resealed" — file_size, the manifest and header checksums and the images' checksums
 // recomputed for whatever bytes are there — which lets mutations reach the manifest's
@@ -157,6 +158,45 @@ void read_manifest(std::string_view text) {
   }
 }
 
+// Large manifests from small inputs: "R", a count byte c, then head \x01 body \x01 tail. The
+// text read is head, 1 + 16 c² copies of body (fewer if they would pass max_repeated_bytes()),
+// tail; each '#' in a copy becomes the copy's number, so repeated members can have distinct keys.
+// The reader's limits allow 16 MiB manifests whose objects hold a million members, where a step
+// slower than linear costs minutes (a timeout finding); inputs that long (-max_len) would slow
+// every other mutation down, and a mutator would hardly ever write a million distinct keys.
+// The texts may grow to QFB_FUZZ_REPEATED_BYTES (ctest fuzz.qfb_reader_large: 1 MiB), else to
+// 4 KiB (as -max_len): the general run keeps its throughput on small inputs.
+size_t max_repeated_bytes() {
+  static const size_t bytes = [] {
+    const char* env = std::getenv("QFB_FUZZ_REPEATED_BYTES");
+    return env != nullptr && *env != '\0' ? static_cast<size_t>(std::strtoull(env, nullptr, 10)) : size_t{4} << 10;
+  }();
+  return bytes;
+}
+
+void read_repeated(std::string_view input) {
+  if (input.size() < 2) return;
+  const size_t count_byte = static_cast<uint8_t>(input[1]);
+  const size_t copies = 1 + 16 * count_byte * count_byte;
+  const std::string_view rest = input.substr(2);
+  const size_t end_head = rest.find('\x01');
+  const size_t end_body = end_head == std::string_view::npos ? end_head : rest.find('\x01', end_head + 1);
+  if (end_body == std::string_view::npos) return;
+  const std::string_view head = rest.substr(0, end_head), body = rest.substr(end_head + 1, end_body - end_head - 1),
+                         tail = rest.substr(end_body + 1);
+  std::string text(head);
+  for (size_t i = 0; i < copies && !body.empty(); ++i) {
+    const std::string number = std::to_string(i);
+    if (text.size() + body.size() + number.size() * body.size() + tail.size() > max_repeated_bytes()) break;
+    for (char c : body) {
+      if (c == '#') text += number;
+      else text += c;
+    }
+  }
+  text += tail;
+  read_manifest(text);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -164,6 +204,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 0 && data[0] == 'Q') {
     read_file(bytes);
     read_resealed(bytes);
+  } else if (size > 0 && data[0] == 'R') {
+    read_repeated(std::string_view(reinterpret_cast<const char*>(data), size));
   } else {
     read_manifest(std::string_view(reinterpret_cast<const char*>(data), size));
     read_file(bytes);  // the magic check on arbitrary bytes

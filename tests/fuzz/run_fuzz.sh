@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer target for SECONDS on a fresh corpus seeded with the given fat binaries
-# and their manifests; fails on any crash, sanitizer report, leak, timeout or out-of-memory.
-# usage: run_fuzz.sh FUZZER WORKDIR SECONDS SEED.qfb... [-- extra libFuzzer flags]
+# and their manifests (and any other seed files as they are); fails on any crash, sanitizer
+# report, leak, timeout or out-of-memory.
+# usage: run_fuzz.sh FUZZER WORKDIR SECONDS SEED... [-- extra libFuzzer flags]
 set -uo pipefail
 fuzzer=$1 work=$2 seconds=$3
 shift 3
@@ -12,6 +13,8 @@ rm -rf "$work"
 mkdir -p "$work/corpus" "$work/seeds" "$work/artifacts"
 for f in "${seeds[@]}"; do
   [ -f "$f" ] || { echo "run_fuzz: seed $f does not exist"; exit 1; }
+  # Anything but a fat binary (the repeat_*.txt inputs of qfb_fuzzer's read_repeated) is a seed as it is.
+  case "$f" in *.qfb) ;; *) cp "$f" "$work/seeds/"; continue ;; esac
   base=$(basename "$f" .qfb)
   cp "$f" "$work/seeds/$base.qfb"
   # The manifest is a seed of its own (inputs not starting with 'Q' go to the manifest parser):

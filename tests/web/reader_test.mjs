@@ -70,7 +70,8 @@ function editManifest(name, from, to, field, alsoIn) {
 editManifest('bool as number', '"uses_barrier":false', '"uses_barrier":0    ', "manifest field 'kernels[", 'expected true or false');
 editManifest('invalid JSON', '"shared_bytes":0', '"shared_bytes":-', "manifest field '(document)'", 'not valid JSON');
 editManifest('unknown type', '"type":"float"', '"type":"flaot"', "manifest field 'kernels[", 'unknown scalar type');
-editManifest('duplicate key', '"name":"saxpy","params"', '"name":"saxpy","name"  ', "manifest field 'name'", 'appears twice');
+editManifest('duplicate key', '"name":"saxpy","params"', '"name":"saxpy","name"  ', "manifest field 'kernels[",
+  "].name': the key appears twice");
 editManifest('bad checksum text', text.match(/"checksum":"[0-9a-f]/)[0], '"checksum":"X', "manifest field 'images[0].checksum'", '16 lowercase hex');
 
 // The image: damage found only when it is read (other images stay loadable).

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <iomanip>
+#include <string_view>
+#include <unordered_map>
 
 namespace quiver::dump {
 namespace {
@@ -31,11 +33,22 @@ std::string printable(const std::string& s) {
   return out;
 }
 
-std::string kernel_name_of(const format::Manifest& m, const std::string& symbol) {
-  for (const Kernel& k : m.kernels)
-    if (k.symbol == symbol) return printable(k.name);
-  return printable(symbol);
-}
+// Kernel names by symbol, for the images' kernel lists: a map, since a file may have 256
+// images each listing 4096 kernels (a scan of the kernels per symbol: 4 billion comparisons).
+class KernelNames {
+ public:
+  explicit KernelNames(const format::Manifest& m) {
+    names_.reserve(m.kernels.size());
+    for (const Kernel& k : m.kernels) names_.emplace(k.symbol, &k.name);
+  }
+  std::string operator()(const std::string& symbol) const {
+    auto it = names_.find(symbol);
+    return it == names_.end() ? symbol : printable(*it->second);
+  }
+
+ private:
+  std::unordered_map<std::string_view, const std::string*> names_;
+};
 
 std::string join(const std::vector<std::string>& parts, const char* sep) {
   std::string s;
@@ -50,10 +63,10 @@ std::string join(const std::vector<std::string>& parts, const char* sep) {
 constexpr size_t kKernelNamesWidth = 48;
 constexpr const char* kMore = "…";
 
-std::string kernels_cell(const format::Manifest& m, const Image& im, bool& abbreviated) {
+std::string kernels_cell(const KernelNames& kernel_name, const Image& im, bool& abbreviated) {
   std::string cell = std::to_string(im.kernels.size());
   for (size_t i = 0; i < im.kernels.size(); ++i) {
-    std::string name = kernel_name_of(m, im.kernels[i]);
+    std::string name = kernel_name(im.kernels[i]);
     if (i > 0 && cell.size() + 2 + name.size() > kKernelNamesWidth) {
       abbreviated = true;
       return cell + "; " + kMore;
@@ -143,11 +156,12 @@ void print_human(std::ostream& out, const FatBinary& fb, const Selection& sel, c
   std::vector<std::vector<std::string>> rows = {
       {"#", "target", "arch", "raw bytes", "compressed", "ratio", "offset", "checksum", "kernels"}};
   bool abbreviated = false;
+  const KernelNames kernel_name(m);
   for (size_t ii : sel.images) {
     const Image& im = m.images[ii];
     rows.push_back({std::to_string(ii), std::string(format::to_string(im.target)), im.arch, std::to_string(im.raw_size),
                     std::to_string(im.size), ratio(im), std::to_string(im.offset), format::checksum_hex(im.checksum),
-                    kernels_cell(m, im, abbreviated)});
+                    kernels_cell(kernel_name, im, abbreviated)});
   }
   print_table(out, rows, "  ");
   if (abbreviated)

@@ -186,9 +186,12 @@ msl_image::KernelSource translate_kernel(std::span<const uint32_t> words, const 
   Translation t{words, &kernel, {}, {}};
   pthread_attr_t attr;
   pthread_t thread;
-  bool started = pthread_attr_init(&attr) == 0 && pthread_attr_setstacksize(&attr, kTranslationStack) == 0 &&
-                 pthread_create(&thread, &attr, translate_on_thread, &t) == 0;
-  pthread_attr_destroy(&attr);
+  bool started = false;
+  if (pthread_attr_init(&attr) == 0) {   // only an initialised attribute object may be destroyed
+    started = pthread_attr_setstacksize(&attr, kTranslationStack) == 0 &&
+              pthread_create(&thread, &attr, translate_on_thread, &t) == 0;
+    pthread_attr_destroy(&attr);
+  }
   if (!started) return translate_here(words, kernel);   // no thread to be had: the caller's stack
   pthread_join(thread, nullptr);
   if (t.error) std::rethrow_exception(t.error);

@@ -88,6 +88,7 @@ class CpuDevice final : public Device {
   void upload(Buffer& dst, const void* src, size_t bytes) override;
   void download(const Buffer& src, void* dst, size_t bytes) override;
   std::unique_ptr<Module> load(const format::FatBinary& fatbin) override;
+  std::vector<size_t> images_to_load(const format::FatBinary& fatbin) const override;
   // Launches run to completion before launch() returns, so there is nothing left to wait for.
   void synchronize() override {}
   // start_timer: the backend interface default (host clock; launches are synchronous here).

@@ -134,6 +134,12 @@ std::unique_ptr<Module> CpuDevice::load(const format::FatBinary& fatbin) {
   return load_cpu_module(*this, fatbin);
 }
 
+std::vector<size_t> CpuDevice::images_to_load(const format::FatBinary& fatbin) const {
+  const int index = fatbin.find_image(format::Target::CPU, host_arch());   // as load_cpu_module
+  if (index < 0) return {};
+  return {static_cast<size_t>(index)};
+}
+
 void CpuDevice::run_on_workers(const std::function<void(unsigned, WorkerScratch&)>& job) {
   std::lock_guard lock(launch_mutex_);
   if (!pool_) {

@@ -10,6 +10,9 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
@@ -62,10 +65,36 @@ void check_elf(const std::vector<std::byte>& data, const std::string& what) {
   }
 }
 
-// A shared object loaded from memory: the dlopen handle and the memfd it was opened through.
-struct LoadedImage {
-  void* handle = nullptr;
-  int fd = -1;
+// An open file descriptor, closed with its owner.
+class OwnedFd {
+ public:
+  explicit OwnedFd(int fd) : fd_(fd) {}
+  OwnedFd(OwnedFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  OwnedFd& operator=(OwnedFd&&) = delete;
+  ~OwnedFd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// A shared object loaded from memory: the dlopen handle and the memfd it was opened through,
+// both released with their owner, so that a module whose construction throws leaks neither.
+class LoadedImage {
+ public:
+  LoadedImage(void* handle, OwnedFd fd) : handle_(handle), fd_(std::move(fd)) {}
+  LoadedImage(LoadedImage&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)), fd_(std::move(other.fd_)) {}
+  LoadedImage& operator=(LoadedImage&&) = delete;
+  ~LoadedImage() {
+    if (handle_ != nullptr) dlclose(handle_);   // before the fd closes (~OwnedFd runs after)
+  }
+  void* handle() const { return handle_; }
+
+ private:
+  void* handle_;
+  OwnedFd fd_;
 };
 
 // Loads a shared object from memory: memfd_create + dlopen("/proc/self/fd/N"), so nothing is
@@ -74,35 +103,27 @@ struct LoadedImage {
 // next memfd's, so a second module loaded while the first is alive got the first one's handle
 // ("symbol ... missing" for every kernel of the second fat binary).
 LoadedImage dlopen_from_memory(const std::vector<std::byte>& data, const std::string& what) {
-  int fd = memfd_create("quiver-cpu-image", MFD_CLOEXEC);
-  if (fd < 0) {
+  OwnedFd fd(memfd_create("quiver-cpu-image", MFD_CLOEXEC));
+  if (fd.get() < 0) {
     throw Error(ErrorCode::DeviceError, "cannot load " + what + ": memfd_create: " + std::strerror(errno));
   }
   size_t written = 0;
   while (written < data.size()) {
-    ssize_t n = write(fd, data.data() + written, data.size() - written);
+    ssize_t n = write(fd.get(), data.data() + written, data.size() - written);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int err = errno;
-      close(fd);
       throw Error(ErrorCode::DeviceError, "cannot load " + what + ": writing the memfd: " + std::strerror(err));
     }
     written += static_cast<size_t>(n);
   }
-  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  const std::string path = "/proc/self/fd/" + std::to_string(fd.get());
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  const char* err = handle == nullptr ? dlerror() : nullptr;
   if (handle == nullptr) {
-    const std::string message = err ? err : "unknown error";
-    close(fd);
-    throw Error(ErrorCode::InvalidFatBinary, "cannot load " + what + ": dlopen: " + message);
+    const char* err = dlerror();
+    throw Error(ErrorCode::InvalidFatBinary, "cannot load " + what + ": dlopen: " + (err ? err : "unknown error"));
   }
-  return {handle, fd};
-}
-
-void unload(const LoadedImage& image) {
-  dlclose(image.handle);
-  close(image.fd);
+  return LoadedImage(handle, std::move(fd));
 }
 
 // barrier() of a barrier-free kernel: the manifest promised no barriers, so the block runs as
@@ -138,9 +159,8 @@ void block_coords(uint64_t linear, const std::array<uint32_t, 3>& dims, uint32_t
 
 class CpuModule final : public Module {
  public:
-  CpuModule(CpuDevice& device, LoadedImage image, std::vector<KernelEntry> kernels, std::string label)
-      : device_(device), image_(image), kernels_(std::move(kernels)), label_(std::move(label)) {}
-  ~CpuModule() override { unload(image_); }
+  CpuModule(CpuDevice& device, LoadedImage&& image, std::vector<KernelEntry> kernels, std::string label)
+      : device_(device), image_(std::move(image)), kernels_(std::move(kernels)), label_(std::move(label)) {}
 
   std::string image_description() const override { return "cpu " + std::string(host_arch()); }
 
@@ -275,46 +295,43 @@ std::unique_ptr<Module> load_cpu_module(CpuDevice& device, const format::FatBina
   const std::vector<std::byte> data = fatbin.image_data(static_cast<size_t>(index));
   check_elf(data, what);
   LoadedImage loaded = dlopen_from_memory(data, what);
-  void* handle = loaded.handle;
+  void* handle = loaded.handle();
 
+  // A set, not a scan of the image's list per kernel: 4096 x 4096 comparisons otherwise.
+  const std::unordered_set<std::string_view> in_image(image.kernels.begin(), image.kernels.end());
   std::vector<KernelEntry> kernels;
   kernels.reserve(m.kernels.size());
-  try {
-    for (const format::Kernel& mk : m.kernels) {
-      KernelEntry e;
-      e.name = mk.name;
-      e.block = mk.block;
-      e.shared_bytes = mk.shared_bytes;
-      e.uses_barrier = mk.uses_barrier;
-      for (format::Target t : mk.targets) {
-        if (!e.targets.empty()) e.targets += ", ";
-        e.targets += format::to_string(t);
-      }
-      if (e.targets.empty()) e.targets = "no target";
-      for (uint32_t d : mk.block) {
-        if (d == 0) {
-          throw Error(ErrorCode::InvalidFatBinary, "kernel '" + mk.name + "' in '" + fatbin.label() +
-                                                       "' has a zero block dimension");
-        }
-      }
-      if (std::find(image.kernels.begin(), image.kernels.end(), mk.symbol) != image.kernels.end()) {
-        dlerror();
-        void* sym = dlsym(handle, mk.symbol.c_str());
-        if (sym == nullptr) {
-          const char* err = dlerror();
-          throw Error(ErrorCode::InvalidFatBinary,
-                      "kernel '" + mk.name + "': symbol '" + mk.symbol + "' listed in " + what +
-                          " is missing from it: " + (err ? err : "dlsym returned null"));
-        }
-        e.fn = reinterpret_cast<qv_cpu_kernel_fn>(sym);
-      }
-      kernels.push_back(std::move(e));
+  for (const format::Kernel& mk : m.kernels) {
+    KernelEntry e;
+    e.name = mk.name;
+    e.block = mk.block;
+    e.shared_bytes = mk.shared_bytes;
+    e.uses_barrier = mk.uses_barrier;
+    for (format::Target t : mk.targets) {
+      if (!e.targets.empty()) e.targets += ", ";
+      e.targets += format::to_string(t);
     }
-  } catch (...) {
-    unload(loaded);
-    throw;
+    if (e.targets.empty()) e.targets = "no target";
+    for (uint32_t d : mk.block) {
+      if (d == 0) {
+        throw Error(ErrorCode::InvalidFatBinary, "kernel '" + mk.name + "' in '" + fatbin.label() +
+                                                     "' has a zero block dimension");
+      }
+    }
+    if (in_image.contains(mk.symbol)) {
+      dlerror();
+      void* sym = dlsym(handle, mk.symbol.c_str());
+      if (sym == nullptr) {
+        const char* err = dlerror();
+        throw Error(ErrorCode::InvalidFatBinary,
+                    "kernel '" + mk.name + "': symbol '" + mk.symbol + "' listed in " + what +
+                        " is missing from it: " + (err ? err : "dlsym returned null"));
+      }
+      e.fn = reinterpret_cast<qv_cpu_kernel_fn>(sym);
+    }
+    kernels.push_back(std::move(e));
   }
-  return std::make_unique<CpuModule>(device, loaded, std::move(kernels), fatbin.label());
+  return std::make_unique<CpuModule>(device, std::move(loaded), std::move(kernels), fatbin.label());
 }
 
 }  // namespace quiver::backend::cpu

@@ -276,13 +276,27 @@ class CudaDevice final : public Device {
     context_->synchronize("download");
   }
 
+  // The images this device can run, best first, as QUIVER_CUDA_IMAGE="ptx sm_80" restricts
+  // them: only those whose description starts so (the device suite runs the sm_80 kernels,
+  // mma.sync ones included, through the JIT on an H100 with it).
+  std::vector<ImageChoice> choose_images(const format::Manifest& manifest) const {
+    std::vector<ImageChoice> choices = rank_cuda_images(manifest, context_->cc_major, context_->cc_minor);
+    if (const char* only = std::getenv("QUIVER_CUDA_IMAGE"); only != nullptr && *only != '\0')
+      std::erase_if(choices, [&](const ImageChoice& c) { return !c.description.starts_with(only); });
+    return choices;
+  }
+
+  // The best image; the others are read (under the lock) only when the driver refuses it.
+  std::vector<size_t> images_to_load(const format::FatBinary& fatbin) const override {
+    const std::vector<ImageChoice> choices = choose_images(fatbin.manifest());
+    if (choices.empty()) return {};
+    return {choices.front().index};
+  }
+
   std::unique_ptr<Module> load(const format::FatBinary& fatbin) override {
     const format::Manifest& manifest = fatbin.manifest();
-    std::vector<ImageChoice> choices = rank_cuda_images(manifest, context_->cc_major, context_->cc_minor);
-    // QUIVER_CUDA_IMAGE="ptx sm_80": only the images whose description starts so (the device
-    // suite runs the sm_80 kernels, mma.sync ones included, through the JIT on an H100 with it).
+    std::vector<ImageChoice> choices = choose_images(manifest);
     if (const char* only = std::getenv("QUIVER_CUDA_IMAGE"); only != nullptr && *only != '\0') {
-      std::erase_if(choices, [&](const ImageChoice& c) { return !c.description.starts_with(only); });
       if (choices.empty())
         throw Error(ErrorCode::NotFound, "cuda: QUIVER_CUDA_IMAGE='" + std::string(only) + "' matches no image of " +
                                              fatbin.label() + " that runs on " + context_->name + " (" +

@@ -452,6 +452,12 @@ class HsaDevice final : public Device {
     std::memcpy(dst, staging.get(), bytes);
   }
 
+  std::vector<size_t> images_to_load(const format::FatBinary& fatbin) const override {
+    const std::optional<size_t> index = choose_hsaco_image(fatbin.manifest(), context_->processor);
+    if (!index) return {};
+    return {*index};
+  }
+
   std::unique_ptr<Module> load(const format::FatBinary& fatbin) override {
     std::optional<size_t> index = choose_hsaco_image(fatbin.manifest(), context_->processor);
     if (!index)

@@ -242,6 +242,16 @@ class MetalDevice final : public Device {
     std::memcpy(dst, [buffer.buffer contents], bytes);
   }
 
+  // The MSL image (always read) and the metallib, when the file has one (as load chooses).
+  std::vector<size_t> images_to_load(const format::FatBinary& fatbin) const override {
+    const int msl = fatbin.find_image(format::Target::MSL);
+    if (msl < 0) return {};
+    std::vector<size_t> images{static_cast<size_t>(msl)};
+    if (const int metallib = fatbin.find_image(format::Target::METALLIB); metallib >= 0)
+      images.push_back(static_cast<size_t>(metallib));
+    return images;
+  }
+
   std::unique_ptr<Module> load(const format::FatBinary& fatbin) override {
     int msl = fatbin.find_image(format::Target::MSL);
     if (msl < 0)

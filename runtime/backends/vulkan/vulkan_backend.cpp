@@ -412,6 +412,14 @@ class VulkanDevice final : public Device {
       context_->copy_from_device(buffer.allocation, dst, bytes);
   }
 
+  std::vector<size_t> images_to_load(const format::FatBinary& fatbin) const override {
+    std::string report, why;
+    const int best = choose_spirv_image(fatbin.manifest(), context_->properties.apiVersion, context_->offers,
+                                        report, why);
+    if (best < 0) return {};
+    return {static_cast<size_t>(best)};
+  }
+
   std::unique_ptr<Module> load(const format::FatBinary& fatbin) override {
     std::string report, why;
     const int best = choose_spirv_image(fatbin.manifest(), context_->properties.apiVersion, context_->offers,
