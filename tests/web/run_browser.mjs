@@ -45,7 +45,9 @@ const browser = launch(chromium);
 let failed = 0, exitCode = 1;
 try {
   const page = await browser.openPage(`http://127.0.0.1:${server.address().port}/tests/browser_page.html`);
-  await page.waitFor('globalThis.quiverWebTest !== undefined', START_TIMEOUT_MS, 'the page to load the loader');
+  // A module that cannot be fetched stops the page's scripts without an exception to report.
+  const missing = () => (server.missing.length ? `not found on the test server: ${server.missing.join(', ')}` : null);
+  await page.waitFor('globalThis.quiverWebTest !== undefined', START_TIMEOUT_MS, 'the page to load the loader', missing);
   console.log(`run_browser: ${await browser.version()}; adapter ${await page.call('describeDevice', [], START_TIMEOUT_MS)}`);
   for (const f of files) {
     let r;
@@ -61,8 +63,9 @@ try {
   exitCode = failed ? 1 : 0;
 } catch (e) {
   console.log(`FAIL run_browser: ${e.message}`);
-  if (server.missing.length) console.log(`  not found on the test server: ${server.missing.join(', ')}`);
-  console.log(`  the browser's last messages:\n${browser.log().split('\n').slice(-20).map((l) => '    ' + l).join('\n')}`);
+  // Without the D-Bus complaints of a machine that has no session bus.
+  const log = browser.log().split('\n').filter((l) => l.trim() && !/dbus/i.test(l)).slice(-20);
+  if (log.length) console.log(`  the browser's last messages:\n${log.map((l) => '    ' + l).join('\n')}`);
 } finally {
   await browser.close();
   server.close();
@@ -91,7 +94,7 @@ function serve(roots) {
     let ok = req.method === 'GET' && file && file.startsWith(root + sep);
     try { ok = ok && statSync(file).isFile(); } catch { ok = false; }
     if (!ok) {
-      missing.push(path);
+      if (path !== '/favicon.ico') missing.push(path);
       res.writeHead(404).end();
       return;
     }
@@ -174,11 +177,12 @@ function launch(executable) {
         return r.result.value;
       };
       return {
-        // Polls `condition` in the page until it holds.
-        async waitFor(condition, ms, what) {
+        // Polls `condition` in the page until it holds, or until the page or `failure()` says why not.
+        async waitFor(condition, ms, what, failure = () => null) {
           const deadline = Date.now() + ms;
           while (!(await evaluate(condition, ms, what))) {
             if (pageErrors.length) throw new Error(`the page failed while waiting for ${what}: ${pageErrors.join('; ')}`);
+            if (failure()) throw new Error(`the page failed while waiting for ${what}: ${failure()}`);
             if (Date.now() > deadline) throw new Error(`timed out after ${ms / 1000} s waiting for ${what}`);
             await new Promise((r) => setTimeout(r, 100));
           }
