@@ -47,7 +47,7 @@ try {
   const page = await browser.openPage(`http://127.0.0.1:${server.address().port}/tests/browser_page.html`);
   // A module that cannot be fetched stops the page's scripts without an exception to report.
   const missing = () => (server.missing.length ? `not found on the test server: ${server.missing.join(', ')}` : null);
-  await page.waitFor('globalThis.quiverWebTest !== undefined', START_TIMEOUT_MS, 'the page to load the loader', missing);
+  await page.waitFor('globalThis.quiverWebTest !== undefined', START_TIMEOUT_MS, 'runtime/web/index.mjs to load', missing);
   console.log(`run_browser: ${await browser.version()}; adapter ${await page.call('describeDevice', [], START_TIMEOUT_MS)}`);
   for (const f of files) {
     let r;
