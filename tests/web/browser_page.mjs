@@ -5,6 +5,7 @@
 // node_modules, /tests/ to tests/web, /fatbins/ to the built .qfb files and /cases/ to the cases.
 import * as web from '/loader/index.mjs';
 import { describeResult, moduleOptions, runCase } from '/tests/case_runner.mjs';
+import { readerChecks } from '/tests/reader_checks.mjs';
 
 let current = null;
 const fatbins = new Map();   // file name → Promise<FatBinary>
@@ -43,6 +44,19 @@ globalThis.quiverWebTest = {
     const limits = ['maxComputeInvocationsPerWorkgroup', 'maxComputeWorkgroupStorageSize', 'maxStorageBuffersPerShaderStage']
       .map((k) => `${k} ${device.limits[k]}`);
     return `${adapterName(adapter)}; features: ${[...device.features].sort().join(', ') || 'none'}; ${limits.join(', ')}`;
+  },
+
+  // The reader's checks (reader_checks.mjs) on /fatbins/<file>: { ok, text }.
+  async readerChecks(file) {
+    const lines = [];
+    try {
+      const passed = readerChecks(web, await fetchBytes(`/fatbins/${file}`), file, (line) => lines.push(line));
+      lines.push(`reader_checks: ${passed} checks passed`);
+      return { ok: true, text: lines.join('\n') };
+    } catch (e) {
+      lines.push(`FAIL ${e.message}`);
+      return { ok: false, text: lines.join('\n') };
+    }
   },
 
   // One case (the JSON at /cases/<file>): { ok, text } with the same log lines as run_kernels.mjs.

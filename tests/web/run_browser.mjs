@@ -1,9 +1,11 @@
 // Runs the web tests' cases (make_cases.cpp, op_cases.cpp) in a browser: headless Chromium with
 // WebGPU (SwiftShader where there is no GPU) opens browser_page.html from a static HTTP server
 // on 127.0.0.1 that this script starts and stops, and runs each case there through
-// case_runner.mjs, the code run_kernels.mjs runs in Node, against the same references.
+// case_runner.mjs, the code run_kernels.mjs runs in Node, against the same references. With
+// --reader, the reader's checks of reader_test.mjs (reader_checks.mjs) on one .qfb instead.
 //
 //   node run_browser.mjs <fatbin dir> <cases dir>
+//   node run_browser.mjs --reader <fatbin dir> <kernel suite .qfb file name>
 //
 // Environment: QUIVER_WEB_DIR (runtime/web with its node_modules: web.npm_ci's copy),
 // QUIVER_CHROMIUM (the browser; default: chromium on PATH). Without a browser the run prints
@@ -19,9 +21,11 @@ import { delimiter, dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const CASE_TIMEOUT_MS = 120000, START_TIMEOUT_MS = 60000;
-const [fatbinDir, casesDir] = process.argv.slice(2);
-if (!fatbinDir || !casesDir) {
-  console.error('usage: node run_browser.mjs <fatbin dir> <cases dir>');
+const reader = process.argv[2] === '--reader';
+const [fatbinDir, second] = process.argv.slice(reader ? 3 : 2);
+const casesDir = reader ? null : second, qfbName = reader ? second : null;
+if (!fatbinDir || !second) {
+  console.error('usage: node run_browser.mjs [--reader] <fatbin dir> <cases dir | .qfb file name>');
   process.exit(2);
 }
 const webDir = process.env.QUIVER_WEB_DIR;
@@ -32,35 +36,44 @@ if (!chromium) {
     + 'so the loader is not run in a browser');
   process.exit(0);
 }
-const files = readdirSync(casesDir).filter((f) => f.endsWith('.json')).sort();
-if (!files.length) {
+const files = reader ? [] : readdirSync(casesDir).filter((f) => f.endsWith('.json')).sort();
+if (!reader && !files.length) {
   console.error(`run_browser: no cases in ${casesDir}`);
   process.exit(1);
 }
 
 const server = await serve({
-  '/loader/': webDir, '/tests/': dirname(fileURLToPath(import.meta.url)), '/fatbins/': fatbinDir, '/cases/': casesDir,
+  '/loader/': webDir, '/tests/': dirname(fileURLToPath(import.meta.url)), '/fatbins/': fatbinDir,
+  ...(reader ? {} : { '/cases/': casesDir }),
 });
 const browser = launch(chromium);
-let failed = 0, exitCode = 1;
+let exitCode = 1;
 try {
   const page = await browser.openPage(`http://127.0.0.1:${server.address().port}/tests/browser_page.html`);
   // A module that cannot be fetched stops the page's scripts without an exception to report.
   const missing = () => (server.missing.length ? `not found on the test server: ${server.missing.join(', ')}` : null);
   await page.waitFor('globalThis.quiverWebTest !== undefined', START_TIMEOUT_MS, 'runtime/web/index.mjs to load', missing);
-  console.log(`run_browser: ${await browser.version()}; adapter ${await page.call('describeDevice', [], START_TIMEOUT_MS)}`);
-  for (const f of files) {
-    let r;
-    try {
-      r = await page.call('runCase', [f], CASE_TIMEOUT_MS);
-    } catch (e) {
-      r = { ok: false, text: `FAIL ${f}: ${e.message}` };
-    }
-    if (!r.ok) failed++;
+  if (reader) {
+    console.log(`run_browser: ${await browser.version()}`);
+    const r = await page.call('readerChecks', [qfbName], CASE_TIMEOUT_MS);
     console.log(r.text);
+    exitCode = r.ok ? 0 : 1;
+  } else {
+    console.log(`run_browser: ${await browser.version()}; adapter ${await page.call('describeDevice', [], START_TIMEOUT_MS)}`);
+    let failed = 0;
+    for (const f of files) {
+      let r;
+      try {
+        r = await page.call('runCase', [f], CASE_TIMEOUT_MS);
+      } catch (e) {
+        r = { ok: false, text: `FAIL ${f}: ${e.message}` };
+      }
+      if (!r.ok) failed++;
+      console.log(r.text);
+    }
+    console.log(`run_browser: ${files.length - failed} of ${files.length} cases passed`);
+    exitCode = failed ? 1 : 0;
   }
-  console.log(`run_browser: ${files.length - failed} of ${files.length} cases passed`);
-  exitCode = failed ? 1 : 0;
 } catch (e) {
   console.log(`FAIL run_browser: ${e.message}`);
   // Without the D-Bus complaints of a machine that has no session bus.
