@@ -1,6 +1,6 @@
 // The page side of run_browser.mjs: imports runtime/web/index.mjs as a page does and runs the
-// web tests' cases (case_runner.mjs) on navigator.gpu when the driver calls
-// globalThis.quiverWebTest over the DevTools protocol. One device serves every case (a new one
+// web tests' cases (case_runner.mjs) on navigator.gpu, or the reader's checks
+// (reader_checks.mjs), when the driver calls globalThis.quiverWebTest over the DevTools protocol. One device serves every case (a new one
 // after a device loss); the server run_browser.mjs starts maps /loader/ to the loader with its
 // node_modules, /tests/ to tests/web, /fatbins/ to the built .qfb files and /cases/ to the cases.
 import * as web from '/loader/index.mjs';
