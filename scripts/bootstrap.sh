@@ -14,6 +14,7 @@ PACKAGES=(
   libvulkan-dev mesa-vulkan-drivers vulkan-tools
   vulkan-validationlayers   # VK_LAYER_KHRONOS_validation: the *.vulkan_validation ctests
   libegl1 libegl-mesa0 libgles2 libgl1-mesa-dri nodejs   # tests/web: Dawn (npm webgpu) on Mesa llvmpipe, OpenGL ES
+  chromium   # tests/web: the JavaScript loader in a headless browser (WebGPU on SwiftShader)
 )
 # npm for tests/web (`npm ci`); a Node.js that bundles its own npm (nodesource) must not get
 # Debian's npm package, which depends on Debian's nodejs.

@@ -1,7 +1,8 @@
 // The web test's cases (quiver_web_cases): one kernel launch each, with fresh random inputs, the
 // launch (grid, arguments) and the host reference of every output, written as one JSON file per
-// case for run_kernels.mjs. Shared by make_cases.cpp (the kernel suite) and op_cases.cpp (the
-// op library against tests/ops' fp64 oracle).
+// case for case_runner.mjs (run_kernels.mjs in Node, run_browser.mjs in a browser). Shared by
+// make_cases.cpp (the kernel suite) and op_cases.cpp (the op library against tests/ops' fp64
+// oracle).
 #pragma once
 
 #include <bit>
@@ -58,12 +59,15 @@ std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
   return b;
 }
 
-// How run_kernels.mjs compares an output with its reference (docs in run_kernels.mjs).
+// How case_runner.mjs compares an output with its reference (docs in case_runner.mjs).
 struct Check {
   // exact | f32 | f16 | bf16 | near | ulp | permutation | pair_slots | row_scaled | scaled
   std::string kind = "exact";
   std::vector<uint8_t> expect;
   double rel = 0, abs = 0, ulp = 0, max_mismatch_fraction = 0;
+  // ulp: the reference for the inputs with their subnormal values flushed to zero, which WGSL
+  // allows: within the bound of either reference passes (and zero for a subnormal reference).
+  std::vector<uint8_t> expect_flushed;
   // row_scaled (the op gate's row-scaled metric, tests/ops/ops_gate_test.cpp): `expect` holds
   // doubles; max |got - ref| / max |ref| per group of `group` elements of type `elem` must stay
   // within `bound`, and the `guard` poisoned elements after the output must survive.
@@ -154,6 +158,7 @@ inline void write_case(const std::filesystem::path& dir, const Case& c) {
                     b.check.group, b.check.bound, b.check.guard);
       out << ",\"check\":{\"kind\":\"" << b.check.kind << "\",\"expect\":\"" << hex(b.check.expect) << "\"" << tol;
       if (!b.check.scale.empty()) out << ",\"scale\":\"" << hex(b.check.scale) << "\"";
+      if (!b.check.expect_flushed.empty()) out << ",\"expect_flushed\":\"" << hex(b.check.expect_flushed) << "\"";
       out << "}";
     }
     out << "}";

@@ -1,9 +1,10 @@
 // Writes the web test's cases (cases.h): for each kernel of the tests/kernels suite that WGSL can
 // express, fresh random inputs, the launch (grid, arguments) and the host reference of every
-// output, as one JSON file per case. run_kernels.mjs runs each case through the JavaScript loader
-// on a WebGPU device (outputs poisoned first) and compares. The references are written here,
-// independently of the kernels, in the manner of tests/kernels/kernels_test.cpp (whose
-// references live inside gtest cases and cannot be called from here).
+// output, as one JSON file per case. case_runner.mjs runs each case through the JavaScript loader
+// on a WebGPU device (outputs poisoned first) and compares: in Node (run_kernels.mjs) and in a
+// browser (run_browser.mjs). The references are written here, independently of the kernels, in
+// the manner of tests/kernels/kernels_test.cpp (whose references live inside gtest cases and
+// cannot be called from here).
 //
 // Usage: quiver_web_cases <output dir> kernels|ops   (ops: the op library, op_cases.cpp)
 #include <algorithm>
@@ -185,29 +186,40 @@ std::vector<Case> make_cases() {
     auto extra = random_floats(20000, -20, 20);
     x.insert(x.end(), extra.begin(), extra.end());
     const uint32_t n = uint32_t(x.size());
-    std::vector<float> e(n), t(n), er(n), rs(n), e2(n), rc(n);
-    for (uint32_t i = 0; i < n; ++i) {
-      double v = x[i];
-      e[i] = float(std::exp(v)), t[i] = float(std::tanh(v)), er[i] = float(std::erf(v));
-      rs[i] = float(1.0 / std::sqrt(std::fabs(v) + double(1e-30f)));
-      e2[i] = float(std::exp2(v));
-      rc[i] = float(1.0 / double(std::fabs(x[i]) + 1e-30f));
-    }
+    // Each function's reference for x, and for x with its subnormal values flushed to zero (WGSL
+    // lets an implementation flush them; SwiftShader does).
+    enum { kExp, kTanh, kErf, kRsqrt, kExp2, kRcp, kFunctions };
+    auto references = [n](const std::vector<float>& in) {
+      std::vector<std::vector<float>> r(kFunctions, std::vector<float>(n));
+      for (uint32_t i = 0; i < n; ++i) {
+        double v = in[i];
+        r[kExp][i] = float(std::exp(v)), r[kTanh][i] = float(std::tanh(v)), r[kErf][i] = float(std::erf(v));
+        r[kRsqrt][i] = float(1.0 / std::sqrt(std::fabs(v) + double(1e-30f)));
+        r[kExp2][i] = float(std::exp2(v));
+        r[kRcp][i] = float(1.0 / double(std::fabs(in[i]) + 1e-30f));
+      }
+      return r;
+    };
+    std::vector<float> flushed = x;
+    for (float& v : flushed)
+      if (std::fpclassify(v) == FP_SUBNORMAL) v = std::copysign(0.0f, v);
+    const auto ref = references(x), ref_flushed = references(flushed);
     // The bounds of tests/kernels (KERNEL_LANGUAGE.md: exp and tanh within 2 ulp; docs/numerics.md).
-    auto ulp = [](const std::vector<float>& r, double u) {
-      Check ck = exact(r, "ulp");
+    auto ulp = [&](int f, double u) {
+      Check ck = exact(ref[f], "ulp");
       ck.ulp = u;
+      ck.expect_flushed = bytes_of(ref_flushed[f]);
       return ck;
     };
     c.grid[0] = blocks(n, 256);
     c.buffer("x", bytes_of(x));
-    c.output("exp", n * 4, ulp(e, 2.5));
-    c.output("tanh", n * 4, ulp(t, 2.5));
-    c.output("erf", n * 4, ulp(er, 8.5));
-    c.output("rsqrt", n * 4, ulp(rs, 2.5));
-    c.output("exp2", n * 4, ulp(e2, 2.5));
-    c.output("exp2_ftz", n * 4, ulp(e2, 2.5));   // [-20, 20]: normal results, exp2's bound
-    c.output("rcp", n * 4, ulp(rc, 2.5));        // WGSL's division: 2.5 ulp
+    c.output("exp", n * 4, ulp(kExp, 2.5));
+    c.output("tanh", n * 4, ulp(kTanh, 2.5));
+    c.output("erf", n * 4, ulp(kErf, 8.5));
+    c.output("rsqrt", n * 4, ulp(kRsqrt, 2.5));
+    c.output("exp2", n * 4, ulp(kExp2, 2.5));
+    c.output("exp2_ftz", n * 4, ulp(kExp2, 2.5));   // [-20, 20]: normal results, exp2's bound
+    c.output("rcp", n * 4, ulp(kRcp, 2.5));         // WGSL's division: 2.5 ulp
     c.scalar(n);
     cases.push_back(c);
   }

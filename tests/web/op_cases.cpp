@@ -33,7 +33,7 @@ struct Elem {
   size_t bytes;
   double bound;
   double rounding;
-  const char* check;   // run_kernels.mjs's element kind
+  const char* check;   // case_runner.mjs's element kind
 };
 constexpr Elem kFloat = {"float", 4, 1e-5, 0, "f32"};
 constexpr Elem kHalf = {"half", 2, 1e-3, 0x1p-11, "f16"};

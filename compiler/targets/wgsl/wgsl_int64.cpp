@@ -79,13 +79,18 @@ constexpr std::array<Helper, 14> kHelpers = {{
                      "  let na = (a.y >> 31u) != 0u; let nb = (b.y >> 31u) != 0u;\n"
                      "  let m = qv_udivrem64(select(a, qv_neg64(a), na), select(b, qv_neg64(b), nb));\n"
                      "  return vec4<u32>(select(m.xy, qv_neg64(m.xy), na != nb), select(m.zw, qv_neg64(m.zw), na));\n}\n"},
-    // To f32: the top 32 significant bits with every lower bit folded into a sticky bit round
-    // exactly like the whole value; the power-of-two scaling is exact.
+    // To f32, rounded to nearest even in integer arithmetic: the value shifted so that its
+    // leading one is bit 63, its top 24 bits rounded on the next 8 and a sticky bit for the rest;
+    // f32() only ever sees an integer below 2^24 + 1 and the power-of-two scaling is exact. f32()
+    // of a wider u32 is not relied on: SwiftShader (Chromium's WebGPU without a GPU) rounds it
+    // twice, off by one ulp.
     {"qv_u64_to_f32", "fn qv_u64_to_f32(a: vec2<u32>) -> f32 {\n"
-                      "  if (a.y == 0u) { return f32(a.x); }\n"
-                      "  let n = countLeadingZeros(a.y);\n"
+                      "  if (a.y == 0u && a.x < 0x1000000u) { return f32(a.x); }\n"
+                      "  let n = select(countLeadingZeros(a.y), 32u + countLeadingZeros(a.x), a.y == 0u);\n"
                       "  let m = qv_shl64(a, n);\n"
-                      "  return ldexp(f32(m.y | select(0u, 1u, m.x != 0u)), i32(32u - n));\n}\n"},
+                      "  let keep = m.y >> 8u; let low = m.y & 0xffu;\n"
+                      "  let up = low > 0x80u || (low == 0x80u && (m.x != 0u || (keep & 1u) != 0u));\n"
+                      "  return ldexp(f32(keep + select(0u, 1u, up)), i32(40u - n));\n}\n"},
     {"qv_s64_to_f32", "fn qv_s64_to_f32(a: vec2<u32>) -> f32 {\n"
                       "  let neg = (a.y >> 31u) != 0u;\n"
                       "  let m = qv_u64_to_f32(select(a, qv_neg64(a), neg));\n"
