@@ -188,7 +188,8 @@ class Device {
   // past the backend's devices throws NotFound naming how many there are; a backend whose
   // driver is missing, too old or reports no device throws BackendUnavailable saying why.
   // QUIVER_BACKEND (same syntax) overrides the automatic choice. Each Device has its own queue
-  // (CUDA stream, Vulkan queue, CPU worker pool): docs/runtime.md.
+  // (CUDA stream, Vulkan queue, CPU worker pool): docs/runtime.md. Its backend is released when
+  // the last Device, Buffer, Module or Kernel referring to it goes (docs/runtime.md, "Lifetimes").
   static Device open(std::string_view backend = {});
   static std::vector<std::string> available_backends();
   // How many devices `backend` ("cuda", "vulkan", "cpu") can open here; 0 when its driver is

@@ -25,16 +25,8 @@
 #include "oracle.h"
 #include "release_kernels.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define QV_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define QV_TEST_ASAN 1
-#endif
-#endif
-#ifdef QV_TEST_ASAN
-extern "C" void __sanitizer_purge_allocator();
-#endif
+// AddressSanitizer's, when its allocator is in the process (built in, or preloaded).
+extern "C" void __sanitizer_purge_allocator() __attribute__((weak));
 
 namespace {
 
@@ -51,11 +43,8 @@ struct ProcessUsage {
 // gone back to the system: glibc keeps freed chunks in its arenas, AddressSanitizer in its
 // quarantine, and either would read as growth.
 ProcessUsage process_usage() {
-#ifdef QV_TEST_ASAN
-  __sanitizer_purge_allocator();
-#else
-  malloc_trim(0);
-#endif
+  if (__sanitizer_purge_allocator != nullptr) __sanitizer_purge_allocator();
+  else malloc_trim(0);
   ProcessUsage u;
   std::ifstream status("/proc/self/status");
   for (std::string line; std::getline(status, line);)
