@@ -85,6 +85,16 @@ struct Grid {
 };
 
 class Device;
+class Module;
+
+namespace detail {
+// The fat binary `fatbin` loaded on `device` by the first call for that device and fat binary;
+// later calls give a Module sharing what it loaded. For fat binaries embedded in the program:
+// quiverc's generated <ns>::load(device) and the op library call it. What it loaded belongs to
+// the Device and is released with it: it never keeps the Device alive (docs/runtime.md,
+// "Lifetimes"). Thread-safe. `label` names the fat binary in error messages.
+Module load_cached(const Device& device, std::span<const std::byte> fatbin, std::string_view label);
+}  // namespace detail
 
 // A typed device allocation of `size()` elements of T.
 template <typename T>
@@ -166,6 +176,7 @@ class Module {
 
  private:
   friend class Device;
+  friend Module detail::load_cached(const Device&, std::span<const std::byte>, std::string_view);
   explicit Module(std::shared_ptr<detail::ModuleImpl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<detail::ModuleImpl> impl_;
 };
@@ -177,7 +188,8 @@ class Device {
   // past the backend's devices throws NotFound naming how many there are; a backend whose
   // driver is missing, too old or reports no device throws BackendUnavailable saying why.
   // QUIVER_BACKEND (same syntax) overrides the automatic choice. Each Device has its own queue
-  // (CUDA stream, Vulkan queue, CPU worker pool): docs/runtime.md.
+  // (CUDA stream, Vulkan queue, CPU worker pool): docs/runtime.md. Its backend is released when
+  // the last Device, Buffer, Module or Kernel referring to it goes (docs/runtime.md, "Lifetimes").
   static Device open(std::string_view backend = {});
   static std::vector<std::string> available_backends();
   // How many devices `backend` ("cuda", "vulkan", "cpu") can open here; 0 when its driver is

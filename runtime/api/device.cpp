@@ -248,48 +248,71 @@ namespace {
 // Under the device's lock: choosing the images and loading them into the backend. Outside it:
 // verifying and decompressing them (docs/runtime.md, "Thread safety"), which for a large image
 // takes far longer than the rest, and must not stall other threads' launches.
-std::shared_ptr<detail::ModuleImpl> load_fatbin(const std::shared_ptr<detail::DeviceImpl>& impl,
-                                                format::FatBinary fb) {
+std::shared_ptr<detail::ModuleContents> load_contents(const detail::DeviceImpl& impl, format::FatBinary fb) {
   std::vector<size_t> images;
   {
-    std::lock_guard lock(impl->mutex());
-    images = impl->backend().images_to_load(fb);
+    std::lock_guard lock(impl.mutex());
+    images = impl.backend().images_to_load(fb);
   }
   for (size_t index : images) fb.prefetch(index);
-  std::unique_ptr<backend::Module> mod;
-  std::string image;
+  auto contents = std::make_shared<detail::ModuleContents>();
+  contents->manifest = fb.manifest();
+  contents->label = fb.label();
   {
-    std::lock_guard lock(impl->mutex());
-    mod = impl->backend().load(fb);
-    if (mod) image = mod->image_description();
+    // Loaded under the lock; the contents' holders (ModuleImpl, DeviceImpl) release the backend
+    // module under it too.
+    std::lock_guard lock(impl.mutex());
+    contents->module = impl.backend().load(fb);
+    if (contents->module) contents->image = contents->module->image_description();
   }
-  if (!mod) {
+  if (!contents->module) {
     throw Error(ErrorCode::DeviceError,
-                "backend '" + impl->backend_name() + "' returned no module for '" +
-                    fb.label() + "'");
+                "backend '" + impl.backend_name() + "' returned no module for '" + fb.label() + "'");
   }
-  try {
-    // ModuleImpl takes `mod` only when nothing else can fail.
-    return std::make_shared<detail::ModuleImpl>(impl, std::move(mod), fb.manifest(), fb.label(), std::move(image));
-  } catch (...) {
-    std::lock_guard lock(impl->mutex());   // a backend module is destroyed under the lock
-    mod.reset();
-    throw;
-  }
+  return contents;
 }
 }  // namespace
 
 Module Device::load(const std::string& path) const {
   checked(impl_);
-  return Module(load_fatbin(impl_, format::FatBinary::read_file(path)));
+  return Module(std::make_shared<detail::ModuleImpl>(impl_, load_contents(*impl_, format::FatBinary::read_file(path))));
 }
 
 Module Device::load(std::span<const std::byte> fatbin, std::string_view label) const {
   checked(impl_);
   // The FatBinary lives for this call only (backends keep what they load), so it reads the
   // caller's bytes in place.
-  return Module(load_fatbin(impl_, format::FatBinary::view(fatbin, std::string(label))));
+  return Module(std::make_shared<detail::ModuleImpl>(
+      impl_, load_contents(*impl_, format::FatBinary::view(fatbin, std::string(label)))));
 }
+
+namespace detail {
+std::shared_ptr<ModuleContents> DeviceImpl::loaded_once(std::span<const std::byte> fatbin,
+                                                        const std::function<std::shared_ptr<ModuleContents>()>& load) {
+  std::array<std::byte, kIdentityBytes> head{};
+  std::copy_n(fatbin.begin(), std::min(fatbin.size(), kIdentityBytes), head.begin());
+  std::lock_guard lock(loaded_once_mutex_);
+  for (const LoadedOnce& entry : loaded_once_)
+    if (entry.data == fatbin.data() && entry.size == fatbin.size() && entry.head == head) return entry.contents;
+  std::shared_ptr<ModuleContents> contents = load();
+  try {
+    loaded_once_.push_back(LoadedOnce{fatbin.data(), fatbin.size(), head, contents});
+  } catch (...) {
+    std::lock_guard device_lock(mutex_);   // the backend module goes under the device's lock
+    contents.reset();
+    throw;
+  }
+  return contents;
+}
+
+Module load_cached(const Device& device, std::span<const std::byte> fatbin, std::string_view label) {
+  const std::shared_ptr<DeviceImpl>& impl = device.impl();
+  checked(impl);
+  return Module(std::make_shared<ModuleImpl>(impl, impl->loaded_once(fatbin, [&] {
+    return load_contents(*impl, format::FatBinary::view(fatbin, std::string(label)));
+  })));
+}
+}  // namespace detail
 
 void Device::synchronize() const {
   const detail::DeviceImpl& d = checked(impl_);

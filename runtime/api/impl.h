@@ -1,11 +1,18 @@
 // The objects behind the public handles of include/quiver/runtime.h. Each public class holds a
 // shared_ptr to one of these, so a Buffer or Module keeps its Device alive however the user
-// orders destruction (the C API relies on this too).
+// orders destruction (the C API relies on this too). Nothing else holds a DeviceImpl: the
+// per-device module cache lives inside it, so the backend is released with the last handle
+// (docs/runtime.md, "Lifetimes").
 #pragma once
 
+#include <array>
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "backends/backend.h"
 #include "format/manifest.h"
@@ -13,10 +20,29 @@
 
 namespace quiver::detail {
 
+// What loading a fat binary produced: the backend's module and what the API layer reads of the
+// fat binary. It does not hold the Device, so that the Device's own module cache can hold it
+// without keeping the Device alive. Its backend module must be destroyed under the device's
+// lock and before the device's backend (ModuleImpl and DeviceImpl see to both).
+struct ModuleContents {
+  std::unique_ptr<backend::Module> module;
+  format::Manifest manifest;
+  std::string label;
+  std::string image;   // the backend's description of the image it loaded
+};
+
 class DeviceImpl {
  public:
   DeviceImpl(std::unique_ptr<backend::Device> device, size_t index)
       : device_(std::move(device)), index_(index), backend_name_(device_->backend_name()) {}
+  // Nothing else can hold the cached modules now (a Module holds its DeviceImpl), so they go
+  // first, under the lock their backend modules are always destroyed under, then the backend.
+  ~DeviceImpl() {
+    std::lock_guard lock(mutex_);
+    loaded_once_.clear();
+  }
+  DeviceImpl(const DeviceImpl&) = delete;
+  DeviceImpl& operator=(const DeviceImpl&) = delete;
 
   // Every call into the backend holds this lock: a quiver::Device may be shared between
   // threads, and the backends are written for one caller at a time (a CUDA context, a Vulkan
@@ -27,11 +53,32 @@ class DeviceImpl {
   const std::string& backend_name() const { return backend_name_; }   // immutable: no lock needed
   std::string selector() const { return backend_name_ + ":" + std::to_string(index_); }
 
+  // The contents of `fatbin` loaded on this device by `load` on the first request, the same
+  // contents on later ones (detail::load_cached: quiverc's generated load(), quiver::ops).
+  // Thread-safe; concurrent first requests load once.
+  std::shared_ptr<ModuleContents> loaded_once(std::span<const std::byte> fatbin,
+                                              const std::function<std::shared_ptr<ModuleContents>()>& load);
+
  private:
+  // A fat binary is known by where its bytes are, how many there are, and its first 64 bytes:
+  // the format's header, whose checksums cover the manifest and through it every image, so
+  // another fat binary mapped at the same address later (a library unloaded and another
+  // loaded) is not mistaken for it.
+  static constexpr size_t kIdentityBytes = 64;
+  struct LoadedOnce {
+    const std::byte* data;
+    size_t size;
+    std::array<std::byte, kIdentityBytes> head;
+    std::shared_ptr<ModuleContents> contents;
+  };
+
   mutable std::mutex mutex_;
   std::unique_ptr<backend::Device> device_;
   size_t index_;
   std::string backend_name_;
+  // Taken before mutex_ (a first request loads while holding it), never after.
+  std::mutex loaded_once_mutex_;
+  std::vector<LoadedOnce> loaded_once_;
 };
 
 class BufferImpl {
@@ -67,32 +114,22 @@ constexpr size_t kOwnBufferAlignment = 64;
 
 class ModuleImpl {
  public:
-  // Takes `module` only once nothing else can throw (module_ is the last member): a backend
-  // module must be destroyed under the device's lock, which the caller holds when this throws
-  // and ~ModuleImpl takes otherwise.
-  ModuleImpl(std::shared_ptr<DeviceImpl> device, std::unique_ptr<backend::Module>&& module,
-             const format::Manifest& manifest, std::string label, std::string image)
-      : device_(std::move(device)),
-        manifest_(manifest),
-        label_(std::move(label)),
-        image_(std::move(image)),
-        module_(std::move(module)) {}
+  ModuleImpl(std::shared_ptr<DeviceImpl> device, std::shared_ptr<const ModuleContents> contents)
+      : device_(std::move(device)), contents_(std::move(contents)) {}
   ~ModuleImpl() {
+    // The last holder of uncached contents unloads the backend module here, under the lock.
     std::lock_guard lock(device_->mutex());
-    module_.reset();
+    contents_.reset();
   }
   const std::shared_ptr<DeviceImpl>& device() const { return device_; }
-  backend::Module& backend() const { return *module_; }
-  const format::Manifest& manifest() const { return manifest_; }
-  const std::string& label() const { return label_; }
-  const std::string& image() const { return image_; }
+  backend::Module& backend() const { return *contents_->module; }
+  const format::Manifest& manifest() const { return contents_->manifest; }
+  const std::string& label() const { return contents_->label; }
+  const std::string& image() const { return contents_->image; }
 
  private:
   std::shared_ptr<DeviceImpl> device_;
-  format::Manifest manifest_;
-  std::string label_;
-  std::string image_;
-  std::unique_ptr<backend::Module> module_;
+  std::shared_ptr<const ModuleContents> contents_;
 };
 
 // Element type names as the kernel language spells them ("float", "int32_t", "half", ...).

@@ -57,9 +57,21 @@ struct LaunchArg {
   uint32_t scalar_size = 0;
 };
 
+// How many backend Devices and Modules exist in this process, over every backend. A Device's
+// count drops when its destructor has finished, so with its driver objects and threads. For
+// tests: a dropped quiver::Device must release all it owns (docs/runtime.md, "Lifetimes").
+struct LiveObjects {
+  size_t devices = 0;
+  size_t modules = 0;
+};
+LiveObjects live_objects();
+
 class Module {
  public:
-  virtual ~Module() = default;
+  Module();
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  virtual ~Module();
   // kernel: index into the manifest's kernels. grid: blocks per dimension (each >= 1).
   virtual void launch(size_t kernel, Grid grid, std::span<const LaunchArg> args) = 0;
   // Which image was loaded, for diagnostics: "cubin sm_90", "ptx sm_80 (JIT)", "spirv", "cpu x86_64".
@@ -68,7 +80,10 @@ class Module {
 
 class Device {
  public:
-  virtual ~Device() = default;
+  Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+  virtual ~Device();
   virtual std::string backend_name() const = 0;   // "cuda", "vulkan", "cpu"
   virtual std::string device_name() const = 0;
   virtual std::unique_ptr<Buffer> alloc(size_t bytes) = 0;

@@ -3,12 +3,18 @@
 // exactly (stress_driver.h). Runs on the CPU backend (barrier kernels run as fibers, so this also
 // covers the fiber switches under ThreadSanitizer) and on Vulkan when a device is present.
 // ctest label `tsan`: the tsan preset runs it under ThreadSanitizer, where a data race fails it.
-// QUIVER_STRESS_LAUNCHES overrides the launches per thread.
+// QUIVER_STRESS_LAUNCHES overrides the launches per thread. Also the once-per-Device load of
+// embedded fat binaries from many threads, with Devices opened and dropped meanwhile.
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <latch>
 #include <optional>
+#include <string>
+#include <thread>
+#include <vector>
 
+#include "backends/backend.h"   // live_objects()
 #include "format/fatbin.h"
 #include "quiver/runtime.h"
 #include "stress_driver.h"
@@ -20,7 +26,9 @@
 
 namespace {
 
+using quiver::Buffer;
 using quiver::Device;
+using quiver::Grid;
 using quiver::test::StressOptions;
 
 void print_report(const char* what, const StressOptions& opt, const quiver::test::StressReport& r) {
@@ -35,6 +43,56 @@ TEST(StressThreads, CpuDeviceSharedByEightThreads) {
   const quiver::test::StressReport r = run_thread_stress(dev, quiver::test::make_test_fatbin(), opt);
   print_report("cpu", opt, r);
   EXPECT_GE(r.launches, static_cast<long long>(opt.threads) * opt.launches);
+}
+
+// The once-per-Device load behind quiverc's generated load() and quiver::ops
+// (detail::load_cached): 8 threads look the module up on one shared Device before every launch,
+// so first calls race, while each also opens, uses and drops Devices of its own. In the end the
+// shared Device holds exactly one module and every other Device has gone with its module.
+TEST(StressThreads, LoadedOncePerDeviceFromEightThreads) {
+  const quiver::backend::LiveObjects before = quiver::backend::live_objects();
+  const std::vector<std::byte> fatbin = quiver::test::make_test_fatbin();
+  constexpr int kThreads = 8, kRounds = 200, kOwnDeviceEvery = 50;
+  constexpr uint32_t n = 256;
+  {
+    Device shared = Device::open("cpu");
+    std::vector<std::string> failures(kThreads);
+    std::latch start(kThreads);
+    auto worker = [&](int t) {
+      try {
+        std::vector<float> x(n), y(n), got(n);
+        for (uint32_t i = 0; i < n; ++i) x[i] = static_cast<float>((i * 7 + t) % 17) - 8.f;
+        start.arrive_and_wait();
+        for (int round = 0; round < kRounds && failures[t].empty(); ++round) {
+          std::optional<Device> own;
+          if (round % kOwnDeviceEvery == kOwnDeviceEvery - 1) own.emplace(Device::open("cpu"));
+          const Device& dev = own ? *own : shared;
+          Buffer<float> bx = dev.alloc<float>(n), by = dev.alloc<float>(n);
+          for (uint32_t i = 0; i < n; ++i) y[i] = static_cast<float>(round % 100 + t);
+          bx.upload(x);
+          by.upload(y);
+          const float a = static_cast<float>(round % 5 - 2);
+          quiver::detail::load_cached(dev, fatbin, "stress-loaded-once.qfb").kernel("saxpy").launch(Grid{1}, bx, by, a, n);
+          by.download(got);
+          for (uint32_t i = 0; i < n; ++i)
+            if (got[i] != a * x[i] + y[i])
+              failures[t] = "thread " + std::to_string(t) + " round " + std::to_string(round) + ": y[" +
+                            std::to_string(i) + "] = " + std::to_string(got[i]) + ", expected " +
+                            std::to_string(a * x[i] + y[i]);
+        }
+      } catch (const std::exception& e) {
+        failures[t] = "thread " + std::to_string(t) + ": exception: " + e.what();
+      }
+    };
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) threads.emplace_back(worker, t);
+    for (std::thread& th : threads) th.join();
+    for (const std::string& f : failures) EXPECT_EQ(f, "");
+    EXPECT_EQ(quiver::backend::live_objects().devices, before.devices + 1) << "a dropped Device is still alive";
+    EXPECT_EQ(quiver::backend::live_objects().modules, before.modules + 1) << "the shared Device loaded more than once";
+  }
+  EXPECT_EQ(quiver::backend::live_objects().devices, before.devices);
+  EXPECT_EQ(quiver::backend::live_objects().modules, before.modules);
 }
 
 #ifdef QV_STRESS_HAVE_VULKAN
