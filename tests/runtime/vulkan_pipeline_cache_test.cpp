@@ -408,7 +408,7 @@ TEST_F(VulkanPipelineCache, DirectoryFallsBackToXdgCacheHomeThenHome) {
 // ---- (d) Two processes writing one file at once ----
 
 TEST_F(VulkanPipelineCache, TwoProcessesWritingAtOnceBothSucceedAndLeaveAValidFile) {
-  constexpr int kRounds = 8;   // each round loads the module anew and writes the file again
+  constexpr int kRounds = 8;   // each round loads the module anew (and may write the file again)
   FILE* a = start_child(kRounds);
   FILE* b = start_child(kRounds);
   const ChildReport ra = finish_child(a), rb = finish_child(b);
@@ -417,7 +417,10 @@ TEST_F(VulkanPipelineCache, TwoProcessesWritingAtOnceBothSucceedAndLeaveAValidFi
   ASSERT_TRUE(ra.parsed && rb.parsed) << ra.output << rb.output;
   EXPECT_EQ(ra.counters.pipelines_created, kRounds * kKernels);
   EXPECT_EQ(ra.counters.files_rejected + rb.counters.files_rejected, 0u) << "a reader saw a partly written file";
-  EXPECT_GE(ra.counters.files_written + rb.counters.files_written, size_t{2 * kRounds});
+  // A round writes the file when it compiled a pipeline the file lacked: every round where the
+  // driver's cache data is its header alone (lavapipe), the first rounds only where the data
+  // holds the pipelines (NVIDIA's driver, whose later rounds hit the cache).
+  EXPECT_GE(ra.counters.files_written + rb.counters.files_written, size_t{2});
 
   std::vector<fs::path> files = cache_files(dir_);
   ASSERT_EQ(files.size(), 1u) << "temporary files were left behind";

@@ -321,6 +321,27 @@ TEST_F(QuiverDump, ImageTableAbbreviatesLongKernelLists) {
   expect_contains(r.out, "images (1 of 2)");
 }
 
+// An image's requirements (docs/format.md "Image requirements") are listed under the table and
+// kept in --json; portable images list none.
+TEST_F(QuiverDump, ImageRequirementsAreShown) {
+  std::mt19937_64 rng(std::random_device{}());
+  std::vector<std::string> needs = {"extension:VK_KHR_cooperative_matrix",
+                                    "feature:f" + std::to_string(rng() % 100000)};
+  std::vector<qf::ImageInput> images = images_;
+  images.push_back({qf::Target::SPIRV, "vulkan1.3_coopmat", images_[1].data, {"qv_k0_saxpy"}, needs});
+  fs::path file = dir_ / "needs.qfb";
+  write_bytes(file, qf::write_fatbin(manifest_, images));
+  Result r = dump(quoted(file));
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_contains(r.out, "  image 3 (spirv vulkan1.3_coopmat) requires: " + needs[0] + ", " + needs[1] + "\n");
+  EXPECT_EQ(r.out.find("image 1 (spirv vulkan1.2) requires"), std::string::npos) << r.out;
+  Result j = dump("--json " + quoted(file));
+  ASSERT_EQ(j.status, 0) << j.err;
+  json doc = json::parse(j.out);
+  EXPECT_EQ(doc["manifest"]["images"][3]["requires"], json(needs));
+  EXPECT_FALSE(doc["manifest"]["images"][1].contains("requires"));
+}
+
 #ifdef QUIVER_OPS_FATBIN
 // The op library libquiver embeds, as quiverc built it: every image row of the table agrees with
 // the file (count, names, order) and stays short; --json lists every kernel of every image.

@@ -166,6 +166,15 @@ void print_human(std::ostream& out, const FatBinary& fb, const Selection& sel, c
   print_table(out, rows, "  ");
   if (abbreviated)
     out << "  (" << kMore << ": more kernels; --kernel NAME shows the images holding one, --json lists them all)\n";
+  // What a device must offer to run an image (docs/format.md "Image requirements").
+  for (size_t ii : sel.images) {
+    const Image& im = m.images[ii];
+    if (im.requirements.empty()) continue;
+    std::vector<std::string> needs;
+    for (const std::string& r : im.requirements) needs.push_back(printable(r));
+    out << "  image " << ii << " (" << format::to_string(im.target) << " " << printable(im.arch)
+        << ") requires: " << join(needs, ", ") << "\n";
+  }
 
   for (const ImageReport& r : images) {
     if (!r.disassembly) continue;

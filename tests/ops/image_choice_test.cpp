@@ -1,0 +1,32 @@
+// Which image of the op library the device loaded: on Vulkan, the cooperative-matrix image where
+// the device offers what it requires, else the portable one with the reason (docs/format.md
+// "Image requirements"); the matmul kernels the op library picks follow the image.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "gate.h"
+#include "quiver/ops.h"
+
+namespace {
+
+TEST(OpsImageChoice, VulkanTakesTheCooperativeMatrixImageOnlyWhereTheDeviceOffersIt) {
+  quiver::Device& dev = gate::device();
+  if (dev.backend_name() != "vulkan") GTEST_SKIP() << "the image choice between SPIR-V images is Vulkan's";
+  quiver::Module lib = quiver::ops::library(dev);
+  const std::string image(lib.backend_image());
+  const bool coop = image.rfind("spirv vulkan1.3_coopmat", 0) == 0;
+  std::printf("op library image on %s: %s\n", dev.device_name().c_str(), image.c_str());
+  // A Vulkan 1.3 device without the features is told what the image needs (a 1.2 device skips
+  // the 1.3 image for its version alone).
+  if (!coop && image != "spirv vulkan1.2")
+    EXPECT_EQ(image.rfind("spirv vulkan1.2 (not vulkan1.3_coopmat needs ", 0), 0u) << image;
+  // The 32-deep cooperative-matrix matmuls exist in that image only; the mma.sync ones in none.
+  EXPECT_EQ(lib.has_kernel("matmul_tiles_k32_nn<half>"), coop) << image;
+  EXPECT_EQ(lib.has_kernel("matmul_tiles_k32_nt<half>"), coop) << image;
+  EXPECT_FALSE(lib.has_kernel("matmul_tiles_nn<half>")) << image;
+  EXPECT_TRUE(lib.has_kernel("matmul_nn<half>")) << image;
+}
+
+}  // namespace
