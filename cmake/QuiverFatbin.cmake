@@ -11,7 +11,8 @@
 # <name>_embed.cpp and the depfile <name>.d, through which every header the kernels include is
 # a dependency. The target's QUIVER_FATBIN_FILE property holds the .qfb path (to install or
 # load it from disk). Works after find_package(quiver) and inside quiver's own build tree,
-# where the in-tree `quiverc` target is used.
+# where the in-tree `quiverc` target is used, or in a build without it the QUIVER_HOST_QUIVERC
+# one (imported as quiver::quiverc by the top-level CMakeLists.txt).
 include_guard(GLOBAL)
 
 # Functions keep the policies in effect where they are defined. CMP0116 (3.20) makes Ninja and
@@ -51,7 +52,8 @@ function(quiver_add_fatbin name)
     set(quiverc quiver::quiverc)
   else()
     message(FATAL_ERROR "${ctx}: quiverc is not available: this quiver installation was built "
-      "without the compiler (QUIVER_BUILD_COMPILER=OFF), so fat binaries cannot be built with it")
+      "without the compiler (QUIVER_BUILD_COMPILER=OFF), so fat binaries cannot be built with it "
+      "(inside quiver's own build, QUIVER_HOST_QUIVERC names a quiverc to use instead)")
   endif()
 
   set(sources "")

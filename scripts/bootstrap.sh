@@ -15,6 +15,10 @@ PACKAGES=(
   vulkan-validationlayers   # VK_LAYER_KHRONOS_validation: the *.vulkan_validation ctests
   libegl1 libegl-mesa0 libgles2 libgl1-mesa-dri nodejs   # tests/web: Dawn (npm webgpu) on Mesa llvmpipe, OpenGL ES
   chromium   # tests/web: the JavaScript loader in a headless browser (WebGPU on SwiftShader)
+  # The aarch64 cross build (cmake/toolchains/aarch64-linux-gnu.cmake) and qemu to run its tests;
+  # the arm64 libraries come from Debian multiarch (the architecture is added below), the C++
+  # runtime too, so that the tests run on one arm64 glibc (the toolchain file says why).
+  g++-aarch64-linux-gnu qemu-user libzstd-dev:arm64 libgtest-dev:arm64 libstdc++6:arm64
 )
 # npm for tests/web (`npm ci`); a Node.js that bundles its own npm (nodesource) must not get
 # Debian's npm package, which depends on Debian's nodejs.
@@ -34,5 +38,10 @@ SUDO=""
 echo "bootstrap: installing ${missing[*]}"
 APT=(-o DPkg::Lock::Timeout=600 -y --no-install-recommends)
 export DEBIAN_FRONTEND=noninteractive
+# The :arm64 packages need arm64 in dpkg's architectures (then apt-get update fetches its lists).
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  echo "bootstrap: dpkg --add-architecture arm64"
+  $SUDO dpkg --add-architecture arm64
+fi
 $SUDO apt-get -o DPkg::Lock::Timeout=600 update -q
 $SUDO apt-get "${APT[@]}" install -q "${missing[@]}"

@@ -2,23 +2,30 @@
 # custom command that makes the embedded fat binary must live in the directory of the target
 # that compiles its output). kernels/*.cpp are compiled by quiverc into one .qfb whose bytes
 # quiverc also writes as a C++ source (--emit-embed) linked into libquiver; runtime/ops/*.cpp is
-# the host side (include/quiver/ops.h). Without the compiler there is no op library and every
-# op throws quiver::Error(NotFound) saying so.
+# the host side (include/quiver/ops.h). The compiler is the in-tree quiverc or QUIVER_HOST_QUIVERC
+# (CMakeLists.txt); without either there is no op library and every op throws
+# quiver::Error(NotFound) saying so.
 target_sources(quiver_runtime PRIVATE ops/library.cpp ops/op_call.cpp ops/ops.cpp)
 
-if(QUIVER_BUILD_COMPILER)
+if(QUIVER_QUIVERC)
   set(_qv_ops_kernels norms.cpp softmax.cpp elementwise.cpp matvec.cpp matmul.cpp matmul_tiles.cpp matmul_wgmma.cpp attention.cpp attention_tiles.cpp attention_wgmma.cpp)
   list(TRANSFORM _qv_ops_kernels PREPEND "${PROJECT_SOURCE_DIR}/kernels/")
   set(_qv_ops_dir "${CMAKE_CURRENT_BINARY_DIR}/ops")
   file(MAKE_DIRECTORY "${_qv_ops_dir}")
   # quiverc is defined later (compiler/ comes after runtime/); target names in COMMAND and
   # DEPENDS resolve when the build files are generated, so the order does not matter.
+  set(_qv_ops_targets "")
+  if(QUIVER_FATBIN_TARGETS)
+    # quiverc takes one ';'-separated argument; $<SEMICOLON> keeps it one argument.
+    list(JOIN QUIVER_FATBIN_TARGETS "$<SEMICOLON>" _qv_ops_targets)
+    set(_qv_ops_targets --targets "${_qv_ops_targets}")
+  endif()
   add_custom_command(
     OUTPUT "${_qv_ops_dir}/quiver_ops.qfb" "${_qv_ops_dir}/quiver_ops_embed.cpp"
-    COMMAND quiverc ${_qv_ops_kernels} -o "${_qv_ops_dir}/quiver_ops.qfb"
+    COMMAND ${QUIVER_QUIVERC} ${_qv_ops_kernels} -o "${_qv_ops_dir}/quiver_ops.qfb"
             --emit-embed "${_qv_ops_dir}/quiver_ops_embed.cpp" --namespace quiver::ops::embedded
-            --depfile "${_qv_ops_dir}/quiver_ops.d"
-    DEPENDS ${_qv_ops_kernels} quiverc
+            --depfile "${_qv_ops_dir}/quiver_ops.d" ${_qv_ops_targets}
+    DEPENDS ${_qv_ops_kernels} ${QUIVER_QUIVERC}
     DEPFILE "${_qv_ops_dir}/quiver_ops.d"
     COMMENT "quiverc: building the op library quiver_ops.qfb"
     VERBATIM)

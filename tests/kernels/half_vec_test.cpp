@@ -1,6 +1,6 @@
 // qv::half / qv::bf16 conversions and buffers, and qv::vec, against host references: half
-// through the host compiler's _Float16 (libgcc's conversions), bf16 through a nearest-value
-// search in double, vectors through plain float/int arithmetic.
+// through the host compiler's binary16 type (kernels_common.h: host_half), bf16 through a
+// nearest-value search in double, vectors through plain float/int arithmetic.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -13,8 +13,6 @@ namespace {
 
 using namespace kernels_test;
 
-uint16_t half_bits(float x) { return std::bit_cast<uint16_t>(static_cast<_Float16>(x)); }
-float half_value(uint16_t bits) { return static_cast<float>(std::bit_cast<_Float16>(bits)); }
 float bf16_value(uint16_t bits) { return std::bit_cast<float>(uint32_t(bits) << 16); }
 
 // bfloat16 nearest to x, ties to even: compare the two neighbours in double.

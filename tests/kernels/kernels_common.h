@@ -2,6 +2,7 @@
 // uploads, poisoned outputs and downloads.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -20,6 +21,16 @@ inline Env& env() {
   static Env e;
   return e;
 }
+
+// IEEE binary16 of the host compiler, the reference for half conversions: _Float16, and on
+// aarch64 __fp16 (the same format; GCC before 13 has no _Float16 in C++ there).
+#if defined(__aarch64__)
+using host_half = __fp16;
+#else
+using host_half = _Float16;
+#endif
+inline uint16_t half_bits(float x) { return std::bit_cast<uint16_t>(static_cast<host_half>(x)); }
+inline float half_value(uint16_t bits) { return static_cast<float>(std::bit_cast<host_half>(bits)); }
 
 inline std::mt19937& rng() {
   static std::mt19937 g(std::random_device{}());

@@ -17,8 +17,6 @@ uint16_t bf16_round(float x) {   // round to nearest even (inputs here are finit
   uint32_t u = std::bit_cast<uint32_t>(x);
   return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
 }
-float half_value(uint16_t bits) { return static_cast<float>(std::bit_cast<_Float16>(bits)); }
-uint16_t half_round(float x) { return std::bit_cast<uint16_t>(static_cast<_Float16>(x)); }
 
 template <typename T> constexpr bool kIsBf16 = std::is_same_v<T, quiver::bf16>;
 template <typename T> double value16(uint16_t bits) { return kIsBf16<T> ? bf16_value(bits) : half_value(bits); }
@@ -26,7 +24,7 @@ template <typename T> double value16(uint16_t bits) { return kIsBf16<T> ? bf16_v
 template <typename T> std::vector<T> random16(size_t n, float lo, float hi) {
   std::vector<float> f = random_floats(n, lo, hi);
   std::vector<T> out(n);
-  for (size_t i = 0; i < n; ++i) out[i].bits = kIsBf16<T> ? bf16_round(f[i]) : half_round(f[i]);
+  for (size_t i = 0; i < n; ++i) out[i].bits = kIsBf16<T> ? bf16_round(f[i]) : half_bits(f[i]);
   return out;
 }
 
@@ -90,7 +88,7 @@ void check_matrix_softmax() {
   std::vector<float> s = random_floats(size_t(rows) * 32, -6, 6);
   std::vector<T> v(32 * 16);
   std::vector<float> vf = random_floats(v.size(), -1, 1);
-  for (size_t i = 0; i < v.size(); ++i) v[i].bits = is_bf16 ? bf16_round(vf[i]) : half_round(vf[i]);
+  for (size_t i = 0; i < v.size(); ++i) v[i].bits = is_bf16 ? bf16_round(vf[i]) : half_bits(vf[i]);
   float scale = random_floats(1, 0.5f, 1.0f)[0];
   auto bs = upload(s);
   auto bv = upload(v);

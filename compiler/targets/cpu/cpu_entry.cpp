@@ -5,8 +5,10 @@
 #include <set>
 
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Transforms/Utils/LowerAtomic.h"
 #include "targets/llvm_common/process.h"
 
 namespace quiver::compiler::cpu {
@@ -113,6 +115,41 @@ void add_entry(llvm::Module& module, const ThreadFunction& fn, const llvm_common
   thread->setLinkage(llvm::GlobalValue::InternalLinkage);
   thread->addFnAttr(llvm::Attribute::AlwaysInline);
   thread->addFnAttr(llvm::Attribute::NoUnwind);
+}
+
+void expand_float_atomics(llvm::Module& module) {
+  std::vector<llvm::AtomicRMWInst*> float_rmws;
+  for (llvm::Function& f : module)
+    for (llvm::BasicBlock& bb : f)
+      for (llvm::Instruction& i : bb)
+        if (auto* rmw = llvm::dyn_cast<llvm::AtomicRMWInst>(&i); rmw && rmw->isFloatingPointOperation())
+          float_rmws.push_back(rmw);
+  for (llvm::AtomicRMWInst* rmw : float_rmws) {
+    llvm::Type* value_type = rmw->getType();
+    llvm::Type* bits_type = llvm::IntegerType::get(module.getContext(), value_type->getPrimitiveSizeInBits());
+    llvm::Value* addr = rmw->getPointerOperand();
+    // before: old = atomic load; loop: new = op(old); cmpxchg; again until it succeeds; done.
+    llvm::BasicBlock* before = rmw->getParent();
+    llvm::BasicBlock* done = before->splitBasicBlock(rmw, "atomic.done");
+    llvm::BasicBlock* loop = llvm::BasicBlock::Create(module.getContext(), "atomic.loop", before->getParent(), done);
+    before->getTerminator()->eraseFromParent();
+    llvm::IRBuilder<> b(before);
+    llvm::LoadInst* first = b.CreateAlignedLoad(bits_type, addr, rmw->getAlign());
+    first->setAtomic(llvm::AtomicOrdering::Monotonic, rmw->getSyncScopeID());
+    b.CreateBr(loop);
+    b.SetInsertPoint(loop);
+    llvm::PHINode* old_bits = b.CreatePHI(bits_type, 2);
+    old_bits->addIncoming(first, before);
+    llvm::Value* old_value = b.CreateBitCast(old_bits, value_type);
+    llvm::Value* new_value = llvm::buildAtomicRMWValue(rmw->getOperation(), b, old_value, rmw->getValOperand());
+    llvm::AtomicCmpXchgInst* swap = b.CreateAtomicCmpXchg(
+        addr, old_bits, b.CreateBitCast(new_value, bits_type), rmw->getAlign(), rmw->getOrdering(),
+        llvm::AtomicCmpXchgInst::getStrongestFailureOrdering(rmw->getOrdering()), rmw->getSyncScopeID());
+    old_bits->addIncoming(b.CreateExtractValue(swap, 0), loop);
+    b.CreateCondBr(b.CreateExtractValue(swap, 1), done, loop);
+    rmw->replaceAllUsesWith(old_value);
+    rmw->eraseFromParent();
+  }
 }
 
 void check_undefined_symbols(const std::string& object, const llvm_common::ErrorContext& where) {

@@ -32,6 +32,13 @@ constexpr unsigned kCtxIds = 9;   // thread_id, block_id, grid_dim (3 each)
 // (barrier kernels: thread_id from ctx) or for every thread of the block (x fastest).
 void add_entry(llvm::Module& module, const ThreadFunction& fn, const llvm_common::ErrorContext& where);
 
+// Rewrites each floating-point atomicrmw (qv::atomic_add of float, ...) into a loop of
+// integer cmpxchg on its bits, which LLVM's own expansion then lowers like any other cmpxchg.
+// LLVM 19 expands the float atomicrmw itself into a cmpxchg that, on aarch64 without LSE (the
+// generic baseline), becomes a load/store-exclusive loop whose store status is the zero
+// register: a failed store-exclusive counted as success, and the update lost.
+void expand_float_atomics(llvm::Module& module);
+
 // Throws TargetError listing undefined symbols of `object` other than libm's.
 void check_undefined_symbols(const std::string& object, const llvm_common::ErrorContext& where);
 
