@@ -151,9 +151,14 @@ QV_DEVICE void matmul_tiles(const T* a, const T* b, T* c, uint32_t n, uint32_t k
   store_slice<T, B_TRANSPOSED, DEPTH>(as, bs, 0, t, a0, a1, a2, a3, b0, b1, b2, b3);
   qv::barrier();
   uint32_t buf = 0;
+  // 64 deep (PTX): the next slice waits in registers while the warps multiply. 32 deep (Vulkan):
+  // it goes to the other buffer first, so no value lives across the products (the driver gave
+  // the register-staged form 198 registers, one block per SM).
+  constexpr bool kStaged = DEPTH == 64;
   for (uint32_t k0 = DEPTH; k0 <= k; k0 += DEPTH) {
     bool more = k0 < k;
     if (more) load_slice<T, B_TRANSPOSED, DEPTH>(a, b, n, k, m0, n0, k0, t, a0, a1, a2, a3, b0, b1, b2, b3);
+    if (!kStaged && more) store_slice<T, B_TRANSPOSED, DEPTH>(as, bs, 1 - buf, t, a0, a1, a2, a3, b0, b1, b2, b3);
     uint32_t base = buf * Slices<DEPTH>::slice;
     uint32_t b_step = B_TRANSPOSED ? 16 : 16 * kRowB;   // 16 deeper in B
     // The 16-deep steps written out: a loop over them stayed rolled.
@@ -164,7 +169,7 @@ QV_DEVICE void matmul_tiles(const T* a, const T* b, T* c, uint32_t n, uint32_t k
       warp_step<T, B_TRANSPOSED, DEPTH>(as, bs, ab + 32, bb + 2 * b_step, c00, c01, c10, c11, c20, c21, c30, c31);
       warp_step<T, B_TRANSPOSED, DEPTH>(as, bs, ab + 48, bb + 3 * b_step, c00, c01, c10, c11, c20, c21, c30, c31);
     }
-    if (more) store_slice<T, B_TRANSPOSED, DEPTH>(as, bs, 1 - buf, t, a0, a1, a2, a3, b0, b1, b2, b3);
+    if (kStaged && more) store_slice<T, B_TRANSPOSED, DEPTH>(as, bs, 1 - buf, t, a0, a1, a2, a3, b0, b1, b2, b3);
     qv::barrier();
     buf = 1 - buf;
   }
