@@ -599,6 +599,16 @@ std::string manifest_to_json(const Manifest& m, int indent) {
   return doc.dump(indent);
 }
 
+std::string describe_images(const Manifest& manifest) {
+  if (manifest.images.empty()) return "no images";
+  std::string out;
+  for (const Image& image : manifest.images) {
+    if (!out.empty()) out += ", ";
+    out += std::string(to_string(image.target)) + " " + image.arch;
+  }
+  return out;
+}
+
 Manifest manifest_from_json(std::string_view text, std::string_view label, bool skip_unknown_targets) {
   check_shape(text, label);
   Tree tree;

@@ -60,6 +60,10 @@ struct Image {
   std::vector<std::string> requirements;
 };
 
+struct Manifest;
+// "ptx sm_100, spirv vulkan1.2, cpu x86_64" ("no images" when empty), for NotFound messages.
+std::string describe_images(const Manifest& manifest);
+
 struct Manifest {
   std::string compiler_version;        // "quiverc 0.1.0 (LLVM 19.1.7)"
   std::string source_hash;             // FNV-1a 64 hex of the concatenated kernel sources

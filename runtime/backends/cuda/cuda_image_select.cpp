@@ -119,14 +119,4 @@ std::string check_cubin(std::span<const std::byte> image) {
   return "";
 }
 
-std::string describe_images(const format::Manifest& manifest) {
-  if (manifest.images.empty()) return "no images";
-  std::string out;
-  for (const format::Image& image : manifest.images) {
-    if (!out.empty()) out += ", ";
-    out += std::string(format::to_string(image.target)) + " " + image.arch;
-  }
-  return out;
-}
-
 }  // namespace quiver::backend::cuda

@@ -44,7 +44,6 @@ std::vector<ImageChoice> rank_cuda_images(const format::Manifest& manifest, int 
 // section contents all lie inside the `size` bytes we have. Returns "" when it does, else why not.
 std::string check_cubin(std::span<const std::byte> image);
 
-// "ptx sm_100, spirv vulkan1.2, cpu x86_64" ("no images" when empty), for NotFound messages.
-std::string describe_images(const format::Manifest& manifest);
+using format::describe_images;   // format/manifest.h
 
 }  // namespace quiver::backend::cuda

@@ -34,16 +34,6 @@ const char* scope_name(uint32_t scope) {
   }
 }
 
-std::string describe_images(const format::Manifest& manifest) {
-  if (manifest.images.empty()) return "no images";
-  std::string out;
-  for (const format::Image& image : manifest.images) {
-    if (!out.empty()) out += ", ";
-    out += std::string(format::to_string(image.target)) + " " + image.arch;
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string cooperative_matrix_requirement(const VkCooperativeMatrixPropertiesKHR& p) {
@@ -102,7 +92,7 @@ int choose_spirv_image(const format::Manifest& manifest, uint32_t device_api_ver
     why = "it needs a 'spirv' image of arch vulkan1.2 or another version up to the device's (Vulkan " +
           std::to_string(VK_API_VERSION_MAJOR(device_api_version)) + "." +
           std::to_string(VK_API_VERSION_MINOR(device_api_version)) + ") whose requirements the device meets" +
-          (skipped.empty() ? "" : " (" + report + ")") + "; the file has: " + describe_images(manifest);
+          (skipped.empty() ? "" : " (" + report + ")") + "; the file has: " + format::describe_images(manifest);
   return best;
 }
 
