@@ -414,13 +414,6 @@ class HsaModule final : public Module {
   std::vector<Entry> entries_;
 };
 
-std::string describe_images(const format::Manifest& manifest) {
-  std::string out;
-  for (const format::Image& image : manifest.images)
-    out += (out.empty() ? "" : ", ") + std::string(format::to_string(image.target)) + " " + image.arch;
-  return out.empty() ? "no images" : out;
-}
-
 class HsaDevice final : public Device {
  public:
   explicit HsaDevice(std::shared_ptr<Context> context) : context_(std::move(context)) {}
@@ -463,7 +456,7 @@ class HsaDevice final : public Device {
     if (!index)
       throw Error(ErrorCode::NotFound, "hip: " + fatbin.label() + " has no image for " + context_->name + " (" +
                                            context_->processor + "): it needs hsaco " + context_->processor +
-                                           "; the file has: " + describe_images(fatbin.manifest()));
+                                           "; the file has: " + format::describe_images(fatbin.manifest()));
     return std::make_unique<HsaModule>(context_, fatbin, *index);
   }
 

@@ -31,13 +31,6 @@ std::string error_text(NSError* error) {
   return error ? text([error localizedDescription]) : std::string("no error description");
 }
 
-std::string describe_images(const format::Manifest& manifest) {
-  std::string out;
-  for (const format::Image& image : manifest.images)
-    out += (out.empty() ? "" : ", ") + std::string(format::to_string(image.target)) + " " + image.arch;
-  return out.empty() ? "no images" : out;
-}
-
 // Everything a Device, its Buffers and its Modules share.
 struct Context {
   id<MTLDevice> device = nil;
@@ -256,7 +249,7 @@ class MetalDevice final : public Device {
     int msl = fatbin.find_image(format::Target::MSL);
     if (msl < 0)
       throw Error(ErrorCode::NotFound, "metal: " + fatbin.label() + " has no MSL image; the file has: " +
-                                           describe_images(fatbin.manifest()));
+                                           format::describe_images(fatbin.manifest()));
     int metallib = fatbin.find_image(format::Target::METALLIB);
     return std::make_unique<MetalModule>(context_, fatbin, msl, metallib);
   }
