@@ -167,8 +167,13 @@ int main(int argc, char** argv) {
     fail(e.what());
   }
   if (!depfile.empty()) {
+    // Sorted and once each: Clang lists a source's files in hash order, and a header per source.
+    std::vector<std::string> deps;
+    for (const auto& dep : fe.dependencies) deps.push_back(fs::absolute(dep).string());
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     std::string d = escape_make(output) + ":";
-    for (const auto& dep : fe.dependencies) d += " \\\n  " + escape_make(fs::absolute(dep).string());
+    for (const auto& dep : deps) d += " \\\n  " + escape_make(dep);
     write_file(depfile, d + "\n");
   }
   if (verbose)
