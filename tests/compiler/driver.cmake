@@ -1,7 +1,8 @@
 # Tests of the driver (compiler/driver): the worker processes of -j and the output's
 # independence of it.
 add_executable(driver_parallel_jobs_test ${CMAKE_CURRENT_LIST_DIR}/driver_parallel_jobs_test.cpp)
-target_link_libraries(driver_parallel_jobs_test PRIVATE quiverc_driver GTest::gtest_main)
+find_package(Threads REQUIRED)
+target_link_libraries(driver_parallel_jobs_test PRIVATE quiverc_driver GTest::gtest_main Threads::Threads)
 gtest_discover_tests(driver_parallel_jobs_test DISCOVERY_TIMEOUT 60)
 
 add_test(NAME driver.same_output_serial_and_parallel
