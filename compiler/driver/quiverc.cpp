@@ -110,6 +110,7 @@ int main(int argc, char** argv) {
   fopts.defines = defines;
   fopts.quiver_include_dir = quiver_include_dir(argv[0]);
   fopts.clang_resource_dir = QUIVER_CLANG_RESOURCE_DIR;
+  fopts.threads = jobs_option == 0 ? compiler::available_cpus() : jobs_option;
   frontend::Result fe;
   auto t0 = std::chrono::steady_clock::now();
   if (!frontend::compile(context, sources, fopts, fe)) return 1;
