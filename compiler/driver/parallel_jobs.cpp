@@ -207,11 +207,15 @@ int make_log_file(const std::filesystem::path& dir) {
 
 class WorkerPool {
  public:
-  WorkerPool(unsigned count, const std::function<BuildJobResult(size_t)>& job) {
+  // A worker that is gone makes a write to its task pipe fail (EPIPE) instead of killing this
+  // process with SIGPIPE; the workers and the tools they run get the disposition back.
+  WorkerPool(unsigned count, const std::function<BuildJobResult(size_t)>& job)
+      : old_sigpipe_(signal(SIGPIPE, SIG_IGN)) {
     flush_all_output();
     for (unsigned w = 0; w < count; ++w) start(job);
   }
   ~WorkerPool() {
+    signal(SIGPIPE, old_sigpipe_);
     for (Worker& w : workers_) {
       if (w.job) kill(w.pid, SIGKILL);
       close_fd(w.task_fd);
@@ -259,6 +263,7 @@ class WorkerPool {
       if (dup2(w.log_fd, STDERR_FILENO) < 0) _exit(1);
       close(w.log_fd);
       setenv("TMPDIR", scratch_.path().c_str(), 1);
+      signal(SIGPIPE, old_sigpipe_);
       worker_main(task[0], result[1], job);
     }
     close(task[0]);
@@ -267,6 +272,7 @@ class WorkerPool {
     workers_.push_back(std::move(w));
   }
 
+  sighandler_t old_sigpipe_;
   llvm_common::ScratchDir scratch_;   // destroyed after the workers are waited for
   std::vector<Worker> workers_;
 };
@@ -308,8 +314,14 @@ std::vector<JobRun> run_jobs(size_t count, unsigned workers, const std::function
       WorkerPool::close_fd(w.task_fd);
       return;
     }
-    uint32_t index = static_cast<uint32_t>(next++);
-    write_all(w.task_fd, reinterpret_cast<const char*>(&index), sizeof index);
+    uint32_t index = static_cast<uint32_t>(next);
+    try {
+      write_all(w.task_fd, reinterpret_cast<const char*>(&index), sizeof index);
+    } catch (const std::runtime_error&) {
+      WorkerPool::close_fd(w.task_fd);   // gone between jobs: its end of file comes through poll
+      return;
+    }
+    ++next;
     w.job = index;
   };
   auto finished = [&](Worker& w, size_t index, JobRun run, uint64_t log_end) {
@@ -351,6 +363,7 @@ std::vector<JobRun> run_jobs(size_t count, unsigned workers, const std::function
       Worker& w = *polled[p];
       char buf[1 << 16];
       ssize_t n = read_some(w.result_fd, buf, sizeof buf);
+      if (n < 0) throw std::runtime_error(std::string("cannot read from a worker: ") + std::strerror(errno));
       if (n > 0) {
         w.inbox.append(buf, static_cast<size_t>(n));
         BuildJobResult r;
