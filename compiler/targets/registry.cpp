@@ -1,8 +1,6 @@
 // The compiler's target list: one line per folder under compiler/targets/.
 #include "targets/target.h"
 
-#include "mlir/IR/BuiltinOps.h"
-
 namespace quiver::compiler {
 
 std::unique_ptr<Target> create_ptx_target();
@@ -11,11 +9,6 @@ std::unique_ptr<Target> create_cpu_target();
 std::unique_ptr<Target> create_hsaco_target();
 std::unique_ptr<Target> create_msl_target();
 std::unique_ptr<Target> create_wgsl_target();
-
-std::vector<std::vector<std::string>> Target::arch_groups(mlir::ModuleOp, std::span<const format::Kernel>,
-                                                         const std::vector<std::string>& archs) const {
-  return {archs};
-}
 
 std::span<const TargetEntry> target_registry() {
   static const TargetEntry entries[] = {

@@ -59,9 +59,13 @@ class Target {
   // repeating any: a split build's images come group by group, in the order returned. `module`
   // is the whole neutral IR and `kernels` the ones this build holds. When in doubt (an arch the
   // target does not know), one group, for compile() to report. Default: one group.
-  virtual std::vector<std::vector<std::string>> arch_groups(mlir::ModuleOp module,
+  virtual std::vector<std::vector<std::string>> arch_groups(const mlir::ModuleOp& module,
                                                             std::span<const format::Kernel> kernels,
-                                                            const std::vector<std::string>& archs) const;
+                                                            const std::vector<std::string>& archs) const {
+    (void)module;
+    (void)kernels;
+    return {archs};
+  }
 };
 
 struct TargetEntry {

@@ -145,7 +145,7 @@ class HsacoTarget final : public Target {
   // The groups compile() lowers once each (equal wave size and dot4 support), in the order of
   // their first processor; one group when an arch is unknown or listed twice, for compile() to
   // report.
-  std::vector<std::vector<std::string>> arch_groups(mlir::ModuleOp, std::span<const format::Kernel>,
+  std::vector<std::vector<std::string>> arch_groups(const mlir::ModuleOp&, std::span<const format::Kernel>,
                                                     const std::vector<std::string>& archs) const override {
     std::vector<std::vector<std::string>> groups;
     std::vector<AmdArch> group_infos;

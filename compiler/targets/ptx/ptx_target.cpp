@@ -189,8 +189,9 @@ class PtxTarget final : public Target {
 
   // Kernels with warpgroup products are lowered once for the wgmma archs and once for the
   // others (see compile()): two groups, other archs first.
-  std::vector<std::vector<std::string>> arch_groups(mlir::ModuleOp module, std::span<const format::Kernel> kernels,
+  std::vector<std::vector<std::string>> arch_groups(const mlir::ModuleOp& neutral, std::span<const format::Kernel> kernels,
                                                     const std::vector<std::string>& archs) const override {
+    mlir::ModuleOp module = neutral;
     std::vector<std::string> wgmma, other;
     for (const std::string& arch : archs) (has_wgmma(arch) ? wgmma : other).push_back(arch);
     bool uses_wgmma = std::any_of(kernels.begin(), kernels.end(), [&](const format::Kernel& k) {
