@@ -7,6 +7,8 @@
 #include <iostream>
 
 #include "CLI/CLI.hpp"
+#include "driver/build_jobs.h"
+#include "driver/parallel_jobs.h"
 #include "driver/targets_option.h"
 #include "format/fatbin.h"
 #include "frontend/frontend.h"
@@ -67,6 +69,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> sources, include_dirs, defines;
   std::string output, targets_spec, header_path, ns, embed_path, depfile, keep_temps;
   bool verbose = false;
+  unsigned jobs_option = 0;
   app.add_option("sources", sources, "kernel source files")->required()->check(CLI::ExistingFile);
   app.add_option("-o,--output", output, "output fat binary (.qfb)")->required();
   app.add_option("--targets", targets_spec,
@@ -78,6 +81,10 @@ int main(int argc, char** argv) {
   app.add_option("-I", include_dirs, "add an include directory")->allow_extra_args(false);
   app.add_option("-D", defines, "define a macro (name or name=value)")->allow_extra_args(false);
   app.add_option("--keep-temps", keep_temps, "keep intermediate files (IR, per-target outputs) in this directory");
+  app.add_option("-j,--jobs", jobs_option,
+                 "compile targets in up to N processes at once (default: the CPUs this process may use; 1: in this "
+                 "process, one after the other); the output is the same bytes for every N")
+      ->check(CLI::Range(1u, 1024u));
   app.add_flag("-v,--verbose", verbose, "print what is compiled");
   app.set_version_flag("--version", compiler::compiler_version());
   CLI11_PARSE(app, argc, argv);
@@ -103,6 +110,7 @@ int main(int argc, char** argv) {
   fopts.defines = defines;
   fopts.quiver_include_dir = quiver_include_dir(argv[0]);
   fopts.clang_resource_dir = QUIVER_CLANG_RESOURCE_DIR;
+  fopts.threads = jobs_option == 0 ? compiler::available_cpus() : jobs_option;
   frontend::Result fe;
   auto t0 = std::chrono::steady_clock::now();
   if (!frontend::compile(context, sources, fopts, fe)) return 1;
@@ -119,66 +127,32 @@ int main(int argc, char** argv) {
       std::cerr << "quiverc: kernel '" << k.manifest.name << "' symbol " << k.manifest.symbol << " block "
                 << k.manifest.block[0] << "x" << k.manifest.block[1] << "x" << k.manifest.block[2] << "\n";
 
-  // QV_TARGETS entries are a target ("ptx") or a target and one arch ("ptx:sm_90a").
-  auto allowed = [](const frontend::KernelEntry& k, const std::string& target, const std::string& arch) {
-    if (k.allowed_targets.empty()) return true;
-    for (const std::string& t : k.allowed_targets)
-      if (t == target || (!arch.empty() && t == target + ":" + arch)) return true;
-    return false;
-  };
+  // Each target build is a job (build_jobs.h); with -j > 1 they run in worker processes
+  // (parallel_jobs.h) and come back in the same order, so the fat binary is the same bytes.
+  std::vector<compiler::BuildJob> jobs = compiler::plan_build_jobs(requests, fe);
+  compiler::BuildJobOptions jopts{keep_temps, verbose};
+  unsigned workers = std::min<size_t>(jobs_option == 0 ? compiler::available_cpus() : jobs_option, jobs.size());
+  if (verbose)
+    std::cerr << "quiverc: front end done in "
+              << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s; " << jobs.size()
+              << " target builds on " << std::max(workers, 1u) << " process" << (workers > 1 ? "es" : "") << "\n";
   std::vector<compiler::TargetImage> images;
-  for (const auto& req : requests) {
-    const compiler::TargetEntry* entry = nullptr;
-    for (const auto& e : compiler::target_registry())
-      if (e.name == req.name) entry = &e;
-    if (!entry) continue;
-    std::unique_ptr<compiler::Target> target = entry->create();
-    std::vector<std::string> archs = req.archs.empty() ? target->default_archs() : req.archs;
-    if (archs.empty()) archs.push_back("");
-    // Archs whose kernel selections are the same are built together.
-    std::vector<std::pair<std::vector<bool>, std::vector<std::string>>> groups;
-    for (const std::string& arch : archs) {
-      std::vector<bool> mask;
-      for (const auto& k : fe.kernels) mask.push_back(allowed(k, req.name, arch));
-      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == mask; });
-      if (g == groups.end()) groups.push_back({mask, {arch}});
-      else g->second.push_back(arch);
-    }
-    for (const auto& [mask, group_archs] : groups) {
-      std::vector<format::Kernel> selected;
-      for (size_t i = 0; i < fe.kernels.size(); ++i)
-        if (mask[i]) selected.push_back(fe.kernels[i].manifest);
-      if (selected.empty()) continue;
-      // Each target gets a private copy holding only its kernels.
-      mlir::OwningOpRef<mlir::ModuleOp> clone(fe.module->clone());
-      for (auto& op : llvm::make_early_inc_range(clone->getBody()->getOperations())) {
-        auto sym = op.getAttrOfType<mlir::StringAttr>("sym_name");
-        if (!op.hasAttr("qv.kernel")) continue;   // intrinsic declarations (ir/intrinsics.h) stay
-        bool keep = sym && std::any_of(selected.begin(), selected.end(),
-                                       [&](const format::Kernel& k) { return k.symbol == sym.getValue(); });
-        if (!keep) op.erase();
-      }
-      compiler::TargetOptions topts;
-      if (!(group_archs.size() == 1 && group_archs[0].empty())) topts.archs = group_archs;
-      topts.verbose = verbose;
-      if (!keep_temps.empty()) {
-        topts.keep_temps_dir = (fs::path(keep_temps) / req.name).string();
-        fs::create_directories(topts.keep_temps_dir);
-      }
-      auto ts = std::chrono::steady_clock::now();
-      try {
-        for (auto& img : target->compile(*clone, selected, topts)) images.push_back(std::move(img));
-      } catch (const compiler::TargetError& e) {
-        fail(e.what());
-      } catch (const std::exception& e) {
-        fail(req.name + ": " + e.what());
-      }
-      if (verbose)
-        std::cerr << "quiverc: " << req.name << " done in "
-                  << std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count() << " s\n";
-    }
+  std::vector<compiler::JobRun> runs;
+  try {
+    runs = compiler::run_jobs(jobs.size(), workers,
+                              [&](size_t i) { return compiler::run_build_job(jobs[i], fe, jopts); });
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+  for (compiler::JobRun& run : runs) {
+    if (run.died()) compiler::end_like(run.died_status);
+    if (run.result.error) fail(*run.result.error);
+    for (compiler::TargetImage& img : run.result.images) images.push_back(std::move(img));
   }
 
+  if (verbose)
+    std::cerr << "quiverc: targets done at " << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
+              << " s; packing (zstd)\n";
   format::Manifest manifest;
   std::vector<std::byte> bytes;
   try {
@@ -194,8 +168,13 @@ int main(int argc, char** argv) {
     fail(e.what());
   }
   if (!depfile.empty()) {
+    // Sorted and once each: Clang lists a source's files in hash order, and a header per source.
+    std::vector<std::string> deps;
+    for (const auto& dep : fe.dependencies) deps.push_back(fs::absolute(dep).string());
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     std::string d = escape_make(output) + ":";
-    for (const auto& dep : fe.dependencies) d += " \\\n  " + escape_make(fs::absolute(dep).string());
+    for (const auto& dep : deps) d += " \\\n  " + escape_make(dep);
     write_file(depfile, d + "\n");
   }
   if (verbose)

@@ -17,6 +17,10 @@ struct Options {
   std::vector<std::string> defines;        // -D name=value
   std::string quiver_include_dir;          // where <quiver/kernel.h> lives
   std::string clang_resource_dir;          // Clang's builtin headers (<stdint.h>, ...)
+  // Threads for normalisation's per-function passes (mem2reg dominates the front end), when
+  // the context has multithreading off; they are gone again when compile() returns, so the
+  // caller may fork. The IR is the same for any count.
+  unsigned threads = 1;
 };
 
 // One kernel as the front end saw it: its manifest entry plus the targets QV_TARGETS allows

@@ -7,6 +7,7 @@
 #include "ir/normalize.h"
 #include "ir/warpgroup.h"
 
+#include <optional>
 #include <set>
 
 #include "clang/AST/ASTConsumer.h"
@@ -18,6 +19,7 @@
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/Tooling.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/ThreadPool.h"
 #include "mlir/IR/Builders.h"
 
 namespace quiver::frontend {
@@ -226,7 +228,17 @@ bool compile(mlir::MLIRContext& context, const std::vector<std::string>& sources
   }
   if (!ok) return false;
   std::string error;
-  if (!ir::normalize(*result.module, error)) {
+  std::optional<llvm::DefaultThreadPool> pool;
+  if (options.threads > 1 && !context.isMultithreadingEnabled()) {
+    pool.emplace(llvm::hardware_concurrency(options.threads));
+    context.setThreadPool(*pool);
+  }
+  bool normalized = ir::normalize(*result.module, error);
+  if (pool) {
+    context.disableMultithreading();
+    pool.reset();   // joins its threads
+  }
+  if (!normalized) {
     llvm::errs() << "quiverc: " << error << "\n";
     return false;
   }

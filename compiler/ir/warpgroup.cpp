@@ -211,9 +211,9 @@ void expand_warpgroup_ops(mlir::ModuleOp module, bool keep_mma) {
     if (auto op = warpgroup_op_of(fn.getSymName()); op && fn.isExternal() && expanded(*op)) fn.erase();
 }
 
-bool uses_warpgroup_mma(mlir::ModuleOp module) {
+bool uses_warpgroup_mma(mlir::Operation* root) {
   bool found = false;
-  module.walk([&](mlir::func::CallOp call) {
+  root->walk([&](mlir::func::CallOp call) {
     auto op = warpgroup_op_of(call.getCallee());
     if (op && (*op == WarpgroupOp::Mma || *op == WarpgroupOp::MmaBT)) found = true;
   });

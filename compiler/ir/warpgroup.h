@@ -51,7 +51,7 @@ WarpgroupLane warpgroup_lane(mlir::OpBuilder& b, mlir::Location l);
 // and wait does nothing. Drops the declarations it no longer needs.
 void expand_warpgroup_ops(mlir::ModuleOp module, bool keep_mma);
 
-// Whether any function in `module` calls a warpgroup product.
-bool uses_warpgroup_mma(mlir::ModuleOp module);
+// Whether anything under `root` (a module, a kernel) calls a warpgroup product.
+bool uses_warpgroup_mma(mlir::Operation* root);
 
 }  // namespace quiver::ir

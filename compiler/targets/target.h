@@ -55,6 +55,18 @@ class Target {
   virtual std::vector<TargetImage> compile(mlir::ModuleOp module,
                                            std::span<const format::Kernel> kernels,
                                            const TargetOptions& options) = 0;
+  // `archs` (all given, in --targets order) split into groups that share no lowering work, so
+  // that the driver may compile each group in a compile() call of its own (in parallel) without
+  // repeating any: a split build's images come group by group, in the order returned. `module`
+  // is the whole neutral IR and `kernels` the ones this build holds. When in doubt (an arch the
+  // target does not know), one group, for compile() to report. Default: one group.
+  virtual std::vector<std::vector<std::string>> arch_groups(const mlir::ModuleOp& module,
+                                                            std::span<const format::Kernel> kernels,
+                                                            const std::vector<std::string>& archs) const {
+    (void)module;
+    (void)kernels;
+    return {archs};
+  }
 };
 
 struct TargetEntry {

@@ -6,6 +6,7 @@
 // copy of the neutral IR. No ROCm device library is involved: lower_math leaves only ops with
 // exact LLVM intrinsics (sqrt, fma, floor, ...), and the dimension queries that MLIR would lower
 // to __ockl_* calls are replaced before (amdgpu_kernel.h).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -81,6 +82,7 @@ std::vector<std::byte> link_code_object(const std::filesystem::path& lld, const 
 class HsacoTarget final : public Target {
  public:
   std::string_view name() const override { return kTargetName; }
+  std::vector<std::string> default_archs() const override { return kDefaultArchs; }
 
   std::vector<TargetImage> compile(mlir::ModuleOp module, std::span<const format::Kernel> kernels,
                                    const TargetOptions& options) override {
@@ -138,6 +140,34 @@ class HsacoTarget final : public Target {
       }
     }
     return images;
+  }
+
+  // The groups compile() lowers once each (equal wave size and dot4 support), in the order of
+  // their first processor; one group when an arch is unknown or listed twice, for compile() to
+  // report.
+  std::vector<std::vector<std::string>> arch_groups(const mlir::ModuleOp&, std::span<const format::Kernel>,
+                                                    const std::vector<std::string>& archs) const override {
+    std::vector<std::vector<std::string>> groups;
+    std::vector<AmdArch> group_infos;
+    try {
+      ErrorContext none{"", kTargetName};
+      for (const std::string& arch : archs) {
+        std::unique_ptr<llvm::TargetMachine> machine;
+        AmdArch info = arch_info(arch, machine, none);
+        size_t g = 0;
+        while (g < groups.size() && !(group_infos[g].wave_size == info.wave_size && group_infos[g].has_dot4 == info.has_dot4))
+          ++g;
+        if (g == groups.size()) {
+          groups.emplace_back();
+          group_infos.push_back(info);
+        }
+        if (std::find(groups[g].begin(), groups[g].end(), arch) != groups[g].end()) return {archs};
+        groups[g].push_back(arch);
+      }
+    } catch (const TargetError&) {
+      return {archs};
+    }
+    return groups;
   }
 
  private:

@@ -4,6 +4,7 @@
 // Buffers: the entry takes one .u64 pointer per buffer. MLIR's bare-pointer calling
 // convention needs static shapes, so each `memref<?xT>` parameter is retyped to
 // `memref<2^40 x T>` (indices are never checked against it; only the pointer is passed).
+#include <algorithm>
 #include <cstdio>
 #include <regex>
 
@@ -179,10 +180,26 @@ class PtxTarget final : public Target {
     for (const std::string& arch : archs) (has_wgmma(arch) ? wgmma : other).push_back(arch);
     if (wgmma.empty() || other.empty() || !quiver::ir::uses_warpgroup_mma(module))
       return compile_archs(module, kernels, options, archs, !wgmma.empty());
+    // The same split as arch_groups, for a caller that builds every arch in one call.
     mlir::OwningOpRef<mlir::ModuleOp> copy(module.clone());
     std::vector<TargetImage> images = compile_archs(*copy, kernels, options, other, false);
     for (TargetImage& image : compile_archs(module, kernels, options, wgmma, true)) images.push_back(std::move(image));
     return images;
+  }
+
+  // Kernels with warpgroup products are lowered once for the wgmma archs and once for the
+  // others (see compile()): two groups, other archs first.
+  std::vector<std::vector<std::string>> arch_groups(const mlir::ModuleOp& neutral, std::span<const format::Kernel> kernels,
+                                                    const std::vector<std::string>& archs) const override {
+    mlir::ModuleOp module = neutral;
+    std::vector<std::string> wgmma, other;
+    for (const std::string& arch : archs) (has_wgmma(arch) ? wgmma : other).push_back(arch);
+    bool uses_wgmma = std::any_of(kernels.begin(), kernels.end(), [&](const format::Kernel& k) {
+      mlir::Operation* func = module.lookupSymbol(k.symbol);
+      return func && quiver::ir::uses_warpgroup_mma(func);
+    });
+    if (wgmma.empty() || other.empty() || !uses_wgmma) return {archs};
+    return {other, wgmma};
   }
 
  private:
@@ -241,7 +258,8 @@ class PtxTarget final : public Target {
                                                      gpu_module.getBody()->getOperations());
       gpu_module.erase();
     }
-    llvm_common::keep_temp(options, "ptx.llvm.mlir", llvm_common::print(*llvm_module));
+    // Named after the first arch: each group of archs lowered on its own (arch_groups) has its own.
+    llvm_common::keep_temp(options, "ptx." + archs.front() + ".llvm.mlir", llvm_common::print(*llvm_module));
 
     llvm::LLVMContext llvm_context;
     llvm_common::align_vector_accesses(*llvm_module);
