@@ -82,6 +82,8 @@ std::string encode(uint32_t job, uint64_t log_end, const BuildJobResult& r) {
       put_bytes(body, img.data.data(), img.data.size());
       put_u32(body, static_cast<uint32_t>(img.kernels.size()));
       for (const std::string& k : img.kernels) put_string(body, k);
+      put_u32(body, static_cast<uint32_t>(img.requirements.size()));
+      for (const std::string& q : img.requirements) put_string(body, q);
     }
   }
   std::string msg;
@@ -113,6 +115,8 @@ std::optional<std::pair<uint32_t, uint64_t>> decode(std::string& in, BuildJobRes
       img.data.assign(bytes, bytes + data.size());
       uint32_t kernels = b.u32();
       for (uint32_t k = 0; k < kernels && b.complete; ++k) img.kernels.push_back(b.string());
+      uint32_t requirements = b.u32();
+      for (uint32_t q = 0; q < requirements && b.complete; ++q) img.requirements.push_back(b.string());
       r.images.push_back(std::move(img));
     }
   }

@@ -7,7 +7,7 @@ gtest_discover_tests(driver_parallel_jobs_test DISCOVERY_TIMEOUT 60)
 
 add_test(NAME driver.same_output_serial_and_parallel
   COMMAND ${CMAKE_COMMAND} -DQUIVERC=$<TARGET_FILE:quiverc> -DWORK=${CMAKE_CURRENT_BINARY_DIR}/same_output
-          "-DSOURCES=${PROJECT_SOURCE_DIR}/tests/kernels/saxpy.cpp,${PROJECT_SOURCE_DIR}/tests/kernels/warpgroup.cpp"
+          "-DSOURCES=${PROJECT_SOURCE_DIR}/tests/kernels/saxpy.cpp,${PROJECT_SOURCE_DIR}/tests/kernels/warpgroup.cpp,${PROJECT_SOURCE_DIR}/tests/kernels/matrix_tiles.cpp"
           -DFAILING=${PROJECT_SOURCE_DIR}/tests/diagnostics/double_on_spirv.cpp
           -P ${CMAKE_CURRENT_LIST_DIR}/driver_same_output.cmake)
 set_tests_properties(driver.same_output_serial_and_parallel PROPERTIES TIMEOUT 1200)

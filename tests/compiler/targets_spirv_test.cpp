@@ -168,12 +168,12 @@ TEST(SpirvTarget, KeepTempsWritesTheModule) {
   compiler::TargetOptions options;
   options.keep_temps_dir = dir.string();
   CompiledSpirv out = compile_spirv_ir("module {" + k.ir + "}", {k.manifest}, options);
-  std::ifstream in(dir / "spirv.spv", std::ios::binary);
+  std::ifstream in(dir / "spirv.vulkan1.2.spv", std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(bytes.size(), out.image.data.size());
   EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(),
                          reinterpret_cast<const char*>(out.image.data.data())));
-  EXPECT_TRUE(fs::exists(dir / "spirv.mlir"));
+  EXPECT_TRUE(fs::exists(dir / "spirv.vulkan1.2.mlir"));
   fs::remove_all(dir);
 }
 

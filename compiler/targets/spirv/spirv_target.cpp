@@ -73,6 +73,18 @@ class SpirvTarget final : public Target {
     return {kArch, kCoopArch};
   }
 
+  // The portable and the cooperative-matrix image share no lowering work (each legalises its own
+  // copy): one group each, so quiverc -j builds them side by side. Unknown archs: one group, for
+  // compile() to report.
+  std::vector<std::vector<std::string>> arch_groups(const mlir::ModuleOp&, std::span<const format::Kernel>,
+                                                    const std::vector<std::string>& archs) const override {
+    for (const std::string& arch : archs)
+      if (arch != kArch && arch != kCoopArch) return {archs};
+    std::vector<std::vector<std::string>> groups;
+    for (const std::string& arch : archs) groups.push_back({arch});
+    return groups;
+  }
+
   std::vector<TargetImage> compile(mlir::ModuleOp module, std::span<const format::Kernel> kernels,
                                    const TargetOptions& options) override {
     std::vector<std::string> archs = options.archs.empty() ? std::vector<std::string>{kArch} : options.archs;
@@ -100,6 +112,8 @@ class SpirvTarget final : public Target {
   std::optional<TargetImage> compile_image(mlir::ModuleOp module, std::span<const format::Kernel> kernels,
                                            const TargetOptions& options, bool coop) {
     mlir::MLIRContext* ctx = module.getContext();
+    // The image's arch names its kept files: both images of one build share the directory.
+    const std::string image_arch = coop ? kCoopArch : kArch;
     ctx->loadDialect<mlir::arith::ArithDialect, mlir::cf::ControlFlowDialect,
                      mlir::func::FuncDialect, mlir::gpu::GPUDialect, mlir::index::IndexDialect,
                      mlir::math::MathDialect, mlir::memref::MemRefDialect,
@@ -162,7 +176,7 @@ class SpirvTarget final : public Target {
         spirv_target::combine_modules(per_kernel, error, coop);
     if (!combined) throw TargetError(all_kernels(kernels), kTargetName, error);
     if (!options.keep_temps_dir.empty())
-      write_mlir(options.keep_temps_dir + "/spirv.mlir", *combined);
+      write_mlir(options.keep_temps_dir + "/spirv." + image_arch + ".mlir", *combined);
 
     std::vector<uint32_t> words;
     if (!spirv_target::serialize_module(*combined, words, error))
@@ -177,7 +191,7 @@ class SpirvTarget final : public Target {
                               std::to_string(retagged) + " retagged to Exp2 in the binary");
     }
     if (!options.keep_temps_dir.empty())
-      write_file(options.keep_temps_dir + "/spirv.spv", words.data(), words.size() * 4);
+      write_file(options.keep_temps_dir + "/spirv." + image_arch + ".spv", words.data(), words.size() * 4);
 
     // SPIRV-Tools as Debian 12 ships it (2023.1) predates SPV_KHR_cooperative_matrix and rejects
     // its instructions as unknown: the cooperative-matrix image is checked by the SPIR-V
@@ -191,7 +205,7 @@ class SpirvTarget final : public Target {
 
     TargetImage image;
     image.target = format::Target::SPIRV;
-    image.arch = coop ? kCoopArch : kArch;
+    image.arch = image_arch;
     if (coop) image.requirements = spirv_target::cooperative_matrix_requirements();
     image.data.resize(words.size() * sizeof(uint32_t));
     std::memcpy(image.data.data(), words.data(), image.data.size());
