@@ -18,8 +18,12 @@
 // (KV length) loaded once from shared memory: a masked score becomes <= -2^100 and exp2 gives 0.
 // The first tile always has a visible key in every row (key 0), so m is finite from then on.
 //
-// Built for PTX only: elsewhere the fallback tiles would be slower than kernels/attention.cpp,
-// which the op library keeps using there (and for float).
+// Built for PTX sm_80 (attention_tiles) and, for half, for SPIR-V's cooperative-matrix image
+// (attention_tiles_lean: the accumulator's row statistics, exp2 and to_matrix_a run on lane
+// shares there, docs/matrix.md). The lean variant fits NVIDIA's Vulkan limit of 48 KiB of
+// shared memory a block: one K/V stage instead of two, and Q held as left-operand tiles in
+// registers, its shared memory reused for K and V. Elsewhere the fallback tiles would be slower
+// than kernels/attention.cpp, which the op library keeps using there (and for float).
 #include "common.h"
 
 constexpr uint32_t kTileQ = 64;   // query rows per block, 16 per warp
@@ -30,14 +34,14 @@ namespace {
 
 // One array of T: [64][row] Q (later O on its way out), then two buffers of K [64][row] and
 // V [64][row]. Rows padded by 8 elements (16 bytes): the eight rows one ldmatrix reads fall in
-// different banks.
-template <uint32_t D>
+// different banks. Lean: one K/V buffer, and Q / O pass through its first rows.
+template <uint32_t D, bool Lean = false>
 struct TileSmem {
   static constexpr uint32_t row = D + 8;
   static constexpr uint32_t q = 0;
-  static constexpr uint32_t kv = kTileQ * row;
+  static constexpr uint32_t kv = Lean ? 0 : kTileQ * row;
   static constexpr uint32_t stage = 2 * kTileK * row;   // K then V
-  static constexpr uint32_t size = kv + 2 * stage;
+  static constexpr uint32_t size = kv + (Lean ? 1 : 2) * stage;
 };
 
 constexpr float kMaskScale = 1.2676506e30f;   // 2^100
@@ -50,10 +54,10 @@ QV_DEVICE uint32_t chunk_col(uint32_t c) { return 8 * (c % (D / 8)); }
 
 // Keys k0 .. k0 + 63 of K and V into buffer `buf`; keys at or past kv_len become zeros (never
 // read: the spare capacity of a KV cache may hold anything, NaN included).
-template <typename T, uint32_t D>
-QV_DEVICE void load_kv(qv::shared<T, TileSmem<D>::size>& sm, const T* k, const T* v, uint32_t kv_base,
+template <typename T, uint32_t D, bool Lean>
+QV_DEVICE void load_kv(qv::shared<T, TileSmem<D, Lean>::size>& sm, const T* k, const T* v, uint32_t kv_base,
                        uint32_t kv_seq_stride, uint32_t kv_len, uint32_t k0, uint32_t buf, uint32_t t) {
-  using S = TileSmem<D>;
+  using S = TileSmem<D, Lean>;
   uint32_t base = S::kv + buf * S::stage;
   for (uint32_t c = t; c < kTileK * D / 8; c += kTileThreads) {
     uint32_t j = chunk_row<D>(c), d = chunk_col<D>(c);
@@ -75,13 +79,16 @@ QV_DEVICE qv::matrix_acc<float> mask(qv::matrix_acc<float> s, qv::matrix_acc<flo
 }
 
 // S_n += Q[:, kk .. kk + 15] K[16 n .. 16 n + 15, kk .. kk + 15]^T: one 16-deep step of the scores;
-// `qa` and `kb` already point at column kk of the warp's Q rows and of the K tile.
-template <typename T, uint32_t D>
-QV_DEVICE void accumulate_qk(const qv::shared<T, TileSmem<D>::size>& sm, uint32_t qa, uint32_t kb,
-                             qv::matrix_acc<float>& s0, qv::matrix_acc<float>& s1, qv::matrix_acc<float>& s2,
-                             qv::matrix_acc<float>& s3) {
-  using S = TileSmem<D>;
-  qv::matrix_a<T> a = qv::load_matrix_a(&sm[qa], S::row);
+// `qa` and `kb` already point at column kk of the warp's Q rows and of the K tile. Lean: `q`
+// holds those Q columns already.
+template <typename T, uint32_t D, bool Lean>
+QV_DEVICE void accumulate_qk(const qv::shared<T, TileSmem<D, Lean>::size>& sm, uint32_t qa, const qv::matrix_a<T>& q,
+                             uint32_t kb, qv::matrix_acc<float>& s0, qv::matrix_acc<float>& s1,
+                             qv::matrix_acc<float>& s2, qv::matrix_acc<float>& s3) {
+  using S = TileSmem<D, Lean>;
+  qv::matrix_a<T> a;
+  if constexpr (Lean) a = q;
+  else a = qv::load_matrix_a(&sm[qa], S::row);
   s0 = qv::mma(a, qv::load_matrix_b_transposed(&sm[kb], S::row), s0);
   s1 = qv::mma(a, qv::load_matrix_b_transposed(&sm[kb + 16 * S::row], S::row), s1);
   s2 = qv::mma(a, qv::load_matrix_b_transposed(&sm[kb + 32 * S::row], S::row), s2);
@@ -89,12 +96,12 @@ QV_DEVICE void accumulate_qk(const qv::shared<T, TileSmem<D>::size>& sm, uint32_
 }
 
 // O_j += P V_j for the 16 keys of one accumulator of P; V rows at `vb`, D / 16 column tiles.
-template <typename T, uint32_t D>
-QV_DEVICE void accumulate_pv(const qv::shared<T, TileSmem<D>::size>& sm, uint32_t vb, qv::matrix_acc<float> p,
+template <typename T, uint32_t D, bool Lean>
+QV_DEVICE void accumulate_pv(const qv::shared<T, TileSmem<D, Lean>::size>& sm, uint32_t vb, qv::matrix_acc<float> p,
                              qv::matrix_acc<float>& o0, qv::matrix_acc<float>& o1, qv::matrix_acc<float>& o2,
                              qv::matrix_acc<float>& o3, qv::matrix_acc<float>& o4, qv::matrix_acc<float>& o5,
                              qv::matrix_acc<float>& o6, qv::matrix_acc<float>& o7) {
-  using S = TileSmem<D>;
+  using S = TileSmem<D, Lean>;
   qv::matrix_a<T> pa = qv::to_matrix_a<T>(p);
   o0 = qv::mma(pa, qv::load_matrix_b(&sm[vb], S::row), o0);
   o1 = qv::mma(pa, qv::load_matrix_b(&sm[vb + 16], S::row), o1);
@@ -108,18 +115,18 @@ QV_DEVICE void accumulate_pv(const qv::shared<T, TileSmem<D>::size>& sm, uint32_
   }
 }
 
-template <typename T, uint32_t D>
+template <typename T, uint32_t D, bool Lean>
 QV_DEVICE void attention_tiles_block(const T* q, const T* k, const T* v, T* o, uint32_t q_heads, uint32_t kv_heads,
                                      uint32_t q_len, uint32_t kv_len, uint32_t q_head_stride, uint32_t q_seq_stride,
                                      uint32_t kv_head_stride, uint32_t kv_seq_stride, uint32_t kv_batch_stride,
                                      float scale, bool causal) {
-  using S = TileSmem<D>;
+  using S = TileSmem<D, Lean>;
   static_assert(D == 64 || D == 128, "head dims 64 and 128");
   qv::shared<T, S::size> sm;
   qv::shared<float, 512> index;   // [16][16] j - i, then [16][16] j
 
   uint32_t t = qv::thread_id_x();
-  uint32_t warp = t / 32;   // PTX only: 32-lane subgroups
+  uint32_t warp = t / 32;   // 32-lane subgroups: PTX, and the lane shares of SPIR-V
   uint32_t q0 = qv::block_id_x() * kTileQ;
   uint32_t h = qv::block_id_y(), b = qv::block_id_z();
   uint32_t g = h / (q_heads / kv_heads);
@@ -140,35 +147,57 @@ QV_DEVICE void attention_tiles_block(const T* q, const T* k, const T* v, T* o, u
     if (q0 + i < q_len) qv::copy_async(&sm[S::q + i * S::row + d], q + q_base + (q0 + i) * q_seq_stride + d);
     else qv::store(&sm[S::q + i * S::row + d], qv::vec<T, 8>());
   }
-  load_kv<T, D>(sm, k, v, kv_base, kv_seq_stride, kv_len, 0, 0, t);
+  if constexpr (!Lean) load_kv<T, D, Lean>(sm, k, v, kv_base, kv_seq_stride, kv_len, 0, 0, t);
   qv::copy_async_commit();
 
   const float scale_log2 = scale * 1.44269504f;
   const uint32_t qa = S::q + 16 * warp * S::row;   // the warp's 16 rows of Q
   const uint32_t row_first = offset + q0 + 16 * warp;   // position of the warp's first query
+  qv::matrix_a<T> q0t, q1t, q2t, q3t, q4t, q5t, q6t, q7t;   // Lean: the warp's Q, 16 columns each
+  if constexpr (Lean) {
+    qv::copy_async_wait(0);
+    qv::barrier();
+    q0t = qv::load_matrix_a(&sm[qa], S::row);
+    q1t = qv::load_matrix_a(&sm[qa + 16], S::row);
+    q2t = qv::load_matrix_a(&sm[qa + 32], S::row);
+    q3t = qv::load_matrix_a(&sm[qa + 48], S::row);
+    if constexpr (D == 128) {
+      q4t = qv::load_matrix_a(&sm[qa + 64], S::row);
+      q5t = qv::load_matrix_a(&sm[qa + 80], S::row);
+      q6t = qv::load_matrix_a(&sm[qa + 96], S::row);
+      q7t = qv::load_matrix_a(&sm[qa + 112], S::row);
+    }
+    qv::barrier();   // Q is in registers before K and V overwrite it
+  }
   // m starts below every score, masked ones (>= -2^114) included, so the first tile's alpha is 0.
   qv::matrix_acc<float> m(-3.0e38f), l;
   qv::matrix_acc<float> o0, o1, o2, o3, o4, o5, o6, o7;
   for (uint32_t i = 0; i < tiles; ++i) {
-    uint32_t k0 = i * kTileK, buf = i % 2;
-    if (i + 1 < tiles) load_kv<T, D>(sm, k, v, kv_base, kv_seq_stride, kv_len, k0 + kTileK, 1 - buf, t);
-    qv::copy_async_commit();
-    qv::copy_async_wait(1);   // tile i (and Q) landed for this thread
+    uint32_t k0 = i * kTileK, buf = Lean ? 0 : i % 2;
+    if constexpr (Lean) {
+      load_kv<T, D, Lean>(sm, k, v, kv_base, kv_seq_stride, kv_len, k0, 0, t);
+      qv::copy_async_commit();
+      qv::copy_async_wait(0);
+    } else {
+      if (i + 1 < tiles) load_kv<T, D, Lean>(sm, k, v, kv_base, kv_seq_stride, kv_len, k0 + kTileK, 1 - buf, t);
+      qv::copy_async_commit();
+      qv::copy_async_wait(1);   // tile i (and Q) landed for this thread
+    }
     qv::barrier();            // ... and for every thread
 
     uint32_t kb = S::kv + buf * S::stage, vb = kb + kTileK * S::row;
     qv::matrix_acc<float> s0, s1, s2, s3;
     // Written out (a loop stays rolled): ptxas then overlaps the next step's fragment loads
     // with this step's products.
-    accumulate_qk<T, D>(sm, qa, kb, s0, s1, s2, s3);
-    accumulate_qk<T, D>(sm, qa + 16, kb + 16, s0, s1, s2, s3);
-    accumulate_qk<T, D>(sm, qa + 32, kb + 32, s0, s1, s2, s3);
-    accumulate_qk<T, D>(sm, qa + 48, kb + 48, s0, s1, s2, s3);
+    accumulate_qk<T, D, Lean>(sm, qa, q0t, kb, s0, s1, s2, s3);
+    accumulate_qk<T, D, Lean>(sm, qa + 16, q1t, kb + 16, s0, s1, s2, s3);
+    accumulate_qk<T, D, Lean>(sm, qa + 32, q2t, kb + 32, s0, s1, s2, s3);
+    accumulate_qk<T, D, Lean>(sm, qa + 48, q3t, kb + 48, s0, s1, s2, s3);
     if constexpr (D == 128) {
-      accumulate_qk<T, D>(sm, qa + 64, kb + 64, s0, s1, s2, s3);
-      accumulate_qk<T, D>(sm, qa + 80, kb + 80, s0, s1, s2, s3);
-      accumulate_qk<T, D>(sm, qa + 96, kb + 96, s0, s1, s2, s3);
-      accumulate_qk<T, D>(sm, qa + 112, kb + 112, s0, s1, s2, s3);
+      accumulate_qk<T, D, Lean>(sm, qa + 64, q4t, kb + 64, s0, s1, s2, s3);
+      accumulate_qk<T, D, Lean>(sm, qa + 80, q5t, kb + 80, s0, s1, s2, s3);
+      accumulate_qk<T, D, Lean>(sm, qa + 96, q6t, kb + 96, s0, s1, s2, s3);
+      accumulate_qk<T, D, Lean>(sm, qa + 112, q7t, kb + 112, s0, s1, s2, s3);
     }
     s0 *= scale_log2;
     s1 *= scale_log2;
@@ -209,10 +238,10 @@ QV_DEVICE void attention_tiles_block(const T* q, const T* k, const T* v, T* o, u
       o6 *= alpha;
       o7 *= alpha;
     }
-    accumulate_pv<T, D>(sm, vb, s0, o0, o1, o2, o3, o4, o5, o6, o7);
-    accumulate_pv<T, D>(sm, vb + 16 * S::row, s1, o0, o1, o2, o3, o4, o5, o6, o7);
-    accumulate_pv<T, D>(sm, vb + 32 * S::row, s2, o0, o1, o2, o3, o4, o5, o6, o7);
-    accumulate_pv<T, D>(sm, vb + 48 * S::row, s3, o0, o1, o2, o3, o4, o5, o6, o7);
+    accumulate_pv<T, D, Lean>(sm, vb, s0, o0, o1, o2, o3, o4, o5, o6, o7);
+    accumulate_pv<T, D, Lean>(sm, vb + 16 * S::row, s1, o0, o1, o2, o3, o4, o5, o6, o7);
+    accumulate_pv<T, D, Lean>(sm, vb + 32 * S::row, s2, o0, o1, o2, o3, o4, o5, o6, o7);
+    accumulate_pv<T, D, Lean>(sm, vb + 48 * S::row, s3, o0, o1, o2, o3, o4, o5, o6, o7);
     qv::barrier();   // every warp is done with buffer `buf` before it is refilled
   }
 
@@ -243,8 +272,20 @@ QV_KERNEL QV_BLOCK(kTileThreads) QV_TARGETS(ptx:sm_80) void attention_tiles(
     const T* q, const T* k, const T* v, T* o, uint32_t q_heads, uint32_t kv_heads, uint32_t q_len, uint32_t kv_len,
     uint32_t q_head_stride, uint32_t q_seq_stride, uint32_t kv_head_stride, uint32_t kv_seq_stride,
     uint32_t kv_batch_stride, float scale, bool causal) {
-  attention_tiles_block<T, D>(q, k, v, o, q_heads, kv_heads, q_len, kv_len, q_head_stride, q_seq_stride,
-                              kv_head_stride, kv_seq_stride, kv_batch_stride, scale, causal);
+  attention_tiles_block<T, D, false>(q, k, v, o, q_heads, kv_heads, q_len, kv_len, q_head_stride, q_seq_stride,
+                                     kv_head_stride, kv_seq_stride, kv_batch_stride, scale, causal);
+}
+
+// The cooperative-matrix SPIR-V image (half tiles only there): 34 KiB of K / V / Q for D = 128,
+// 2 KiB of mask indices, and the 6 KiB the lane shares add, within the 48 KiB NVIDIA's Vulkan
+// driver allows.
+template <typename T, uint32_t D>
+QV_KERNEL QV_BLOCK(kTileThreads) QV_TARGETS(spirv:vulkan1.3_coopmat) void attention_tiles_lean(
+    const T* q, const T* k, const T* v, T* o, uint32_t q_heads, uint32_t kv_heads, uint32_t q_len, uint32_t kv_len,
+    uint32_t q_head_stride, uint32_t q_seq_stride, uint32_t kv_head_stride, uint32_t kv_seq_stride,
+    uint32_t kv_batch_stride, float scale, bool causal) {
+  attention_tiles_block<T, D, true>(q, k, v, o, q_heads, kv_heads, q_len, kv_len, q_head_stride, q_seq_stride,
+                                    kv_head_stride, kv_seq_stride, kv_batch_stride, scale, causal);
 }
 
 #define QV_ATTENTION_TILES(T, D)                                                                                  \
@@ -254,3 +295,9 @@ QV_ATTENTION_TILES(qv::bf16, 64)
 QV_ATTENTION_TILES(qv::bf16, 128)
 QV_ATTENTION_TILES(qv::half, 64)
 QV_ATTENTION_TILES(qv::half, 128)
+
+#define QV_ATTENTION_TILES_LEAN(T, D)                                                                      \
+  template void attention_tiles_lean<T, D>(const T*, const T*, const T*, T*, uint32_t, uint32_t, uint32_t, \
+                                           uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, float, bool);
+QV_ATTENTION_TILES_LEAN(qv::half, 64)
+QV_ATTENTION_TILES_LEAN(qv::half, 128)

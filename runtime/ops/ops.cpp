@@ -323,7 +323,8 @@ void attention(const Device& dev, Operand q, Operand k, Operand v, Operand o, co
   float scale = s.scale == 0.0f ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))) : s.scale;
   // For 16-bit inputs the warpgroup kernel (kernels/attention_wgmma.cpp: 128 query rows a block)
   // where the loaded image has it, else the matrix-unit kernel (kernels/attention_tiles.cpp: 64
-  // rows) where the backend has it; otherwise kernels/attention.cpp (BQ = 256 * 8 / D).
+  // rows; its lean variant on SPIR-V's cooperative matrices, half only) where the backend has it;
+  // otherwise kernels/attention.cpp (BQ = 256 * 8 / D).
   const std::string shape = "<" + elem_name(e) + ", " + std::to_string(d) + ">";
   std::string kernel = "attention" + shape;
   size_t rows_per_block = 2048 / d;
@@ -332,6 +333,9 @@ void attention(const Device& dev, Operand q, Operand k, Operand v, Operand o, co
     rows_per_block = 128;
   } else if (e != Elem::F32 && call.has_kernel("attention_tiles" + shape)) {
     kernel = "attention_tiles" + shape;
+    rows_per_block = 64;
+  } else if (e == Elem::F16 && call.has_kernel("attention_tiles_lean" + shape)) {
+    kernel = "attention_tiles_lean" + shape;
     rows_per_block = 64;
   }
   Grid grid{static_cast<uint32_t>((s.q_len + rows_per_block - 1) / rows_per_block),

@@ -6,6 +6,7 @@ if(TARGET quiver_target_spirv)
 
   add_executable(test_targets_spirv
     ${CMAKE_CURRENT_LIST_DIR}/targets_spirv_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/targets_spirv_coop_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/targets_spirv_run_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/targets_spirv_support.cpp
     ${CMAKE_CURRENT_LIST_DIR}/targets_spirv_vulkan.cpp

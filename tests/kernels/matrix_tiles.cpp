@@ -44,12 +44,15 @@ template void matrix_tiles<qv::half>(const qv::half*, const qv::half*, const flo
 // broadcasts, element-wise exp / exp2 / min / max / * / / of accumulators and to_matrix_a, on a
 // 16 x 32 score band per block: P = exp2(S - rowmax S), out = (T(P) x V) / rowsum P.
 // Subgroup 0 of the block does the work (any subgroup size).
-// PTX and CPU only: in the portable fallback (which the CPU target runs) this kernel is ~50 000
-// scalar operations in one block — 768 exp / exp2 polynomials on 256-element tiles, two 4096-fma
-// products — and NVIDIA's Vulkan driver did not finish compiling its SPIR-V in 300 s on the H100
-// (lavapipe: 70-90 s). The fallback is the same neutral-IR code on every target.
+// PTX, CPU and SPIR-V's cooperative-matrix image (where half tiles are cooperative matrices and
+// the accumulator math runs on lane shares) only: in the portable fallback (which the CPU target
+// runs) this kernel is ~50 000 scalar operations in one block — 768 exp / exp2 polynomials on
+// 256-element tiles, two 4096-fma products — and NVIDIA's Vulkan driver did not finish compiling
+// its SPIR-V in 300 s on the H100 (lavapipe: 70-90 s). The fallback is the same neutral-IR code
+// on every target; bf16 tiles take it in the cooperative-matrix image too, so the test does not
+// launch them there.
 template <typename T>
-QV_KERNEL QV_BLOCK(32) QV_TARGETS(ptx, cpu) void matrix_softmax(const float* s, const T* v, float scale,
+QV_KERNEL QV_BLOCK(32) QV_TARGETS(ptx, cpu, spirv:vulkan1.3_coopmat) void matrix_softmax(const float* s, const T* v, float scale,
                                                                                float* out, float* row_m, float* row_l,
                                                                                float* elem) {
   if (qv::thread_id_x() / qv::subgroup_size() != 0) return;

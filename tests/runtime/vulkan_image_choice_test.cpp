@@ -90,5 +90,25 @@ TEST(VulkanImageChoice, CooperativeMatrixConfigurationsAreNamedAsImagesNameThem)
   EXPECT_EQ(cooperative_matrix_requirement(p), "");
 }
 
+// Lane shares of cooperative matrices need every subgroup to have 32 invocations: a device
+// offers a size only when SPIR-V 1.6 shaders cannot get another.
+TEST(VulkanImageChoice, SubgroupSizeIsOfferedOnlyWhenFixed) {
+  EXPECT_EQ(subgroup_size_requirement(32, 32), "subgroup_size:32");
+  EXPECT_EQ(subgroup_size_requirement(64, 64), "subgroup_size:64");
+  EXPECT_EQ(subgroup_size_requirement(32, 64), "");   // the driver may pick either (AMD, Intel)
+  EXPECT_EQ(subgroup_size_requirement(0, 0), "");
+  format::Manifest m = two_images();
+  std::vector<std::string> shares = kCoop;
+  shares.push_back("subgroup_size:32");
+  m.images[1].requirements = shares;
+  std::set<std::string> offers(kCoop.begin(), kCoop.end());
+  offers.insert(subgroup_size_requirement(8, 64));
+  std::string report, why;
+  EXPECT_EQ(choose_spirv_image(m, VK_API_VERSION_1_3, offers, report, why), 2);
+  EXPECT_NE(report.find("needs subgroup_size:32"), std::string::npos) << report;
+  offers.insert(subgroup_size_requirement(32, 32));
+  EXPECT_EQ(choose_spirv_image(m, VK_API_VERSION_1_3, offers, report, why), 1);
+}
+
 }  // namespace
 }  // namespace quiver::backend::vulkan

@@ -1,6 +1,7 @@
 #include "targets/spirv/matrix_coop.h"
 
 #include "ir/matrix.h"
+#include "targets/spirv/matrix_coop_lanes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -293,6 +294,21 @@ struct TileScaleLowering final : mlir::OpConversionPattern<mlir::arith::MulFOp> 
   }
 };
 
+// The lane shares' subgroup barrier (matrix_coop_lanes.h): every invocation of the subgroup
+// arrives, and its workgroup-memory writes are visible to the others after it.
+struct SubgroupBarrierLowering final : mlir::OpConversionPattern<mlir::func::CallOp> {
+  using OpConversionPattern::OpConversionPattern;
+  mlir::LogicalResult matchAndRewrite(mlir::func::CallOp call, OpAdaptor,
+                                      mlir::ConversionPatternRewriter& rewriter) const override {
+    if (call.getCallee() != kSubgroupBarrier) return mlir::failure();
+    using Sem = mlir::spirv::MemorySemantics;
+    rewriter.replaceOpWithNewOp<mlir::spirv::ControlBarrierOp>(call, mlir::spirv::Scope::Subgroup,
+                                                               mlir::spirv::Scope::Subgroup,
+                                                               Sem::AcquireRelease | Sem::WorkgroupMemory);
+    return mlir::success();
+  }
+};
+
 }  // namespace
 
 std::vector<std::string> cooperative_matrix_requirements() {
@@ -312,7 +328,8 @@ void populate_matrix_coop_patterns(mlir::SPIRVTypeConverter& converter, mlir::Re
   mlir::MLIRContext* ctx = patterns.getContext();
   // Benefit 2: ahead of ArithToSPIRV's patterns for the same ops, which know only vectors.
   patterns.add<MatrixCallLowering, TileConstantLowering, TileBroadcastLowering<mlir::vector::BroadcastOp>,
-               TileBroadcastLowering<mlir::vector::SplatOp>, TileScaleLowering, TilePoisonLowering>(
+               TileBroadcastLowering<mlir::vector::SplatOp>, TileScaleLowering, TilePoisonLowering,
+               SubgroupBarrierLowering>(
       converter, ctx, /*benefit=*/2);
 }
 

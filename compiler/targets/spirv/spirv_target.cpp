@@ -26,6 +26,7 @@
 #include "targets/spirv/exp2_glsl.h"
 #include "targets/spirv/lower.h"
 #include "targets/spirv/matrix_coop.h"
+#include "targets/spirv/matrix_coop_lanes.h"
 #include "targets/spirv/prepare.h"
 #include "targets/spirv/validate.h"
 #include "targets/target.h"
@@ -125,12 +126,25 @@ class SpirvTarget final : public Target {
 
     std::vector<mlir::func::FuncOp> funcs = spirv_target::find_kernel_functions(module, kernels);
     for (size_t i = 0; i < funcs.size(); ++i) spirv_target::check_kernel_types(funcs[i], kernels[i]);
+    bool lane_shares = false;
     if (coop) {
       llvm::SmallVector<mlir::func::FuncOp> on_matrices;
       for (size_t i = 0; i < funcs.size(); ++i) {
-        std::string why;
-        if (spirv_target::coop_lowerable(funcs[i], why)) on_matrices.push_back(funcs[i]);
-        else log(kernels[i].symbol + " keeps the portable tiles in " + kCoopArch + ": " + why);
+        std::string why, lanes_why;
+        if (spirv_target::coop_lowerable(funcs[i], why)) {
+          on_matrices.push_back(funcs[i]);
+        } else if (spirv_target::lanes_applicable(funcs[i], lanes_why)) {
+          // Row statistics, to_matrix_a and other accumulator math run on lane shares.
+          spirv_target::move_accumulator_math_to_lanes(module, funcs[i]);
+          std::string still;
+          if (!spirv_target::coop_lowerable(funcs[i], still))
+            throw TargetError(kernels[i].symbol, kTargetName, "internal: lane shares left " + still);
+          log(kernels[i].symbol + " runs accumulator math on lane shares (" + why + ")");
+          on_matrices.push_back(funcs[i]);
+          lane_shares = true;
+        } else {
+          log(kernels[i].symbol + " keeps the portable tiles in " + kCoopArch + ": " + why);
+        }
       }
       if (on_matrices.empty()) return std::nullopt;
       ir::expand_matrix_ops(module, [&](mlir::func::FuncOp fn) { return !llvm::is_contained(on_matrices, fn); });
@@ -207,6 +221,7 @@ class SpirvTarget final : public Target {
     image.target = format::Target::SPIRV;
     image.arch = image_arch;
     if (coop) image.requirements = spirv_target::cooperative_matrix_requirements();
+    if (lane_shares) image.requirements.push_back(spirv_target::kShareSubgroupRequirement);
     image.data.resize(words.size() * sizeof(uint32_t));
     std::memcpy(image.data.data(), words.data(), image.data.size());
     for (const format::Kernel& k : kernels) image.kernels.push_back(k.symbol);

@@ -36,6 +36,11 @@ const char* scope_name(uint32_t scope) {
 
 }  // namespace
 
+std::string subgroup_size_requirement(uint32_t min_subgroup_size, uint32_t max_subgroup_size) {
+  if (min_subgroup_size == 0 || min_subgroup_size != max_subgroup_size) return "";
+  return "subgroup_size:" + std::to_string(min_subgroup_size);
+}
+
 std::string cooperative_matrix_requirement(const VkCooperativeMatrixPropertiesKHR& p) {
   const char* a = component_name(p.AType);
   const char* b = component_name(p.BType);

@@ -45,6 +45,10 @@ namespace quiver::backend::vulkan {
 // "->R" before the scope where the result type R differs from C.
 std::string cooperative_matrix_requirement(const VkCooperativeMatrixPropertiesKHR& p);
 
+// "subgroup_size:N" when every subgroup of a SPIR-V 1.6 compute shader has N invocations on the
+// device (its minimum and maximum subgroup sizes are both N), else "".
+std::string subgroup_size_requirement(uint32_t min_subgroup_size, uint32_t max_subgroup_size);
+
 // The SPIR-V image to load (an index into manifest.images), or -1 with `why` saying what the
 // file has. Usable: target spirv, arch "vulkan<major>.<minor>" with an optional "_<variant>"
 // suffix, a version the device supports, and every requirement in `offers`. Best: the newest

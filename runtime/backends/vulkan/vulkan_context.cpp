@@ -311,15 +311,23 @@ std::shared_ptr<Context> Context::open(size_t index, size_t& device_count, std::
   ctx->queue_family = chosen->family;
   ctx->name = chosen->props.deviceName;
   vk.vkGetPhysicalDeviceMemoryProperties(ctx->physical, &ctx->memory_properties);
+  const bool has13 = chosen->props.apiVersion >= VK_API_VERSION_1_3 && api_version >= VK_API_VERSION_1_3;
   VkPhysicalDeviceIDProperties ids{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+  VkPhysicalDeviceVulkan13Properties p13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES};
   VkPhysicalDeviceProperties2 properties2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   properties2.pNext = &ids;
+  ids.pNext = has13 ? &p13 : nullptr;
   vk.vkGetPhysicalDeviceProperties2(ctx->physical, &properties2);
   std::memcpy(ctx->driver_uuid, ids.driverUUID, VK_UUID_SIZE);
+  // SPIR-V 1.6 shaders may run with any subgroup size in [min, max]: only a device with one
+  // size guarantees it to images that rely on it (lane shares of cooperative matrices).
+  if (has13) {
+    if (std::string r = subgroup_size_requirement(p13.minSubgroupSize, p13.maxSubgroupSize); !r.empty())
+      ctx->offers.insert(r);
+  }
 
   // Enable the optional features that compiled kernels may rely on (8/16-bit storage, half,
   // int64, float64, scalar block layout, the memory model, integer dot product), where supported.
-  const bool has13 = chosen->props.apiVersion >= VK_API_VERSION_1_3 && api_version >= VK_API_VERSION_1_3;
   VkPhysicalDeviceVulkan13Features s13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
   VkPhysicalDeviceVulkan12Features s12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceVulkan11Features s11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};

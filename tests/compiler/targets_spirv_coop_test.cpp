@@ -1,0 +1,115 @@
+// The spirv target's cooperative-matrix image (compiler/targets/spirv/matrix_coop*.cpp): which
+// kernels get cooperative matrices, which accumulator math moves to lane shares, and what the
+// image then requires — read back from the SPIR-V words, independently of MLIR.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "targets_spirv_support.h"
+
+namespace quiver::test {
+namespace {
+
+// An online-softmax step on one 16 x 16 band: S from memory, P = exp2(S - rowmax S),
+// O = T(P) x V / rowsum P. `T` is the tiles' 16-bit type.
+std::string softmax_ir(const std::string& t) {
+  return R"(module {
+  func.func private @qv.matrix_load_acc.g.f32(memref<?xf32>, index, i32) -> vector<256xf32>
+  func.func private @qv.matrix_row_max.f32(vector<256xf32>) -> vector<256xf32>
+  func.func private @qv.matrix_row_sum.f32(vector<256xf32>) -> vector<256xf32>
+  func.func private @qv.matrix_to_a.T(vector<256xf32>) -> vector<256xT>
+  func.func private @qv.matrix_load_b.g.T(memref<?xT>, index, i32) -> vector<256xT>
+  func.func private @qv.matrix_mma.T(vector<256xT>, vector<256xT>, vector<256xf32>) -> vector<256xf32>
+  func.func private @qv.matrix_store.g.f32(memref<?xf32>, index, i32, vector<256xf32>)
+  func.func @qv_k0_softmax(%s: memref<?xf32>, %v: memref<?xT>, %out: memref<?xf32>) attributes {qv.kernel, qv.block = array<i32: 64, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c16 = arith.constant 16 : index
+    %c16_i32 = arith.constant 16 : i32
+    %c32_i32 = arith.constant 32 : i32
+    %zero = arith.constant dense<0.0> : vector<256xf32>
+    %s0 = func.call @qv.matrix_load_acc.g.f32(%s, %c0, %c32_i32) : (memref<?xf32>, index, i32) -> vector<256xf32>
+    %s1 = func.call @qv.matrix_load_acc.g.f32(%s, %c16, %c32_i32) : (memref<?xf32>, index, i32) -> vector<256xf32>
+    %mx = arith.maxnumf %s0, %s1 : vector<256xf32>
+    %m = func.call @qv.matrix_row_max.f32(%mx) : (vector<256xf32>) -> vector<256xf32>
+    %d = arith.subf %s0, %m : vector<256xf32>
+    %p = math.exp2 %d : vector<256xf32>
+    %l = func.call @qv.matrix_row_sum.f32(%p) : (vector<256xf32>) -> vector<256xf32>
+    %a = func.call @qv.matrix_to_a.T(%p) : (vector<256xf32>) -> vector<256xT>
+    %b = func.call @qv.matrix_load_b.g.T(%v, %c0, %c16_i32) : (memref<?xT>, index, i32) -> vector<256xT>
+    %o = func.call @qv.matrix_mma.T(%a, %b, %zero) : (vector<256xT>, vector<256xT>, vector<256xf32>) -> vector<256xf32>
+    %r = arith.divf %o, %l : vector<256xf32>
+    func.call @qv.matrix_store.g.f32(%out, %c0, %c16_i32, %r) : (memref<?xf32>, index, i32, vector<256xf32>) -> ()
+    return
+  }
+})";
+}
+
+std::string with_type(std::string text, const std::string& t) {
+  for (size_t at = text.find("xT"); at != std::string::npos; at = text.find("xT", at)) text.replace(at + 1, 1, t);
+  for (size_t at = text.find(".T("); at != std::string::npos; at = text.find(".T(", at)) text.replace(at + 1, 1, t);
+  return text;
+}
+
+format::Kernel softmax_manifest(format::ScalarType t) {
+  using S = format::ScalarType;
+  return manifest_entry("qv_k0_softmax", {buffer_param("s", S::F32), buffer_param("v", t), buffer_param("out", S::F32)},
+                        {64, 1, 1});
+}
+
+CompiledSpirv compile_coop(const std::string& t, format::ScalarType type) {
+  compiler::TargetOptions options;
+  options.archs = {"vulkan1.3_coopmat"};
+  return compile_spirv_ir(with_type(softmax_ir(t), t), {softmax_manifest(type)}, options);
+}
+
+// How often each opcode occurs in the module.
+std::map<uint32_t, int> opcode_counts(const std::vector<uint32_t>& words) {
+  std::map<uint32_t, int> counts;
+  for (size_t i = 5; i < words.size();) {
+    uint32_t count = words[i] >> 16;
+    ++counts[words[i] & 0xffff];
+    if (count == 0) break;
+    i += count;
+  }
+  return counts;
+}
+
+constexpr uint32_t kOpControlBarrier = 224, kOpShuffleXor = 346, kOpCoopLoad = 4457, kOpCoopStore = 4458,
+                   kOpCoopMulAdd = 4459;
+
+bool has_requirement(const compiler::TargetImage& image, const std::string& r) {
+  return std::find(image.requirements.begin(), image.requirements.end(), r) != image.requirements.end();
+}
+
+TEST(SpirvCooperativeMatrix, RowStatisticsRunOnLaneSharesAndTheProductStaysCooperative) {
+  CompiledSpirv out = compile_coop("f16", format::ScalarType::F16);
+  EXPECT_EQ(out.image.arch, "vulkan1.3_coopmat");
+  EXPECT_TRUE(has_requirement(out.image, "subgroup_size:32"));
+  EXPECT_TRUE(has_requirement(out.image, "cooperative_matrix:16x16x16:f16*f16+f32:subgroup"));
+  std::map<uint32_t, int> ops = opcode_counts(out.words);
+  EXPECT_EQ(ops[kOpCoopMulAdd], 1);
+  // Only where a value crosses between the forms: S is read straight into lane shares (every
+  // user of it wants one), P goes to a left operand through the half scratch (one load), O
+  // goes to a share for the division by l (one store); B is a cooperative load.
+  EXPECT_EQ(ops[kOpCoopLoad], 2);
+  EXPECT_EQ(ops[kOpCoopStore], 1);
+  EXPECT_EQ(ops[kOpShuffleXor], 2);   // one exchange per row reduction
+  EXPECT_EQ(ops[kOpControlBarrier], 4);   // two per trip through the scratch
+  SpirvModuleInfo info = reflect_spirv(out.words);
+  EXPECT_EQ(info.version, 0x00010600u);
+}
+
+// bf16 tiles have no cooperative form on the devices this image targets: the kernel keeps the
+// portable fallback, and a module with no other tiles gets no cooperative-matrix image at all.
+TEST(SpirvCooperativeMatrix, Bf16TilesGetNoCooperativeImage) {
+  try {
+    compile_coop("bf16", format::ScalarType::BF16);
+    ADD_FAILURE() << "a cooperative-matrix image was built for bf16 tiles";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("returned 0 images"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace quiver::test
