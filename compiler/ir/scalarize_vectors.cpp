@@ -13,6 +13,13 @@
 // resource (kBufferViewsAttr). Word index = byte offset / access size, exact because the
 // kernel language requires qv::load<N>'s pointer to be aligned to N * sizeof(T) and buffers
 // are bound from their start (docs/abi.md); lanes are little-endian within a word.
+//
+// Word arrays (SPIR-V): a workgroup array of 8- or 16-bit elements whose every access is 16
+// bytes wide (qv::load / qv::store / qv::copy_async of 16 bytes, matrix tiles, which the
+// language requires 16-byte aligned with strides of 16 bytes) becomes an array of
+// vector<4xi32>, for the same reason: one shared-memory instruction per access instead of 8 or
+// 16 narrow ones, and rows a cooperative-matrix load can read 16 bytes at a time. (A view, as for
+// buffers, would need aliasing workgroup variables: SPV_KHR_workgroup_memory_explicit_layout.)
 #include "ir/legalize.h"
 #include "ir/matrix.h"
 
@@ -21,6 +28,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
@@ -52,6 +60,7 @@ class Scalarizer {
   void run() {
     if (fn_.isExternal()) return;
     rewrite_memories();
+    if (wide_) rewrite_word_arrays();
     for (mlir::Block& block : fn_.getBody()) split_block_arguments(block);
     // Definitions before uses: blocks in dominator-tree order (MLIR keeps no tree for a
     // single-block region).
@@ -119,6 +128,69 @@ class Scalarizer {
     }
   }
 
+  // Workgroup arrays whose every access is 16 bytes wide -> arrays of vector<4xi32>.
+  void rewrite_word_arrays() {
+    llvm::SmallVector<mlir::memref::AllocaOp> allocas;
+    fn_.walk([&](mlir::memref::AllocaOp a) { allocas.push_back(a); });
+    for (mlir::memref::AllocaOp a : allocas) {
+      mlir::MemRefType m = a.getType();
+      auto space = llvm::dyn_cast_or_null<mlir::gpu::AddressSpaceAttr>(m.getMemorySpace());
+      mlir::Type element = m.getElementType();
+      if (!space || space.getValue() != mlir::gpu::AddressSpace::Workgroup || m.getRank() != 1 ||
+          !m.hasStaticShape() || !element.isIntOrFloat())
+        continue;
+      unsigned bits = element.getIntOrFloatBitWidth();
+      if (bits != 8 && bits != 16) continue;
+      int64_t per_word = 128 / bits;
+      if (m.getDimSize(0) % per_word != 0) continue;
+      bool all_wide = llvm::all_of(a->getUses(), [&](mlir::OpOperand& use) {
+        mlir::Operation* user = use.getOwner();
+        if (auto load = llvm::dyn_cast<mlir::vector::LoadOp>(user))
+          return load.getVectorType().getNumElements() == per_word;
+        if (auto store = llvm::dyn_cast<mlir::vector::StoreOp>(user))
+          return use.getOperandNumber() == 1 && store.getVectorType().getNumElements() == per_word;
+        if (auto call = llvm::dyn_cast<mlir::func::CallOp>(user)) {
+          auto op = matrix_op_of(call.getCallee());
+          return keep_tiles_ && use.getOperandNumber() == 0 &&
+                 (op == MatrixOp::LoadA || op == MatrixOp::LoadB || op == MatrixOp::LoadBT || op == MatrixOp::Store);
+        }
+        return false;
+      });
+      if (!all_wide || a->use_empty()) continue;
+      mlir::OpBuilder b(a);
+      auto word = mlir::VectorType::get({4}, b.getI32Type());
+      auto words = b.create<mlir::memref::AllocaOp>(
+          a.getLoc(), mlir::MemRefType::get({m.getDimSize(0) / per_word}, word, mlir::MemRefLayoutAttrInterface{}, space));
+      words->setAttrs(a->getAttrs());
+      word_arrays_[a.getResult()] = {words.getResult(), per_word};
+      dead_.push_back(a);
+    }
+  }
+
+  // A matrix load / store on a word array: the same intrinsic on the words, offset and stride
+  // in words (exact: the language requires both to be multiples of 16 bytes).
+  void rewrite_word_call(mlir::func::CallOp call, const ScalarMemory& words) {
+    mlir::OpBuilder b(call);
+    mlir::Location l = call.getLoc();
+    mlir::Type element = llvm::cast<mlir::MemRefType>(call.getOperand(0).getType()).getElementType();
+    int64_t shift = llvm::Log2_64(uint64_t(words.width));
+    llvm::SmallVector<mlir::Value> operands(call.getOperands());
+    operands[0] = words.mem;
+    operands[1] = b.create<mlir::arith::ShRUIOp>(l, operands[1], b.create<mlir::arith::ConstantIndexOp>(l, shift));
+    operands[2] = b.create<mlir::arith::ShRUIOp>(l, operands[2], b.create<mlir::arith::ConstantIntOp>(l, shift, 32));
+    std::string name = call.getCallee().str() + kWordCalleeSuffix;
+    auto module = fn_->getParentOfType<mlir::ModuleOp>();
+    auto type = mlir::FunctionType::get(fn_.getContext(), mlir::ValueRange(operands).getTypes(), call.getResultTypes());
+    if (!module.lookupSymbol<mlir::func::FuncOp>(name)) {
+      mlir::OpBuilder top(module.getBodyRegion());
+      top.create<mlir::func::FuncOp>(l, name, type).setPrivate();
+    }
+    auto words_call = b.create<mlir::func::CallOp>(l, name, call.getResultTypes(), operands);
+    words_call->setAttr(kWordElementAttr, mlir::TypeAttr::get(element));
+    call->replaceAllUsesWith(words_call->getResults());
+    dead_.push_back(call);
+  }
+
   void split_block_arguments(mlir::Block& block) {
     if (block.isEntryBlock()) return;
     unsigned count = block.getNumArguments();
@@ -178,10 +250,10 @@ class Scalarizer {
     return v;
   }
 
-  llvm::SmallVector<mlir::Value> wide_load(mlir::OpBuilder& b, mlir::Location l, mlir::Value base, mlir::Value index,
+  // `words_mem`: a buffer's word view (view()) or a word array.
+  llvm::SmallVector<mlir::Value> wide_load(mlir::OpBuilder& b, mlir::Location l, mlir::Value words_mem, mlir::Value index,
                                            mlir::Type element, int64_t lanes, int64_t words) {
-    mlir::Value loaded = b.create<mlir::memref::LoadOp>(l, view(llvm::cast<mlir::BlockArgument>(base), words),
-                                                        mlir::ValueRange{index});
+    mlir::Value loaded = b.create<mlir::memref::LoadOp>(l, words_mem, mlir::ValueRange{index});
     unsigned bits = element.getIntOrFloatBitWidth();
     mlir::Type lane_int = b.getIntegerType(bits);
     llvm::SmallVector<mlir::Value> out;
@@ -198,7 +270,7 @@ class Scalarizer {
     return out;
   }
 
-  void wide_store(mlir::OpBuilder& b, mlir::Location l, llvm::ArrayRef<mlir::Value> values, mlir::Value base,
+  void wide_store(mlir::OpBuilder& b, mlir::Location l, llvm::ArrayRef<mlir::Value> values, mlir::Value words_mem,
                   mlir::Value index, int64_t words) {
     mlir::Type element = values[0].getType();
     unsigned bits = element.getIntOrFloatBitWidth();
@@ -223,7 +295,7 @@ class Scalarizer {
       value = b.create<mlir::arith::ConstantOp>(l, mlir::DenseElementsAttr::get(vt, b.getI32IntegerAttr(0).cast<mlir::Attribute>()));
       for (int64_t w = 0; w < words; ++w) value = b.create<mlir::vector::InsertOp>(l, packed[w], value, w);
     }
-    b.create<mlir::memref::StoreOp>(l, value, view(llvm::cast<mlir::BlockArgument>(base), words), mlir::ValueRange{index});
+    b.create<mlir::memref::StoreOp>(l, value, words_mem, mlir::ValueRange{index});
   }
 
   // Element index of a qv::load<N> -> index of its word-view element (N is a power of two).
@@ -242,7 +314,8 @@ class Scalarizer {
       mlir::Value index = load.getIndices().empty() ? mlir::Value() : load.getIndices()[0];
       mlir::Type element = llvm::cast<mlir::MemRefType>(m.mem.getType()).getElementType();
       if (int64_t words = wide_words(m.mem, element, m.width); words && index)
-        return replace(op, wide_load(b, l, m.mem, index, element, m.width, words));
+        return replace(op, wide_load(b, l, view(llvm::cast<mlir::BlockArgument>(m.mem), words), index, element, m.width,
+                                     words));
       llvm::SmallVector<mlir::Value> out;
       for (int64_t k = 0; k < m.width; ++k)
         out.push_back(b.create<mlir::memref::LoadOp>(l, m.mem, mlir::ValueRange{scalar_index(b, l, m, index, k)}));
@@ -254,7 +327,7 @@ class Scalarizer {
       auto values = lanes(op, store.getValue());
       mlir::Type element = llvm::cast<mlir::MemRefType>(m.mem.getType()).getElementType();
       if (int64_t words = wide_words(m.mem, element, m.width); words && index) {
-        wide_store(b, l, values, m.mem, index, words);
+        wide_store(b, l, values, view(llvm::cast<mlir::BlockArgument>(m.mem), words), index, words);
         return replace(op, {});
       }
       for (int64_t k = 0; k < m.width; ++k)
@@ -265,9 +338,13 @@ class Scalarizer {
       llvm::SmallVector<mlir::Value> out;
       mlir::Value index = load.getIndices()[0];
       mlir::VectorType vt = load.getVectorType();
+      if (auto it = word_arrays_.find(load.getBase()); it != word_arrays_.end())
+        return replace(op, wide_load(b, l, it->second.mem, view_index(b, l, index, vt.getNumElements()),
+                                     vt.getElementType(), vt.getNumElements(), 4));
       if (int64_t words = wide_words(load.getBase(), vt.getElementType(), vt.getNumElements()))
-        return replace(op, wide_load(b, l, load.getBase(), view_index(b, l, index, vt.getNumElements()),
-                                     vt.getElementType(), vt.getNumElements(), words));
+        return replace(op, wide_load(b, l, view(llvm::cast<mlir::BlockArgument>(load.getBase()), words),
+                                     view_index(b, l, index, vt.getNumElements()), vt.getElementType(),
+                                     vt.getNumElements(), words));
       for (int64_t k = 0; k < load.getVectorType().getNumElements(); ++k) {
         mlir::Value i = b.create<mlir::arith::AddIOp>(l, index, b.create<mlir::arith::ConstantIndexOp>(l, k));
         out.push_back(b.create<mlir::memref::LoadOp>(l, load.getBase(), mlir::ValueRange{i}));
@@ -278,8 +355,13 @@ class Scalarizer {
       auto values = lanes(op, store.getValueToStore());
       mlir::Value index = store.getIndices()[0];
       mlir::VectorType vt = store.getVectorType();
+      if (auto it = word_arrays_.find(store.getBase()); it != word_arrays_.end()) {
+        wide_store(b, l, values, it->second.mem, view_index(b, l, index, vt.getNumElements()), 4);
+        return replace(op, {});
+      }
       if (int64_t words = wide_words(store.getBase(), vt.getElementType(), vt.getNumElements())) {
-        wide_store(b, l, values, store.getBase(), view_index(b, l, index, vt.getNumElements()), words);
+        wide_store(b, l, values, view(llvm::cast<mlir::BlockArgument>(store.getBase()), words),
+                   view_index(b, l, index, vt.getNumElements()), words);
         return replace(op, {});
       }
       for (size_t k = 0; k < values.size(); ++k) {
@@ -288,6 +370,9 @@ class Scalarizer {
       }
       return replace(op, {});
     }
+    if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op); call && call.getNumOperands() > 0)
+      if (auto it = word_arrays_.find(call.getOperand(0)); it != word_arrays_.end())
+        return rewrite_word_call(call, it->second);
     if (auto branch = llvm::dyn_cast<mlir::BranchOpInterface>(op)) {
       for (unsigned s = 0; s < op->getNumSuccessors(); ++s) {
         mlir::MutableOperandRange forwarded = branch.getSuccessorOperands(s).getMutableForwardedOperands();
@@ -379,6 +464,7 @@ class Scalarizer {
   llvm::SmallVector<int32_t> view_of_;                                 // per view: its parameter
   llvm::DenseMap<mlir::Value, llvm::SmallVector<mlir::Value>> lanes_;
   llvm::DenseMap<mlir::Value, ScalarMemory> memories_;
+  llvm::DenseMap<mlir::Value, ScalarMemory> word_arrays_;   // array -> its vector<4xi32> form, elements per word
   std::vector<mlir::Operation*> dead_;
   std::vector<std::pair<mlir::Block*, unsigned>> old_args_;
 };

@@ -1,5 +1,6 @@
 #include "targets/spirv/matrix_coop.h"
 
+#include "ir/legalize.h"
 #include "ir/matrix.h"
 #include "targets/spirv/matrix_coop_lanes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -201,7 +202,9 @@ struct MatrixCallLowering final : mlir::OpConversionPattern<mlir::func::CallOp> 
         mlir::Value ptr = pointer();
         if (!ptr) return rewriter.notifyMatchFailure(call, "no pointer");
         mlir::Value value = args[3];
-        mlir::Type memory = tile_component(memory_element(call.getOperand(0)));
+        // A word array's store names the element type it writes (ir/legalize.h).
+        auto word_element = call->getAttrOfType<mlir::TypeAttr>(ir::kWordElementAttr);
+        mlir::Type memory = tile_component(word_element ? word_element.getValue() : memory_element(call.getOperand(0)));
         if (!memory.isF32())   // round to nearest even, as the kernel language's stores do
           value = rewriter.create<mlir::spirv::FConvertOp>(
               l, coop_type(memory, mlir::spirv::CooperativeMatrixUseKHR::MatrixAcc), value);
