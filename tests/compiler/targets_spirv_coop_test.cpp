@@ -22,7 +22,11 @@ std::string softmax_ir(const std::string& t) {
   func.func private @qv.matrix_load_b.g.T(memref<?xT>, index, i32) -> vector<256xT>
   func.func private @qv.matrix_mma.T(vector<256xT>, vector<256xT>, vector<256xf32>) -> vector<256xf32>
   func.func private @qv.matrix_store.g.f32(memref<?xf32>, index, i32, vector<256xf32>)
-  func.func @qv_k0_softmax(%s: memref<?xf32>, %v: memref<?xT>, %out: memref<?xf32>) attributes {qv.kernel, qv.block = array<i32: 64, 1, 1>} {
+  func.func @qv_k0_softmax(%s: memref<?xf32>, %v: memref<?xT>, %out: memref<?xf32>, %sgs: memref<?xi32>) attributes {qv.kernel, qv.block = array<i32: 64, 1, 1>} {
+    %sg = gpu.subgroup_size : index
+    %sg_i32 = arith.index_castui %sg : index to i32
+    %tid = gpu.thread_id x
+    memref.store %sg_i32, %sgs[%tid] : memref<?xi32>
     %c0 = arith.constant 0 : index
     %c16 = arith.constant 16 : index
     %c16_i32 = arith.constant 16 : i32
@@ -53,7 +57,9 @@ std::string with_type(std::string text, const std::string& t) {
 
 format::Kernel softmax_manifest(format::ScalarType t) {
   using S = format::ScalarType;
-  return manifest_entry("qv_k0_softmax", {buffer_param("s", S::F32), buffer_param("v", t), buffer_param("out", S::F32)},
+  return manifest_entry("qv_k0_softmax",
+                        {buffer_param("s", S::F32), buffer_param("v", t), buffer_param("out", S::F32),
+                         buffer_param("sgs", S::I32)},
                         {64, 1, 1});
 }
 
@@ -78,6 +84,19 @@ std::map<uint32_t, int> opcode_counts(const std::vector<uint32_t>& words) {
 constexpr uint32_t kOpControlBarrier = 224, kOpShuffleXor = 346, kOpCoopLoad = 4457, kOpCoopStore = 4458,
                    kOpCoopMulAdd = 4459;
 
+constexpr uint32_t kBuiltInSubgroupSize = 36;
+
+// Whether some OpDecorate gives an id the BuiltIn `builtin`.
+bool decorates_builtin(const std::vector<uint32_t>& words, uint32_t builtin) {
+  for (size_t i = 5; i < words.size();) {
+    uint32_t count = words[i] >> 16, opcode = words[i] & 0xffff;
+    if (count == 0) break;
+    if (opcode == 71 && count >= 4 && words[i + 2] == 11 && words[i + 3] == builtin) return true;   // OpDecorate BuiltIn
+    i += count;
+  }
+  return false;
+}
+
 bool has_requirement(const compiler::TargetImage& image, const std::string& r) {
   return std::find(image.requirements.begin(), image.requirements.end(), r) != image.requirements.end();
 }
@@ -96,6 +115,8 @@ TEST(SpirvCooperativeMatrix, RowStatisticsRunOnLaneSharesAndTheProductStaysCoope
   EXPECT_EQ(ops[kOpCoopStore], 1);
   EXPECT_EQ(ops[kOpShuffleXor], 2);   // one exchange per row reduction
   EXPECT_EQ(ops[kOpControlBarrier], 4);   // two per trip through the scratch
+  // The image requires 32-invocation subgroups, so the subgroup size is a constant in it.
+  EXPECT_FALSE(decorates_builtin(out.words, kBuiltInSubgroupSize));
   SpirvModuleInfo info = reflect_spirv(out.words);
   EXPECT_EQ(info.version, 0x00010600u);
 }

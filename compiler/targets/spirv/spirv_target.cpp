@@ -147,6 +147,15 @@ class SpirvTarget final : public Target {
         }
       }
       if (on_matrices.empty()) return std::nullopt;
+      // The image will require 32-invocation subgroups: every kernel in it may count on them
+      // (divisions by the subgroup size fold, loops over lanes unroll).
+      if (lane_shares)
+        module.walk([](mlir::gpu::SubgroupSizeOp op) {
+          mlir::OpBuilder b(op);
+          op.replaceAllUsesWith(b.create<mlir::arith::ConstantIndexOp>(op.getLoc(), spirv_target::kShareSubgroupSize)
+                                    .getResult());
+          op.erase();
+        });
       ir::expand_matrix_ops(module, [&](mlir::func::FuncOp fn) { return !llvm::is_contained(on_matrices, fn); });
       spirv_target::mark_right_operands(module, on_matrices);
     }
