@@ -115,6 +115,18 @@ QV_DEVICE void accumulate_pv(const qv::shared<T, TileSmem<D, Lean>::size>& sm, u
   }
 }
 
+// (P V)[:, c .. c + 15] for the 64 keys of this step (P as four left operands): V columns at `vc`.
+template <typename T, uint32_t D, bool Lean>
+QV_DEVICE qv::matrix_acc<float> pv_column(const qv::shared<T, TileSmem<D, Lean>::size>& sm, uint32_t vc,
+                                          const qv::matrix_a<T>& p0, const qv::matrix_a<T>& p1,
+                                          const qv::matrix_a<T>& p2, const qv::matrix_a<T>& p3) {
+  using S = TileSmem<D, Lean>;
+  qv::matrix_acc<float> acc = qv::mma(p0, qv::load_matrix_b(&sm[vc], S::row), qv::matrix_acc<float>());
+  acc = qv::mma(p1, qv::load_matrix_b(&sm[vc + 16 * S::row], S::row), acc);
+  acc = qv::mma(p2, qv::load_matrix_b(&sm[vc + 32 * S::row], S::row), acc);
+  return qv::mma(p3, qv::load_matrix_b(&sm[vc + 48 * S::row], S::row), acc);
+}
+
 template <typename T, uint32_t D, bool Lean>
 QV_DEVICE void attention_tiles_block(const T* q, const T* k, const T* v, T* o, uint32_t q_heads, uint32_t kv_heads,
                                      uint32_t q_len, uint32_t kv_len, uint32_t q_head_stride, uint32_t q_seq_stride,
@@ -228,20 +240,38 @@ QV_DEVICE void attention_tiles_block(const T* q, const T* k, const T* v, T* o, u
     s2 = qv::exp2(s2 - m_new);
     s3 = qv::exp2(s3 - m_new);
     l = l * alpha + qv::row_sum((s0 + s1) + (s2 + s3));
-    o0 *= alpha;
-    o1 *= alpha;
-    o2 *= alpha;
-    o3 *= alpha;
-    if constexpr (D == 128) {
-      o4 *= alpha;
-      o5 *= alpha;
-      o6 *= alpha;
-      o7 *= alpha;
+    if constexpr (Lean) {
+      // O tile by tile: O_j = O_j alpha + (P V)_j, the product from zero. On cooperative
+      // matrices O lives as lane shares (its rescale needs them) and each step moves only the
+      // new product there, not O there and back.
+      qv::matrix_a<T> p0 = qv::to_matrix_a<T>(s0), p1 = qv::to_matrix_a<T>(s1), p2 = qv::to_matrix_a<T>(s2),
+                      p3 = qv::to_matrix_a<T>(s3);
+      o0 = o0 * alpha + pv_column<T, D, Lean>(sm, vb, p0, p1, p2, p3);
+      o1 = o1 * alpha + pv_column<T, D, Lean>(sm, vb + 16, p0, p1, p2, p3);
+      o2 = o2 * alpha + pv_column<T, D, Lean>(sm, vb + 32, p0, p1, p2, p3);
+      o3 = o3 * alpha + pv_column<T, D, Lean>(sm, vb + 48, p0, p1, p2, p3);
+      if constexpr (D == 128) {
+        o4 = o4 * alpha + pv_column<T, D, Lean>(sm, vb + 64, p0, p1, p2, p3);
+        o5 = o5 * alpha + pv_column<T, D, Lean>(sm, vb + 80, p0, p1, p2, p3);
+        o6 = o6 * alpha + pv_column<T, D, Lean>(sm, vb + 96, p0, p1, p2, p3);
+        o7 = o7 * alpha + pv_column<T, D, Lean>(sm, vb + 112, p0, p1, p2, p3);
+      }
+    } else {
+      o0 *= alpha;
+      o1 *= alpha;
+      o2 *= alpha;
+      o3 *= alpha;
+      if constexpr (D == 128) {
+        o4 *= alpha;
+        o5 *= alpha;
+        o6 *= alpha;
+        o7 *= alpha;
+      }
+      accumulate_pv<T, D, Lean>(sm, vb, s0, o0, o1, o2, o3, o4, o5, o6, o7);
+      accumulate_pv<T, D, Lean>(sm, vb + 16 * S::row, s1, o0, o1, o2, o3, o4, o5, o6, o7);
+      accumulate_pv<T, D, Lean>(sm, vb + 32 * S::row, s2, o0, o1, o2, o3, o4, o5, o6, o7);
+      accumulate_pv<T, D, Lean>(sm, vb + 48 * S::row, s3, o0, o1, o2, o3, o4, o5, o6, o7);
     }
-    accumulate_pv<T, D, Lean>(sm, vb, s0, o0, o1, o2, o3, o4, o5, o6, o7);
-    accumulate_pv<T, D, Lean>(sm, vb + 16 * S::row, s1, o0, o1, o2, o3, o4, o5, o6, o7);
-    accumulate_pv<T, D, Lean>(sm, vb + 32 * S::row, s2, o0, o1, o2, o3, o4, o5, o6, o7);
-    accumulate_pv<T, D, Lean>(sm, vb + 48 * S::row, s3, o0, o1, o2, o3, o4, o5, o6, o7);
     qv::barrier();   // every warp is done with buffer `buf` before it is refilled
   }
 

@@ -261,6 +261,8 @@ std::vector<Case> all_cases(bool quick) {
   add_matmul_case<float>(cases, 4096);
   add_w8a8_case(cases, 8192);
   for (bool causal : {false, true}) add_attention_case<quiver::bf16>(cases, 4, 32, 4096, 128, causal);
+  // Half as well: the cooperative-matrix kernels of Vulkan devices take half tiles only.
+  for (bool causal : {false, true}) add_attention_case<quiver::half>(cases, 4, 32, 4096, 128, causal);
   add_attention_case<quiver::bf16>(cases, 1, 32, 8192, 64, false);
   return cases;
 }
