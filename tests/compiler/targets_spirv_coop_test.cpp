@@ -22,11 +22,14 @@ std::string softmax_ir(const std::string& t) {
   func.func private @qv.matrix_load_b.g.T(memref<?xT>, index, i32) -> vector<256xT>
   func.func private @qv.matrix_mma.T(vector<256xT>, vector<256xT>, vector<256xf32>) -> vector<256xf32>
   func.func private @qv.matrix_store.g.f32(memref<?xf32>, index, i32, vector<256xf32>)
+  func.func private @qv.dot4_i8(i32, i32, i32) -> i32
   func.func @qv_k0_softmax(%s: memref<?xf32>, %v: memref<?xT>, %out: memref<?xf32>, %sgs: memref<?xi32>) attributes {qv.kernel, qv.block = array<i32: 64, 1, 1>} {
     %sg = gpu.subgroup_size : index
     %sg_i32 = arith.index_castui %sg : index to i32
     %tid = gpu.thread_id x
-    memref.store %sg_i32, %sgs[%tid] : memref<?xi32>
+    %packed = memref.load %sgs[%tid] : memref<?xi32>
+    %dot = func.call @qv.dot4_i8(%packed, %packed, %sg_i32) : (i32, i32, i32) -> i32
+    memref.store %dot, %sgs[%tid] : memref<?xi32>
     %c0 = arith.constant 0 : index
     %c16 = arith.constant 16 : index
     %c16_i32 = arith.constant 16 : i32
@@ -81,7 +84,7 @@ std::map<uint32_t, int> opcode_counts(const std::vector<uint32_t>& words) {
   return counts;
 }
 
-constexpr uint32_t kOpControlBarrier = 224, kOpShuffleXor = 346, kOpCoopLoad = 4457, kOpCoopStore = 4458,
+constexpr uint32_t kOpSDot = 4450, kOpControlBarrier = 224, kOpShuffleXor = 346, kOpCoopLoad = 4457, kOpCoopStore = 4458,
                    kOpCoopMulAdd = 4459;
 
 constexpr uint32_t kBuiltInSubgroupSize = 36;
@@ -115,6 +118,9 @@ TEST(SpirvCooperativeMatrix, RowStatisticsRunOnLaneSharesAndTheProductStaysCoope
   EXPECT_EQ(ops[kOpCoopStore], 1);
   EXPECT_EQ(ops[kOpShuffleXor], 2);   // one exchange per row reduction
   EXPECT_EQ(ops[kOpControlBarrier], 4);   // two per trip through the scratch
+  // qv::dot4_i8 is one OpSDot (and an addition) there, which needs the device's integer dot product.
+  EXPECT_EQ(ops[kOpSDot], 1);
+  EXPECT_TRUE(has_requirement(out.image, "feature:shaderIntegerDotProduct"));
   // The image requires 32-invocation subgroups, so the subgroup size is a constant in it.
   EXPECT_FALSE(decorates_builtin(out.words, kBuiltInSubgroupSize));
   SpirvModuleInfo info = reflect_spirv(out.words);

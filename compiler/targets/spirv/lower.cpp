@@ -4,6 +4,7 @@
 
 #include "targets/spirv/subgroup.h"
 #include "targets/spirv/atomic.h"
+#include "targets/spirv/integer_dot.h"
 #include "targets/spirv/matrix_coop.h"
 
 #include "mlir/Conversion/ArithToSPIRV/ArithToSPIRV.h"
@@ -144,8 +145,8 @@ mlir::spirv::TargetEnvAttr vulkan12_target_env(mlir::MLIRContext* ctx, bool coop
   llvm::SmallVector<E> exts = {E::SPV_KHR_storage_buffer_storage_class, E::SPV_KHR_8bit_storage,
                                E::SPV_KHR_16bit_storage, E::SPV_EXT_shader_atomic_float_add};
   if (cooperative_matrix) {
-    caps.append({C::CooperativeMatrixKHR, C::VulkanMemoryModel});
-    exts.append({E::SPV_KHR_cooperative_matrix, E::SPV_KHR_vulkan_memory_model});
+    caps.append({C::CooperativeMatrixKHR, C::VulkanMemoryModel, C::DotProduct, C::DotProductInput4x8BitPacked});
+    exts.append({E::SPV_KHR_cooperative_matrix, E::SPV_KHR_vulkan_memory_model, E::SPV_KHR_integer_dot_product});
   }
   // MLIR's SPIR-V dialect makes the cooperative-matrix instructions SPIR-V 1.6 (Vulkan 1.3).
   auto version = cooperative_matrix ? mlir::spirv::Version::V_1_6 : mlir::spirv::Version::V_1_5;
@@ -183,7 +184,10 @@ mlir::spirv::ModuleOp convert_kernel_module(mlir::gpu::GPUModuleOp gpu_module, s
   mlir::populateVectorToSPIRVPatterns(type_converter, patterns);
   populate_subgroup_patterns(type_converter, patterns);
   populate_atomic_patterns(type_converter, patterns);
-  if (cooperative_matrix) populate_matrix_coop_patterns(type_converter, patterns);
+  if (cooperative_matrix) {
+    populate_matrix_coop_patterns(type_converter, patterns);
+    populate_integer_dot_patterns(type_converter, patterns);
+  }
   std::unique_ptr<mlir::ConversionTarget> target = mlir::SPIRVConversionTarget::get(env);
   // Partial conversion, then a check that only SPIR-V remains: MLIR 19's scf.while lowering
   // leaves dead unrealized casts behind, which a full conversion would reject.

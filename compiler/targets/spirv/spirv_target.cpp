@@ -25,6 +25,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "targets/spirv/exp2_glsl.h"
 #include "targets/spirv/lower.h"
+#include "targets/spirv/integer_dot.h"
 #include "targets/spirv/matrix_coop.h"
 #include "targets/spirv/matrix_coop_lanes.h"
 #include "targets/spirv/prepare.h"
@@ -170,6 +171,10 @@ class SpirvTarget final : public Target {
     legal.bf16_as_bits = true;
     legal.f16_as_bits = true;
     legal.expand_matrix = !coop;
+    // The Vulkan 1.3 image takes qv::dot4_i8 as OpSDot (integer_dot.h); the portable one computes
+    // it byte by byte.
+    const bool integer_dot = coop && spirv_target::uses_dot4_i8(module);
+    legal.expand_dot4_i8 = !integer_dot;
     if (std::string error; !ir::legalize(module, legal, error))
       throw TargetError(all_kernels(kernels), kTargetName, error);
     funcs = spirv_target::find_kernel_functions(module, kernels);
@@ -231,6 +236,7 @@ class SpirvTarget final : public Target {
     image.arch = image_arch;
     if (coop) image.requirements = spirv_target::cooperative_matrix_requirements();
     if (lane_shares) image.requirements.push_back(spirv_target::kShareSubgroupRequirement);
+    if (integer_dot) image.requirements.push_back(spirv_target::kIntegerDotRequirement);
     image.data.resize(words.size() * sizeof(uint32_t));
     std::memcpy(image.data.data(), words.data(), image.data.size());
     for (const format::Kernel& k : kernels) image.kernels.push_back(k.symbol);
