@@ -14,7 +14,7 @@ struct LegalizeOptions {
   bool scalarize_vectors = false;   // no vector values at all (SPIR-V)
   // With scalarize_vectors: 4-, 8- and 16-byte vector accesses to buffer parameters become one
   // access to a view of the buffer as 32-bit words (kBufferViewsAttr), not one per element; and
-  // workgroup arrays of 8- or 16-bit elements only ever accessed 16 bytes at a time become
+  // workgroup arrays of 8-, 16- or 32-bit elements only ever accessed 16 bytes at a time become
   // arrays of vector<4xi32> (kWordElementAttr).
   bool wide_buffer_access = false;
   bool f16_as_bits = false;         // f16 carried as i16, conversions in integer arithmetic

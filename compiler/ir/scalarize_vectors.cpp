@@ -14,7 +14,7 @@
 // kernel language requires qv::load<N>'s pointer to be aligned to N * sizeof(T) and buffers
 // are bound from their start (docs/abi.md); lanes are little-endian within a word.
 //
-// Word arrays (SPIR-V): a workgroup array of 8- or 16-bit elements whose every access is 16
+// Word arrays (SPIR-V): a workgroup array of 8-, 16- or 32-bit elements whose every access is 16
 // bytes wide (qv::load / qv::store / qv::copy_async of 16 bytes, matrix tiles, which the
 // language requires 16-byte aligned with strides of 16 bytes) becomes an array of
 // vector<4xi32>, for the same reason: one shared-memory instruction per access instead of 8 or
@@ -128,7 +128,8 @@ class Scalarizer {
     }
   }
 
-  // Workgroup arrays whose every access is 16 bytes wide -> arrays of vector<4xi32>.
+  // Workgroup arrays whose every access is 16 bytes wide -> arrays of vector<4xi32>. (32-bit
+  // elements too: the lane shares of cooperative matrices, compiler/targets/spirv.)
   void rewrite_word_arrays() {
     llvm::SmallVector<mlir::memref::AllocaOp> allocas;
     fn_.walk([&](mlir::memref::AllocaOp a) { allocas.push_back(a); });
@@ -140,7 +141,7 @@ class Scalarizer {
           !m.hasStaticShape() || !element.isIntOrFloat())
         continue;
       unsigned bits = element.getIntOrFloatBitWidth();
-      if (bits != 8 && bits != 16) continue;
+      if (bits != 8 && bits != 16 && bits != 32) continue;
       int64_t per_word = 128 / bits;
       if (m.getDimSize(0) % per_word != 0) continue;
       bool all_wide = llvm::all_of(a->getUses(), [&](mlir::OpOperand& use) {
@@ -152,7 +153,8 @@ class Scalarizer {
         if (auto call = llvm::dyn_cast<mlir::func::CallOp>(user)) {
           auto op = matrix_op_of(call.getCallee());
           return keep_tiles_ && use.getOperandNumber() == 0 &&
-                 (op == MatrixOp::LoadA || op == MatrixOp::LoadB || op == MatrixOp::LoadBT || op == MatrixOp::Store);
+                 (op == MatrixOp::LoadA || op == MatrixOp::LoadB || op == MatrixOp::LoadBT || op == MatrixOp::LoadAcc ||
+                  op == MatrixOp::Store);
         }
         return false;
       });

@@ -318,22 +318,44 @@ class LaneRewriter {
 
   mlir::Value element(mlir::Value share, int64_t i) { return b_.create<mlir::vector::ExtractOp>(l_, share, i); }
 
+  // A share's eight elements at `at` of float memory: two 16-byte accesses (legalisation keeps
+  // them whole: buffers through word views, workgroup arrays as words), not eight 4-byte ones
+  // that hit the same banks eight lanes at a time.
+  mlir::Value read_share(mlir::Value mem, mlir::Value at) {
+    auto quad = mlir::VectorType::get({kShare / 2}, b_.getF32Type());
+    mlir::Value lo = b_.create<mlir::vector::LoadOp>(l_, quad, mem, mlir::ValueRange{at});
+    mlir::Value hi = b_.create<mlir::vector::LoadOp>(l_, quad, mem, mlir::ValueRange{add(at, kShare / 2)});
+    return b_.create<mlir::vector::ShuffleOp>(l_, lo, hi, llvm::ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
+  }
+
+  // The share to memory of float (two 16-byte stores) or of a 16-bit type (rounded to nearest
+  // even, one 16-byte store).
+  void write_share(mlir::Value share, mlir::Value mem, mlir::Value at) {
+    mlir::Type memory = memory_element(mem);
+    if (!memory.isF32()) {
+      mlir::Value rounded = b_.create<mlir::arith::TruncFOp>(l_, mlir::VectorType::get({kShare}, memory), share);
+      b_.create<mlir::vector::StoreOp>(l_, rounded, mem, mlir::ValueRange{at});
+      return;
+    }
+    mlir::Value lo = b_.create<mlir::vector::ShuffleOp>(l_, share, share, llvm::ArrayRef<int64_t>{0, 1, 2, 3});
+    mlir::Value hi = b_.create<mlir::vector::ShuffleOp>(l_, share, share, llvm::ArrayRef<int64_t>{4, 5, 6, 7});
+    b_.create<mlir::vector::StoreOp>(l_, lo, mem, mlir::ValueRange{at});
+    b_.create<mlir::vector::StoreOp>(l_, hi, mem, mlir::ValueRange{add(at, kShare / 2)});
+  }
+
   // Each trip starts with a barrier: the previous trip's readers are done with the scratch.
   mlir::Value matrix_to_share(mlir::Value m) {
     mlir::Value s = scratch(b_.getF32Type());
     subgroup_barrier();
     call(MatrixOp::Store, {s, base_, i32(kScratchStride), m}, {});
     subgroup_barrier();
-    llvm::SmallVector<mlir::Value> elems;
-    for (int64_t i = 0; i < kShare; ++i)
-      elems.push_back(b_.create<mlir::memref::LoadOp>(l_, s, mlir::ValueRange{add(share_at_, i)}));
-    return b_.create<mlir::vector::FromElementsOp>(l_, share_type_, elems);
+    return read_share(s, share_at_);
   }
 
   mlir::Value share_to_matrix(mlir::Value share) {
     mlir::Value s = scratch(b_.getF32Type());
     subgroup_barrier();
-    for (int64_t i = 0; i < kShare; ++i) b_.create<mlir::memref::StoreOp>(l_, element(share, i), s, add(share_at_, i));
+    write_share(share, s, share_at_);
     subgroup_barrier();
     auto acc = mlir::VectorType::get({ir::kMatrixElements}, b_.getF32Type());
     return call(MatrixOp::LoadAcc, {s, base_, i32(kScratchStride)}, {acc}).getResult(0);
@@ -352,22 +374,12 @@ class LaneRewriter {
 
   mlir::Value load_share(mlir::func::CallOp load) {
     b_.setInsertionPoint(load);
-    mlir::Value at = share_address(load.getOperand(1), load.getOperand(2));
-    llvm::SmallVector<mlir::Value> elems;
-    for (int64_t i = 0; i < kShare; ++i)
-      elems.push_back(b_.create<mlir::memref::LoadOp>(l_, load.getOperand(0), mlir::ValueRange{add(at, i)}));
-    return b_.create<mlir::vector::FromElementsOp>(l_, share_type_, elems);
+    return read_share(load.getOperand(0), share_address(load.getOperand(1), load.getOperand(2)));
   }
 
   void store_share(mlir::func::CallOp store) {
     b_.setInsertionPoint(store);
-    mlir::Value at = share_address(store.getOperand(1), store.getOperand(2));
-    mlir::Type memory = memory_element(store.getOperand(0));
-    for (int64_t i = 0; i < kShare; ++i) {
-      mlir::Value v = element(store.getOperand(3), i);
-      if (memory != v.getType()) v = b_.create<mlir::arith::TruncFOp>(l_, memory, v);
-      b_.create<mlir::memref::StoreOp>(l_, v, store.getOperand(0), add(at, i));
-    }
+    write_share(store.getOperand(3), store.getOperand(0), share_address(store.getOperand(1), store.getOperand(2)));
   }
 
   // In-lane in index order, then with the lane holding the row's other half; both lanes combine
@@ -394,9 +406,7 @@ class LaneRewriter {
     mlir::Value s = scratch(half);
     subgroup_barrier();
     if (v.getType() == share_type_) {
-      for (int64_t i = 0; i < kShare; ++i)
-        b_.create<mlir::memref::StoreOp>(l_, b_.create<mlir::arith::TruncFOp>(l_, half, element(v, i)), s,
-                                         add(share_at_, i));
+      write_share(v, s, share_at_);
     } else {
       call(MatrixOp::Store, {s, base_, i32(kScratchStride), v}, {});
     }
