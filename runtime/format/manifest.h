@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "format/targets.h"   // Target, its names and kinds
+
 namespace quiver::format {
 
 // Element / scalar types a kernel parameter can have (KERNEL_LANGUAGE.md "Types").
@@ -30,11 +32,6 @@ struct Param {
   bool is_buffer = false;  // T* / const T*
   Access access = Access::Read;
 };
-
-// One compiled artefact kind. A .qfb holds at most one image per (target, arch).
-enum class Target : uint8_t { PTX, CUBIN, SPIRV, CPU, HSACO, MSL, METALLIB, WGSL };
-std::string_view to_string(Target t);               // "ptx", "cubin", "spirv", "cpu", "hsaco", "msl", "metallib", "wgsl"
-std::optional<Target> target_from_string(std::string_view s);
 
 struct Kernel {
   std::string name;                    // canonical C++ spelling: "saxpy", "scale_rows<float, 4096>"
