@@ -77,7 +77,9 @@ inline constexpr uint64_t kMaxImageRawBytes = 1ull << 30;    // decompressed byt
 inline constexpr size_t kMaxKernels = 4096;
 inline constexpr size_t kMaxParams = 64;
 inline constexpr size_t kMaxImages = 256;
-inline constexpr size_t kMaxTargetsPerKernel = 8;
+// Well above the number of image kinds: a file of a newer minor may list kinds this reader does
+// not know (it drops them), so the table's size is no bound on what it must accept.
+inline constexpr size_t kMaxTargetsPerKernel = 64;
 inline constexpr size_t kMaxNameBytes = 4096;                // kernel/param names, version strings
 inline constexpr size_t kMaxSymbolBytes = 512;
 inline constexpr size_t kMaxArchBytes = 64;
@@ -88,6 +90,8 @@ inline constexpr uint32_t kMaxSharedBytes = 16u << 20;
 inline constexpr size_t kMaxJsonDepth = 16;
 inline constexpr size_t kMaxJsonValues = 2'000'000;          // bounds the parsed tree's memory
 }  // namespace limits
+
+static_assert(kTargetCount <= limits::kMaxTargetsPerKernel, "a kernel may list every target");
 
 // The most shared memory a CUDA kernel may declare statically (`.shared`). A kernel needing more
 // gets it as dynamic shared memory of exactly shared_bytes, set up by the PTX target and by the

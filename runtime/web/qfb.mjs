@@ -12,7 +12,7 @@ export const FORMAT_MINOR = 0;
 const HEADER_SIZE = 64, MAX_HEADER_SIZE = 4096, IMAGE_ALIGNMENT = 16n;
 export const LIMITS = Object.freeze({
   maxManifestBytes: 16 << 20, maxImageRawBytes: 1 << 30, maxKernels: 4096, maxParams: 64, maxImages: 256,
-  maxTargetsPerKernel: 8, maxNameBytes: 4096, maxSymbolBytes: 512, maxArchBytes: 64, maxBlockThreads: 1024,
+  maxTargetsPerKernel: 64, maxNameBytes: 4096, maxSymbolBytes: 512, maxArchBytes: 64, maxBlockThreads: 1024,
   maxSharedBytes: 16 << 20, maxJsonDepth: 16, maxJsonValues: 2000000, maxWindowLog: 27,
 });
 export const SCALAR_TYPES = Object.freeze({
