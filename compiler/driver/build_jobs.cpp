@@ -16,12 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const TargetEntry* find_target(const std::string& name) {
-  for (const TargetEntry& e : target_registry())
-    if (e.name == name) return &e;
-  return nullptr;
-}
-
 // QV_TARGETS entries are a target ("ptx") or a target and one arch ("ptx:sm_90a").
 bool allowed(const frontend::KernelEntry& k, const std::string& target, const std::string& arch) {
   if (k.allowed_targets.empty()) return true;
@@ -118,6 +112,15 @@ BuildJobResult run_build_job(const BuildJob& job, const frontend::Result& fe, co
     result.error = e.what();
   } catch (const std::exception& e) {
     result.error = name + ": " + e.what();
+  }
+  // A registry line says which image kinds its target makes: an image of another kind is a bug
+  // in the target, stopped here rather than written into the fat binary.
+  for (const TargetImage& image : result.images) {
+    if (std::find(job.entry->images.begin(), job.entry->images.end(), image.target) != job.entry->images.end())
+      continue;
+    result.error = name + ": the target made a " + std::string(format::to_string(image.target)) +
+                   " image, which its line in compiler/targets/registry.cpp does not list";
+    break;
   }
   if (options.verbose && !result.error)
     std::cerr << "quiverc: " << name << (job.archs.empty() ? "" : " " + joined(job.archs)) << " done in "

@@ -72,8 +72,7 @@ int main(int argc, char** argv) {
   unsigned jobs_option = 0;
   app.add_option("sources", sources, "kernel source files")->required()->check(CLI::ExistingFile);
   app.add_option("-o,--output", output, "output fat binary (.qfb)")->required();
-  app.add_option("--targets", targets_spec,
-                 "targets and archs, e.g. 'ptx:sm_80,sm_90;spirv;cpu' (default: all available)");
+  app.add_option("--targets", targets_spec, compiler::targets_help());
   app.add_option("--emit-header", header_path, "write a C++ header with typed launch wrappers");
   app.add_option("--namespace", ns, "C++ namespace of the generated header / embedding");
   app.add_option("--emit-embed", embed_path, "write a C++ source that embeds the fat binary");
@@ -90,11 +89,9 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if ((!header_path.empty() || !embed_path.empty()) && ns.empty()) ns = "qv_kernels";
 
-  std::vector<std::string> available;
-  for (const auto& t : compiler::target_registry()) available.emplace_back(t.name);
   std::vector<compiler::TargetRequest> requests;
   try {
-    requests = compiler::parse_targets(targets_spec, available);
+    requests = compiler::parse_targets(targets_spec);
   } catch (const std::exception& e) {
     fail(e.what());
   }
@@ -110,6 +107,7 @@ int main(int argc, char** argv) {
   fopts.defines = defines;
   fopts.quiver_include_dir = quiver_include_dir(argv[0]);
   fopts.clang_resource_dir = QUIVER_CLANG_RESOURCE_DIR;
+  fopts.targets = compiler::target_names();
   fopts.threads = jobs_option == 0 ? compiler::available_cpus() : jobs_option;
   frontend::Result fe;
   auto t0 = std::chrono::steady_clock::now();

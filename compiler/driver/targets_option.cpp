@@ -1,6 +1,7 @@
 #include "driver/targets_option.h"
 
-#include <algorithm>
+#include "targets/target.h"
+
 #include <sstream>
 #include <stdexcept>
 
@@ -18,11 +19,17 @@ static std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-std::vector<TargetRequest> parse_targets(const std::string& spec, const std::vector<std::string>& available) {
-  static const std::vector<std::string> known = {"ptx", "hsaco", "spirv", "msl", "wgsl", "cpu"};
+// "ptx, spirv, cpu, ...": the registry's names, for messages.
+static std::string joined_names() {
+  std::string out;
+  for (const std::string& name : target_names()) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+std::vector<TargetRequest> parse_targets(const std::string& spec) {
   std::vector<TargetRequest> out;
   if (spec.empty() || spec == "all") {
-    for (const auto& a : available) out.push_back({a, {}});
+    for (const std::string& name : target_names()) out.push_back({name, {}});
     return out;
   }
   for (const std::string& entry : split(spec, ';')) {
@@ -30,10 +37,8 @@ std::vector<TargetRequest> parse_targets(const std::string& spec, const std::vec
     auto colon = entry.find(':');
     r.name = entry.substr(0, colon);
     if (colon != std::string::npos) r.archs = split(entry.substr(colon + 1), ',');
-    if (std::find(known.begin(), known.end(), r.name) == known.end())
-      throw std::invalid_argument("unknown target '" + r.name + "' in --targets (known: ptx, hsaco, spirv, msl, wgsl, cpu)");
-    if (std::find(available.begin(), available.end(), r.name) == available.end())
-      throw std::invalid_argument("target '" + r.name + "' is not available in this build of quiverc");
+    if (!find_target(r.name))
+      throw std::invalid_argument("unknown target '" + r.name + "' in --targets (known: " + joined_names() + ")");
     for (const auto& prev : out)
       if (prev.name == r.name) throw std::invalid_argument("target '" + r.name + "' is listed twice in --targets");
     if (colon != std::string::npos && r.archs.empty())
@@ -41,6 +46,10 @@ std::vector<TargetRequest> parse_targets(const std::string& spec, const std::vec
     out.push_back(std::move(r));
   }
   return out;
+}
+
+std::string targets_help() {
+  return "targets and archs, e.g. 'ptx:sm_80,sm_90;spirv;cpu' (targets: " + joined_names() + "; default: all)";
 }
 
 }  // namespace quiver::compiler

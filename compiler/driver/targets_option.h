@@ -1,7 +1,7 @@
-// `--targets ptx:sm_80,sm_90;spirv;cpu`: which targets to build, each with its arch list.
+// `--targets ptx:sm_80,sm_90;spirv;cpu`: which targets to build, each with its arch list. The
+// names are the target registry's (compiler/targets/registry.cpp).
 #pragma once
 
-#include <map>
 #include <string>
 #include <vector>
 
@@ -12,9 +12,11 @@ struct TargetRequest {
   std::vector<std::string> archs;   // empty = the target's defaults
 };
 
-// Throws std::invalid_argument naming the bad entry. `available` are the targets this build
-// of quiverc has; `known` every target the language names (an unavailable known target is a
-// clear "not available in this build" error, an unknown one is "unknown target").
-std::vector<TargetRequest> parse_targets(const std::string& spec, const std::vector<std::string>& available);
+// Empty or "all": every registry target, in registry order. Throws std::invalid_argument naming
+// the bad entry (an unknown target's message lists the registry's).
+std::vector<TargetRequest> parse_targets(const std::string& spec);
+
+// The help text of --targets, which names every registry target.
+std::string targets_help();
 
 }  // namespace quiver::compiler

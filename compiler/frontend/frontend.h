@@ -17,6 +17,9 @@ struct Options {
   std::vector<std::string> defines;        // -D name=value
   std::string quiver_include_dir;          // where <quiver/kernel.h> lives
   std::string clang_resource_dir;          // Clang's builtin headers (<stdint.h>, ...)
+  // The target names QV_TARGETS may use: the compiler's target registry (targets/target.h),
+  // which the front end does not link.
+  std::vector<std::string> targets;
   // Threads for normalisation's per-function passes (mem2reg dominates the front end), when
   // the context has multithreading off; they are gone again when compile() returns, so the
   // caller may fork. The IR is the same for any count.

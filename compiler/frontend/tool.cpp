@@ -19,6 +19,7 @@
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/Tooling.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/ThreadPool.h"
 #include "mlir/IR/Builders.h"
 
@@ -51,8 +52,9 @@ class KernelFinder : public clang::RecursiveASTVisitor<KernelFinder> {
 
 class Consumer : public clang::ASTConsumer {
  public:
-  Consumer(clang::CompilerInstance& ci, mlir::ModuleOp module, Result& result, std::set<std::string>& symbols)
-      : ci_(ci), module_(module), result_(result), symbols_(symbols) {}
+  Consumer(clang::CompilerInstance& ci, mlir::ModuleOp module, Result& result, std::set<std::string>& symbols,
+           const std::vector<std::string>& targets)
+      : ci_(ci), module_(module), result_(result), symbols_(symbols), targets_(targets) {}
 
   void HandleTranslationUnit(clang::ASTContext& ast) override {
     auto& diags = ci_.getDiagnostics();
@@ -131,14 +133,15 @@ class Consumer : public clang::ASTConsumer {
       lit->getString().split(parts, ',', -1, false);
       for (llvm::StringRef p : parts) {
         p = p.trim();
-        static const std::set<std::string> known = {"ptx", "hsaco", "spirv", "msl", "wgsl", "cpu"};
         auto [target, arch] = p.split(':');   // "ptx" or "ptx:sm_90a": only that arch's images
         target = target.trim();
         arch = arch.trim();
-        if (!known.count(target.str()) || (p.contains(':') && arch.empty()))
-          return report(targets->getLocation(), "unknown target '" + p.str() +
-                                                    "' in QV_TARGETS (known: ptx, hsaco, spirv, msl, wgsl, cpu, "
+        if (!llvm::is_contained(targets_, target) || (p.contains(':') && arch.empty())) {
+          std::string known;
+          for (const std::string& t : targets_) known += t + ", ";
+          return report(targets->getLocation(), "unknown target '" + p.str() + "' in QV_TARGETS (known: " + known +
                                                     "each optionally with one arch: ptx:sm_90a)");
+        }
         entry.allowed_targets.push_back(p.contains(':') ? (target + ":" + arch).str() : target.str());
       }
     }
@@ -180,32 +183,36 @@ class Consumer : public clang::ASTConsumer {
   mlir::ModuleOp module_;
   Result& result_;
   std::set<std::string>& symbols_;
+  const std::vector<std::string>& targets_;   // what QV_TARGETS may name (Options::targets)
 };
 
 class Action : public clang::ASTFrontendAction {
  public:
-  Action(mlir::ModuleOp m, Result& r, std::set<std::string>& s) : module_(m), result_(r), symbols_(s) {}
+  Action(mlir::ModuleOp m, Result& r, std::set<std::string>& s, const std::vector<std::string>& t)
+      : module_(m), result_(r), symbols_(s), targets_(t) {}
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance& ci, llvm::StringRef) override {
-    return std::make_unique<Consumer>(ci, module_, result_, symbols_);
+    return std::make_unique<Consumer>(ci, module_, result_, symbols_, targets_);
   }
 
  private:
   mlir::ModuleOp module_;
   Result& result_;
   std::set<std::string>& symbols_;
+  const std::vector<std::string>& targets_;
 };
 
 class Factory : public clang::tooling::FrontendActionFactory {
  public:
-  Factory(mlir::ModuleOp m, Result& r) : module_(m), result_(r) {}
+  Factory(mlir::ModuleOp m, Result& r, const std::vector<std::string>& t) : module_(m), result_(r), targets_(t) {}
   std::unique_ptr<clang::FrontendAction> create() override {
-    return std::make_unique<Action>(module_, result_, symbols_);
+    return std::make_unique<Action>(module_, result_, symbols_, targets_);
   }
 
  private:
   mlir::ModuleOp module_;
   Result& result_;
   std::set<std::string> symbols_;
+  const std::vector<std::string>& targets_;
 };
 
 }  // namespace
@@ -218,7 +225,7 @@ bool compile(mlir::MLIRContext& context, const std::vector<std::string>& sources
   for (const auto& d : options.include_dirs) args.push_back("-I" + d);
   for (const auto& d : options.defines) args.push_back("-D" + d);
   clang::tooling::FixedCompilationDatabase db(".", args);
-  Factory factory(*result.module, result);
+  Factory factory(*result.module, result, options.targets);
   // One tool run per source: ClangTool prints progress lines when given several files.
   bool ok = true;
   for (const std::string& source : sources) {

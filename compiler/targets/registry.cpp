@@ -1,4 +1,6 @@
-// The compiler's target list: one line per folder under compiler/targets/.
+// The compiler's target registry: one line per folder under compiler/targets/. Its order is the
+// default build order, so it fixes the order of images in every fat binary built without
+// --targets: a new target goes at the end.
 #include "targets/target.h"
 
 namespace quiver::compiler {
@@ -10,16 +12,35 @@ std::unique_ptr<Target> create_hsaco_target();
 std::unique_ptr<Target> create_msl_target();
 std::unique_ptr<Target> create_wgsl_target();
 
+namespace {
+// The image kinds of a line, as an array that lives as long as the program.
+template <format::Target... kinds>
+constexpr format::Target kImages[sizeof...(kinds)] = {kinds...};
+}  // namespace
+
 std::span<const TargetEntry> target_registry() {
+  // ptx adds cubins where ptxas exists, msl a metallib where Apple's tools do.
   static const TargetEntry entries[] = {
-      {"ptx", create_ptx_target},
-      {"spirv", create_spirv_target},
-      {"cpu", create_cpu_target},
-      {"hsaco", create_hsaco_target},
-      {"msl", create_msl_target},
-      {"wgsl", create_wgsl_target},
+      {"ptx", kImages<format::Target::PTX, format::Target::CUBIN>, create_ptx_target},
+      {"spirv", kImages<format::Target::SPIRV>, create_spirv_target},
+      {"cpu", kImages<format::Target::CPU>, create_cpu_target},
+      {"hsaco", kImages<format::Target::HSACO>, create_hsaco_target},
+      {"msl", kImages<format::Target::MSL, format::Target::METALLIB>, create_msl_target},
+      {"wgsl", kImages<format::Target::WGSL>, create_wgsl_target},
   };
   return entries;
+}
+
+const TargetEntry* find_target(std::string_view name) {
+  for (const TargetEntry& e : target_registry())
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+std::vector<std::string> target_names() {
+  std::vector<std::string> names;
+  for (const TargetEntry& e : target_registry()) names.emplace_back(e.name);
+  return names;
 }
 
 }  // namespace quiver::compiler

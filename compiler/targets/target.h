@@ -1,5 +1,6 @@
-// The one interface every compiler target implements (one folder per target under
-// compiler/targets/, one line per target in registry.cpp). A target takes the neutral IR that
+// The one interface every compiler target implements. A target is one folder under
+// compiler/targets/ and one line in registry.cpp, the registry that quiverc's --targets, the
+// front end's QV_TARGETS check and the build plan all read. A target takes the neutral IR that
 // the front end produced (docs/ir.md) and returns one or more images for the fat binary.
 #pragma once
 
@@ -47,7 +48,7 @@ struct TargetImage {
 class Target {
  public:
   virtual ~Target() = default;
-  virtual std::string_view name() const = 0;   // "ptx", "spirv", "cpu" (the --targets spelling)
+  virtual std::string_view name() const = 0;   // its registry line's name, for its own messages
   // The archs built when --targets names none ({} for targets without archs).
   virtual std::vector<std::string> default_archs() const { return {}; }
   // `module` is a private clone of the neutral IR holding only `kernels` (the target may
@@ -69,10 +70,16 @@ class Target {
   }
 };
 
+// A registry line.
 struct TargetEntry {
-  std::string_view name;
+  std::string_view name;                    // "ptx": the --targets and QV_TARGETS spelling
+  std::span<const format::Target> images;   // the image kinds its compile() may return
   std::unique_ptr<Target> (*create)();
 };
+// Every target, in the order quiverc builds them when --targets names none (which is the order
+// of their images in the fat binary).
 std::span<const TargetEntry> target_registry();
+const TargetEntry* find_target(std::string_view name);   // nullptr when no line has that name
+std::vector<std::string> target_names();                 // the registry's names, in its order
 
 }  // namespace quiver::compiler

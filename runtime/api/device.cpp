@@ -262,8 +262,7 @@ std::shared_ptr<detail::ModuleContents> load_contents(const detail::DeviceImpl& 
     // Loaded under the lock; the contents' holders (ModuleImpl, DeviceImpl) release the backend
     // module under it too.
     std::lock_guard lock(impl.mutex());
-    contents->module = impl.backend().load(fb);
-    if (contents->module) contents->image = contents->module->image_description();
+    contents->adopt(impl.backend().load(fb));
   }
   if (!contents->module) {
     throw Error(ErrorCode::DeviceError,

@@ -28,7 +28,17 @@ struct ModuleContents {
   std::unique_ptr<backend::Module> module;
   format::Manifest manifest;
   std::string label;
-  std::string image;   // the backend's description of the image it loaded
+  std::string image;                 // the backend's description of the image it loaded, for people
+  backend::ImageInfo image_info;     // the same image, structured: what has_kernel reads
+
+  // Takes the module the backend loaded and what it says of its image (under the device's
+  // lock, as every call into the backend).
+  void adopt(std::unique_ptr<backend::Module> loaded) {
+    module = std::move(loaded);
+    if (!module) return;
+    image = module->image_description();
+    image_info = module->image_info();
+  }
 };
 
 class DeviceImpl {
@@ -126,6 +136,7 @@ class ModuleImpl {
   const format::Manifest& manifest() const { return contents_->manifest; }
   const std::string& label() const { return contents_->label; }
   const std::string& image() const { return contents_->image; }
+  const backend::ImageInfo& image_info() const { return contents_->image_info; }
 
  private:
   std::shared_ptr<DeviceImpl> device_;

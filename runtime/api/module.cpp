@@ -14,21 +14,11 @@ const detail::ModuleImpl& checked(const std::shared_ptr<detail::ModuleImpl>& imp
 
 bool Module::has_kernel(std::string_view name) const {
   const detail::ModuleImpl& m = checked(impl_);
-  // The image description starts with its target: "cubin sm_90", "cpu x86_64", "spirv ...".
-  std::string_view image = m.image();
-  std::optional<format::Target> loaded = format::target_from_string(image.substr(0, image.find(' ')));
-  // Then its arch ("sm_90a"): a kernel limited to some archs (QV_TARGETS(ptx:sm_90a)) is only in
-  // those images of its target.
-  std::string_view arch = image.find(' ') == std::string_view::npos ? std::string_view() : image.substr(image.find(' ') + 1);
-  arch = arch.substr(0, arch.find(' '));
-  for (const format::Kernel& k : m.manifest().kernels) {
-    if (k.name != name) continue;
-    if (!loaded || std::find(k.targets.begin(), k.targets.end(), *loaded) == k.targets.end()) return false;
-    for (const format::Image& img : m.manifest().images)
-      if (img.target == *loaded && img.arch == arch)
-        return std::find(img.kernels.begin(), img.kernels.end(), k.symbol) != img.kernels.end();
-    return true;
-  }
+  // A kernel limited by QV_TARGETS (to targets, or to archs of one: ptx:sm_90a) is in some
+  // images only: the question is whether the one loaded lists its symbol.
+  const std::vector<std::string>& loaded = m.image_info().kernels;
+  for (const format::Kernel& k : m.manifest().kernels)
+    if (k.name == name) return std::find(loaded.begin(), loaded.end(), k.symbol) != loaded.end();
   return false;
 }
 

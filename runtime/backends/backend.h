@@ -66,6 +66,16 @@ struct LiveObjects {
 };
 LiveObjects live_objects();
 
+// The image a Module loaded, as the manifest lists it: what the API layer answers questions
+// about the loaded code from (Module::has_kernel), where image_description() is text for people.
+struct ImageInfo {
+  format::Target target{};
+  std::string arch;
+  std::vector<std::string> kernels;   // kernel symbols the image contains
+
+  static ImageInfo of(const format::Image& image) { return {image.target, image.arch, image.kernels}; }
+};
+
 class Module {
  public:
   Module();
@@ -76,6 +86,8 @@ class Module {
   virtual void launch(size_t kernel, Grid grid, std::span<const LaunchArg> args) = 0;
   // Which image was loaded, for diagnostics: "cubin sm_90", "ptx sm_80 (JIT)", "spirv", "cpu x86_64".
   virtual std::string image_description() const = 0;
+  // The same image, structured. Fixed when the module is loaded.
+  virtual const ImageInfo& image_info() const = 0;
 };
 
 class Device {

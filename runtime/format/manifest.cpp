@@ -3,6 +3,7 @@
 #include "format/manifest.h"
 
 #include <algorithm>
+#include <bitset>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -26,11 +27,13 @@ constexpr std::pair<ScalarType, std::string_view> kScalarNames[] = {
     {ScalarType::F64, "double"},
 };
 
-constexpr std::pair<Target, std::string_view> kTargetNames[] = {
-    {Target::PTX, "ptx"},     {Target::CUBIN, "cubin"}, {Target::SPIRV, "spirv"},
-    {Target::CPU, "cpu"},     {Target::HSACO, "hsaco"}, {Target::MSL, "msl"},
-    {Target::METALLIB, "metallib"}, {Target::WGSL, "wgsl"},
-};
+// info() indexes the table by enumerator: the table must list them in order.
+constexpr bool targets_in_enum_order() {
+  for (size_t i = 0; i < kTargetCount; ++i)
+    if (static_cast<size_t>(kTargets[i].target) != i) return false;
+  return true;
+}
+static_assert(targets_in_enum_order(), "format/targets.h: kTargets out of enum order");
 
 using nlohmann::json;
 
@@ -422,10 +425,8 @@ class Reader {
   std::string_view label_;
 };
 
-uint8_t target_bit(Target t) {
-  static_assert(static_cast<int>(Target::WGSL) < 8, "one bit per target in a uint8_t");
-  return static_cast<uint8_t>(1u << static_cast<unsigned>(t));
-}
+// A set of targets, one bit per line of the target table: as wide as the table.
+using TargetSet = std::bitset<kTargetCount>;
 
 bool is_symbol(std::string_view s) {
   if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
@@ -535,14 +536,12 @@ uint32_t size_of(ScalarType t) {
 }
 
 std::string_view to_string(Target t) {
-  for (auto& [k, name] : kTargetNames)
-    if (k == t) return name;
-  return "?";
+  return static_cast<size_t>(t) < kTargetCount ? info(t).name : "?";
 }
 
 std::optional<Target> target_from_string(std::string_view s) {
-  for (auto& [k, name] : kTargetNames)
-    if (name == s) return k;
+  for (const TargetInfo& t : targets())
+    if (t.name == s) return t.target;
   return std::nullopt;
 }
 
@@ -701,8 +700,8 @@ Manifest manifest_from_json(std::string_view text, std::string_view label, bool 
   kernel_by_symbol.reserve(m.kernels.size());
   for (size_t k = 0; k < m.kernels.size(); ++k) kernel_by_symbol.emplace(m.kernels[k].symbol, k);
 
-  // Per kernel, the targets whose images list it (one bit per Target).
-  std::vector<uint8_t> covered(m.kernels.size(), 0);
+  // Per kernel, the targets whose images list it.
+  std::vector<TargetSet> covered(m.kernels.size());
 
   const Node& images = r.array(doc, "", "images", limits::kMaxImages);
   i = 0;
@@ -750,7 +749,7 @@ Manifest manifest_from_json(std::string_view text, std::string_view label, bool 
         r.fail(field(), "kernel \"" + kernel.name + "\" does not list target " + target);
       if (!listed.insert(sym).second) r.fail(field(), "symbol \"" + std::string(sym) + "\" listed twice");
       im.kernels.emplace_back(sym);
-      covered[found->second] |= target_bit(im.target);
+      covered[found->second].set(static_cast<size_t>(im.target));
     }
     if (ij.find("requires")) {
       const Node& list = r.array(ij, p, "requires", limits::kMaxRequirements);
@@ -771,7 +770,7 @@ Manifest manifest_from_json(std::string_view text, std::string_view label, bool 
   for (i = 0; i < m.kernels.size(); ++i) {
     const Kernel& k = m.kernels[i];
     for (size_t t = 0; t < k.targets.size(); ++t) {
-      if (!(covered[i] & target_bit(k.targets[t])))
+      if (!covered[i].test(static_cast<size_t>(k.targets[t])))
         r.fail("kernels[" + std::to_string(i) + "].targets", "kernel \"" + k.name + "\" lists target " +
                                                                  std::string(to_string(k.targets[t])) +
                                                                  " but no " +

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "format/targets.h"   // Target, its names and kinds
+
 namespace quiver::format {
 
 // Element / scalar types a kernel parameter can have (KERNEL_LANGUAGE.md "Types").
@@ -30,11 +32,6 @@ struct Param {
   bool is_buffer = false;  // T* / const T*
   Access access = Access::Read;
 };
-
-// One compiled artefact kind. A .qfb holds at most one image per (target, arch).
-enum class Target : uint8_t { PTX, CUBIN, SPIRV, CPU, HSACO, MSL, METALLIB, WGSL };
-std::string_view to_string(Target t);               // "ptx", "cubin", "spirv", "cpu", "hsaco", "msl", "metallib", "wgsl"
-std::optional<Target> target_from_string(std::string_view s);
 
 struct Kernel {
   std::string name;                    // canonical C++ spelling: "saxpy", "scale_rows<float, 4096>"
@@ -80,7 +77,9 @@ inline constexpr uint64_t kMaxImageRawBytes = 1ull << 30;    // decompressed byt
 inline constexpr size_t kMaxKernels = 4096;
 inline constexpr size_t kMaxParams = 64;
 inline constexpr size_t kMaxImages = 256;
-inline constexpr size_t kMaxTargetsPerKernel = 8;
+// Well above the number of image kinds: a file of a newer minor may list kinds this reader does
+// not know (it drops them), so the table's size is no bound on what it must accept.
+inline constexpr size_t kMaxTargetsPerKernel = 64;
 inline constexpr size_t kMaxNameBytes = 4096;                // kernel/param names, version strings
 inline constexpr size_t kMaxSymbolBytes = 512;
 inline constexpr size_t kMaxArchBytes = 64;
@@ -91,6 +90,8 @@ inline constexpr uint32_t kMaxSharedBytes = 16u << 20;
 inline constexpr size_t kMaxJsonDepth = 16;
 inline constexpr size_t kMaxJsonValues = 2'000'000;          // bounds the parsed tree's memory
 }  // namespace limits
+
+static_assert(kTargetCount <= limits::kMaxTargetsPerKernel, "a kernel may list every target");
 
 // The most shared memory a CUDA kernel may declare statically (`.shared`). A kernel needing more
 // gets it as dynamic shared memory of exactly shared_bytes, set up by the PTX target and by the

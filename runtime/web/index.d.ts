@@ -9,7 +9,9 @@ export class QfbError extends Error {
 
 export type ScalarTypeName = 'bool' | 'int8_t' | 'uint8_t' | 'int16_t' | 'uint16_t' | 'int32_t' | 'uint32_t' |
   'int64_t' | 'uint64_t' | 'half' | 'bf16' | 'float' | 'double';
-export type TargetName = 'ptx' | 'cubin' | 'spirv' | 'cpu' | 'hsaco' | 'msl' | 'metallib' | 'wgsl';
+// The format's target table (qfb.mjs TARGETS, the same names as runtime/format/targets.h).
+export const TARGETS: readonly ['ptx', 'cubin', 'spirv', 'cpu', 'hsaco', 'msl', 'metallib', 'wgsl'];
+export type TargetName = (typeof TARGETS)[number];
 
 export interface Param {
   name: string;
@@ -75,7 +77,6 @@ export function checksumHex(value: bigint): string;
 export function xxh64(bytes: Uint8Array): bigint;
 export const LIMITS: Readonly<Record<string, number>>;
 export const SCALAR_TYPES: Readonly<Record<ScalarTypeName, number>>;
-export const TARGETS: readonly TargetName[];
 
 export interface WgslUnit {
   entry: string;

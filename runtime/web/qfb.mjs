@@ -12,13 +12,16 @@ export const FORMAT_MINOR = 0;
 const HEADER_SIZE = 64, MAX_HEADER_SIZE = 4096, IMAGE_ALIGNMENT = 16n;
 export const LIMITS = Object.freeze({
   maxManifestBytes: 16 << 20, maxImageRawBytes: 1 << 30, maxKernels: 4096, maxParams: 64, maxImages: 256,
-  maxTargetsPerKernel: 8, maxNameBytes: 4096, maxSymbolBytes: 512, maxArchBytes: 64, maxBlockThreads: 1024,
+  maxTargetsPerKernel: 64, maxNameBytes: 4096, maxSymbolBytes: 512, maxArchBytes: 64, maxBlockThreads: 1024,
   maxSharedBytes: 16 << 20, maxJsonDepth: 16, maxJsonValues: 2000000, maxWindowLog: 27,
 });
 export const SCALAR_TYPES = Object.freeze({
   bool: 1, int8_t: 1, uint8_t: 1, int16_t: 2, uint16_t: 2, int32_t: 4, uint32_t: 4, int64_t: 8, uint64_t: 8,
   half: 2, bf16: 2, float: 4, double: 8,
 });
+// The image kinds this reader knows: the format's target table (runtime/format/targets.h, in its
+// order; tests/web checks the two agree). A new kind is one name here; index.d.ts repeats the
+// list as a type.
 export const TARGETS = Object.freeze(['ptx', 'cubin', 'spirv', 'cpu', 'hsaco', 'msl', 'metallib', 'wgsl']);
 
 export class QfbError extends Error {

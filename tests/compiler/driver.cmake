@@ -1,9 +1,16 @@
-# Tests of the driver (compiler/driver): the worker processes of -j and the output's
-# independence of it.
+# Tests of the driver (compiler/driver): the target registry it reads, the worker processes of
+# -j and the output's independence of it.
 add_executable(driver_parallel_jobs_test ${CMAKE_CURRENT_LIST_DIR}/driver_parallel_jobs_test.cpp)
 find_package(Threads REQUIRED)
 target_link_libraries(driver_parallel_jobs_test PRIVATE quiverc_driver GTest::gtest_main Threads::Threads)
 gtest_discover_tests(driver_parallel_jobs_test DISCOVERY_TIMEOUT 60)
+
+# The target registry and what reads it: --targets, its help in quiverc --help, the build jobs.
+add_executable(driver_targets_test ${CMAKE_CURRENT_LIST_DIR}/driver_targets_test.cpp)
+target_link_libraries(driver_targets_test PRIVATE quiverc_driver GTest::gtest_main)
+target_compile_definitions(driver_targets_test PRIVATE QUIVERC_EXE="$<TARGET_FILE:quiverc>")
+add_dependencies(driver_targets_test quiverc)
+gtest_discover_tests(driver_targets_test DISCOVERY_TIMEOUT 60)
 
 add_test(NAME driver.same_output_serial_and_parallel
   COMMAND ${CMAKE_COMMAND} -DQUIVERC=$<TARGET_FILE:quiverc> -DWORK=${CMAKE_CURRENT_BINARY_DIR}/same_output

@@ -1,4 +1,4 @@
-// EXPECT: 4:11: error: unknown target 'cuda' in QV_TARGETS (known: ptx, hsaco, spirv, msl, wgsl, cpu, each optionally with one arch: ptx:sm_90a)
+// EXPECT: 4:11: error: unknown target 'cuda' in QV_TARGETS (known: ptx, spirv, cpu, hsaco, msl, wgsl, each optionally with one arch: ptx:sm_90a)
 #include <quiver/kernel.h>
 
 QV_KERNEL QV_TARGETS(ptx, cuda) void k(float* y) { y[0] = 1.0f; }

@@ -391,4 +391,37 @@ TEST(Compatibility, NewerMinorWithLongerHeaderAndUnknownTargetIsAccepted) {
   }
 }
 
+// A newer minor may add image kinds: a kernel of such a file may list more targets than this
+// reader has kinds (docs/format.md, "Limits": the limit is 64, not the size of the target
+// table), and is read with the unknown ones dropped. Past the limit the file is refused.
+TEST(Compatibility, NewerMinorKernelListingMoreTargetsThanKnownIsAccepted) {
+  std::mt19937_64 rng(std::random_device{}());
+  Parts parts = sample_parts(rng);
+  json& targets = parts.manifest["kernels"][0]["targets"];
+  const size_t known = targets.size();
+  for (size_t i = 0; i <= qf::kTargetCount; ++i) {   // more new kinds than this reader has kinds
+    const std::string name = "future" + std::to_string(i);
+    targets.push_back(name);
+    parts.manifest["images"].push_back({{"target", name}, {"arch", "a"}, {"kernels", {"qv_k0_saxpy"}}});
+    parts.raw.push_back(random_bytes(rng, 16));
+    parts.frames.push_back(compress(parts.raw.back()));
+  }
+  Layout layout;
+  layout.minor = 7;
+  qf::FatBinary fb = qf::FatBinary::parse(assemble(parts, {}, layout), kLabel);
+  EXPECT_EQ(fb.manifest().kernels[0].targets.size(), known);
+  EXPECT_EQ(fb.manifest().images.size(), 3u);
+
+  while (targets.size() <= qf::limits::kMaxTargetsPerKernel) targets.push_back("future" + std::to_string(targets.size()));
+  try {
+    qf::FatBinary::parse(assemble(parts, {}, layout), kLabel);
+    FAIL() << targets.size() << " targets of one kernel were accepted";
+  } catch (const quiver::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'kernels[0].targets': " + std::to_string(targets.size()) +
+                                         " entries exceed the limit of 64"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace

@@ -22,8 +22,12 @@ constexpr qf::ScalarType kAllTypes[] = {
     qf::ScalarType::Bool, qf::ScalarType::I8,  qf::ScalarType::U8,  qf::ScalarType::I16, qf::ScalarType::U16,
     qf::ScalarType::I32,  qf::ScalarType::U32, qf::ScalarType::I64, qf::ScalarType::U64, qf::ScalarType::F16,
     qf::ScalarType::BF16, qf::ScalarType::F32, qf::ScalarType::F64};
-constexpr qf::Target kAllTargets[] = {qf::Target::PTX, qf::Target::CUBIN,    qf::Target::SPIRV, qf::Target::CPU,
-                                      qf::Target::HSACO, qf::Target::MSL, qf::Target::METALLIB, qf::Target::WGSL};
+// Every image kind, from the format's target table: random files use each.
+const std::vector<qf::Target> kAllTargets = [] {
+  std::vector<qf::Target> all;
+  for (const qf::TargetInfo& t : qf::targets()) all.push_back(t.target);
+  return all;
+}();
 
 template <typename T>
 T pick(std::mt19937_64& rng, std::span<const T> from) {
@@ -111,6 +115,30 @@ TEST(Fnv1a64, MatchesPublishedVectors) {
   EXPECT_EQ(h(""), 0xcbf29ce484222325ull);
   EXPECT_EQ(h("a"), 0xaf63dc4c8601ec8cull);
   EXPECT_EQ(h("foobar"), 0x85944171f73967e8ull);
+}
+
+// The target table against docs/format.md ("Image object": the names files spell, which never
+// change) and against itself: one line per enumerator, in enum order (info() indexes by it).
+TEST(Names, TargetTableIsTheDocumentedNames) {
+  const std::vector<std::string_view> documented = {"ptx", "cubin", "spirv", "cpu", "hsaco", "msl", "metallib", "wgsl"};
+  std::vector<std::string_view> names;
+  for (size_t i = 0; i < qf::kTargetCount; ++i) {
+    const qf::TargetInfo& t = qf::targets()[i];
+    names.push_back(t.name);
+    EXPECT_EQ(static_cast<size_t>(t.target), i) << t.name;
+    EXPECT_EQ(&qf::info(t.target), &t) << t.name;
+    EXPECT_EQ(qf::to_string(t.target), t.name);
+    EXPECT_EQ(qf::target_from_string(t.name), t.target) << t.name;
+    EXPECT_FALSE(t.label.empty()) << t.name;
+  }
+  EXPECT_EQ(names, documented);
+  // What the bytes are decides how quiver-dump --disasm shows an image without a disassembler.
+  EXPECT_EQ(qf::info(qf::Target::PTX).kind, qf::ImageKind::Text);
+  EXPECT_EQ(qf::info(qf::Target::MSL).kind, qf::ImageKind::Text);
+  EXPECT_EQ(qf::info(qf::Target::WGSL).kind, qf::ImageKind::Text);
+  EXPECT_EQ(qf::info(qf::Target::SPIRV).kind, qf::ImageKind::Binary);
+  EXPECT_EQ(qf::info(qf::Target::CUBIN).kind, qf::ImageKind::Binary);
+  EXPECT_EQ(qf::info(qf::Target::SPIRV).label, "SPIR-V");
 }
 
 TEST(Names, EveryEnumValueRoundTripsThroughItsName) {

@@ -42,6 +42,8 @@ qf::Param param(const char* name, qf::ScalarType type, uint32_t vec, bool buffer
 constexpr qf::Target kAllTargets[] = {qf::Target::PTX, qf::Target::CUBIN,    qf::Target::SPIRV, qf::Target::CPU,
                                       qf::Target::HSACO, qf::Target::MSL, qf::Target::METALLIB, qf::Target::WGSL};
 constexpr const char* kArchOf[] = {"sm_90", "sm_80", "vulkan1.2", "x86_64", "gfx942", "msl3.0", "apple-m1", "wgsl"};
+static_assert(std::size(kAllTargets) == qf::kTargetCount && std::size(kArchOf) == qf::kTargetCount,
+              "synthetic_all_targets has an image of every kind of format/targets.h: give a new one its arch");
 
 // Kernel "wide<float, 4>": one parameter of every scalar type, vector widths 1/2/4/8, read and
 // read_write buffers and scalars, a 3-D block, shared memory, a barrier, on `targets`.

@@ -146,7 +146,7 @@ Disassembly as_text(std::span<const std::byte> data, const std::string& what) {
   return {true, out};
 }
 
-Disassembly spirv(std::span<const std::byte> data) {
+Disassembly spirv(const format::Image&, std::span<const std::byte> data, const std::string&) {
 #ifdef QUIVER_DUMP_HAVE_SPIRV_TOOLS
   if (data.size() % 4 != 0)
     return {false, "the SPIR-V image is " + std::to_string(data.size()) + " bytes, not a whole number of words"};
@@ -169,7 +169,7 @@ Disassembly spirv(std::span<const std::byte> data) {
 
 // One kernel's translation unit of an MSL image (runtime/backends/metal/msl_image.h), or the
 // whole text when no kernel is asked for.
-Disassembly msl(std::span<const std::byte> data, const std::string& kernel_symbol) {
+Disassembly msl(const format::Image&, std::span<const std::byte> data, const std::string& kernel_symbol) {
   Disassembly text = as_text(data, "MSL");
   if (!text.ok || kernel_symbol.empty()) return text;
   msl_image::Image image;
@@ -187,7 +187,7 @@ Disassembly msl(std::span<const std::byte> data, const std::string& kernel_symbo
 
 // The units of one kernel in a WGSL image (docs/abi.md "WGSL": each after its
 // "//@qv-kernel <symbol> ..." line), or the whole text when no kernel is asked for.
-Disassembly wgsl(std::span<const std::byte> data, const std::string& kernel_symbol) {
+Disassembly wgsl(const format::Image&, std::span<const std::byte> data, const std::string& kernel_symbol) {
   Disassembly text = as_text(data, "WGSL");
   if (!text.ok || kernel_symbol.empty()) return text;
   const std::string marker = "//@qv-kernel ";
@@ -209,25 +209,46 @@ Disassembly wgsl(std::span<const std::byte> data, const std::string& kernel_symb
   return {true, out};
 }
 
+Disassembly cpu(const format::Image&, std::span<const std::byte> data, const std::string&) {
+  return with_tool(data, {"llvm-objdump-19", "llvm-objdump"}, {"-d"}, "CPU");
+}
+
+Disassembly hsaco(const format::Image& image, std::span<const std::byte> data, const std::string& kernel_symbol) {
+  std::vector<std::string> args = {"-d", "--mcpu=" + image.arch};
+  if (!kernel_symbol.empty()) args.push_back("--disassemble-symbols=" + kernel_symbol);
+  return with_tool(data, {"llvm-objdump-19", "llvm-objdump"}, args, "HSACO");
+}
+
+Disassembly cubin(const format::Image&, std::span<const std::byte> data, const std::string&) {
+  return with_tool(data, {"nvdisasm"}, {}, "cubin");
+}
+
+Disassembly metallib(const format::Image&, std::span<const std::byte>, const std::string&) {
+  return {false, "metallib disassembly is not available (it needs Apple's tools)"};
+}
+
+// The image kinds that need more than their ImageKind's default (format/targets.h): a text
+// image is shown as it is, a binary one says there is no disassembler for it.
+struct Disassembler {
+  Target target;
+  Disassembly (*run)(const format::Image&, std::span<const std::byte>, const std::string&);
+};
+constexpr Disassembler kDisassemblers[] = {
+    {Target::MSL, msl},     {Target::WGSL, wgsl},   {Target::SPIRV, spirv},        {Target::CPU, cpu},
+    {Target::HSACO, hsaco}, {Target::CUBIN, cubin}, {Target::METALLIB, metallib},
+};
+
 }  // namespace
 
 Disassembly disassemble(const format::Image& image, std::span<const std::byte> data,
                         const std::string& kernel_symbol) {
-  switch (image.target) {
-    case Target::PTX: return as_text(data, "PTX");
-    case Target::MSL: return msl(data, kernel_symbol);
-    case Target::WGSL: return wgsl(data, kernel_symbol);
-    case Target::SPIRV: return spirv(data);
-    case Target::CPU: return with_tool(data, {"llvm-objdump-19", "llvm-objdump"}, {"-d"}, "CPU");
-    case Target::HSACO: {
-      std::vector<std::string> args = {"-d", "--mcpu=" + image.arch};
-      if (!kernel_symbol.empty()) args.push_back("--disassemble-symbols=" + kernel_symbol);
-      return with_tool(data, {"llvm-objdump-19", "llvm-objdump"}, args, "HSACO");
-    }
-    case Target::CUBIN: return with_tool(data, {"nvdisasm"}, {}, "cubin");
-    case Target::METALLIB: return {false, "metallib disassembly is not available (it needs Apple's tools)"};
-  }
-  return {false, "unknown target"};
+  for (const Disassembler& d : kDisassemblers)
+    if (d.target == image.target) return d.run(image, data, kernel_symbol);
+  const format::TargetInfo& target = format::info(image.target);
+  const std::string label(target.label);
+  if (target.kind == format::ImageKind::Text) return as_text(data, label);
+  return {false, label + " disassembly is not available: quiver-dump has no disassembler for " +
+                     std::string(target.name) + " images"};
 }
 
 }  // namespace quiver::dump

@@ -29,10 +29,10 @@ struct Options {
   std::string target;
 };
 
+// "ptx|cubin|...": every image kind of the format's target table.
 std::string target_names() {
   std::string s;
-  for (int t = 0; t <= static_cast<int>(format::Target::WGSL); ++t)
-    s += (s.empty() ? "" : "|") + std::string(format::to_string(static_cast<format::Target>(t)));
+  for (const format::TargetInfo& t : format::targets()) s += (s.empty() ? "" : "|") + std::string(t.name);
   return s;
 }
 

@@ -159,10 +159,13 @@ void block_coords(uint64_t linear, const std::array<uint32_t, 3>& dims, uint32_t
 
 class CpuModule final : public Module {
  public:
-  CpuModule(CpuDevice& device, LoadedImage&& image, std::vector<KernelEntry> kernels, std::string label)
-      : device_(device), image_(std::move(image)), kernels_(std::move(kernels)), label_(std::move(label)) {}
+  CpuModule(CpuDevice& device, LoadedImage&& image, ImageInfo info, std::vector<KernelEntry> kernels,
+            std::string label)
+      : device_(device), image_(std::move(image)), info_(std::move(info)), kernels_(std::move(kernels)),
+        label_(std::move(label)) {}
 
   std::string image_description() const override { return "cpu " + std::string(host_arch()); }
+  const ImageInfo& image_info() const override { return info_; }
 
   void launch(size_t kernel, Grid grid, std::span<const LaunchArg> args) override {
     const KernelEntry& k = kernels_.at(kernel);
@@ -277,6 +280,7 @@ class CpuModule final : public Module {
 
   CpuDevice& device_;
   LoadedImage image_;
+  ImageInfo info_;
   std::vector<KernelEntry> kernels_;
   std::string label_;
 };
@@ -331,7 +335,8 @@ std::unique_ptr<Module> load_cpu_module(CpuDevice& device, const format::FatBina
     }
     kernels.push_back(std::move(e));
   }
-  return std::make_unique<CpuModule>(device, std::move(loaded), std::move(kernels), fatbin.label());
+  return std::make_unique<CpuModule>(device, std::move(loaded), ImageInfo::of(image), std::move(kernels),
+                                     fatbin.label());
 }
 
 }  // namespace quiver::backend::cpu

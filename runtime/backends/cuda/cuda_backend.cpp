@@ -113,7 +113,8 @@ class CudaModule final : public Module {
  public:
   CudaModule(std::shared_ptr<Context> context, const format::FatBinary& fatbin,
              const ImageChoice& choice)
-      : loaded_{std::move(context)}, description_(choice.description), label_(fatbin.label()) {
+      : loaded_{std::move(context)}, description_(choice.description),
+        info_(ImageInfo::of(fatbin.manifest().images[choice.index])), label_(fatbin.label()) {
     Context& ctx = *loaded_.context;
     const format::Image& image = fatbin.manifest().images[choice.index];
     std::vector<std::byte> data = fatbin.image_data(choice.index);
@@ -208,6 +209,7 @@ class CudaModule final : public Module {
   }
 
   std::string image_description() const override { return description_; }
+  const ImageInfo& image_info() const override { return info_; }
 
  private:
   struct Entry {
@@ -239,6 +241,7 @@ class CudaModule final : public Module {
   }
   LoadedModule loaded_;
   std::string description_;
+  ImageInfo info_;
   std::string label_;
   std::vector<Entry> entries_;
 };

@@ -278,6 +278,7 @@ class HsaModule final : public Module {
     const Api& api = *ctx.api;
     const format::Image& image = fatbin.manifest().images[image_index];
     description_ = "hsaco " + image.arch;
+    info_ = ImageInfo::of(image);
     std::vector<std::byte> data = fatbin.image_data(image_index);
 
     hsa_code_object_reader_t reader{0};
@@ -359,6 +360,7 @@ class HsaModule final : public Module {
   }
 
   std::string image_description() const override { return description_; }
+  const ImageInfo& image_info() const override { return info_; }
 
  private:
   struct Entry {
@@ -410,6 +412,7 @@ class HsaModule final : public Module {
 
   LoadedExecutable loaded_;
   std::string description_;
+  ImageInfo info_;
   std::string label_;
   std::vector<Entry> entries_;
 };

@@ -98,8 +98,10 @@ class MetalModule final : public Module {
         throw Error(ErrorCode::DeviceError,
                     "metal: loading the metallib of " + label_ + " on " + context_->name + " failed: " + error_text(ns_error));
       description_ = "metallib " + manifest.images[static_cast<size_t>(metallib_index)].arch;
+      info_ = ImageInfo::of(manifest.images[static_cast<size_t>(metallib_index)]);
     } else {
       description_ = "msl " + manifest.images[static_cast<size_t>(msl_index)].arch;
+      info_ = ImageInfo::of(manifest.images[static_cast<size_t>(msl_index)]);
     }
 
     for (const format::Kernel& k : manifest.kernels) {
@@ -155,6 +157,7 @@ class MetalModule final : public Module {
   }
 
   std::string image_description() const override { return description_; }
+  const ImageInfo& image_info() const override { return info_; }
 
  private:
   struct Entry {
@@ -208,6 +211,7 @@ class MetalModule final : public Module {
   std::shared_ptr<Context> context_;
   std::string label_;
   std::string description_;
+  ImageInfo info_;
   std::vector<Entry> entries_;
   id<MTLBuffer> placeholder_ = nil;
 };

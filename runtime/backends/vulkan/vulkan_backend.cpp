@@ -122,6 +122,7 @@ class VulkanModule final : public Module {
     Context& ctx = *context_;
     const format::Image& image = fatbin.manifest().images[image_index];
     description_ = "spirv " + image.arch + (skipped.empty() ? "" : " (" + skipped + ")");
+    info_ = ImageInfo::of(image);
     const std::string where = "vulkan: " + label_ + ", image 'spirv " + image.arch + "'";
 
     std::vector<std::byte> data = fatbin.image_data(image_index);
@@ -286,6 +287,7 @@ class VulkanModule final : public Module {
   }
 
   std::string image_description() const override { return description_; }
+  const ImageInfo& image_info() const override { return info_; }
 
  private:
   // Creates the pipeline (and its layouts, where an earlier attempt did not); returns whether the
@@ -372,6 +374,7 @@ class VulkanModule final : public Module {
   std::shared_ptr<Context> context_;
   std::string label_;
   std::string description_;
+  ImageInfo info_;
   ShaderModule shader_;
   std::unique_ptr<PipelineCache> cache_;
   bool unsaved_ = false;   // a pipeline was compiled (not found in the cache) and not yet written
