@@ -28,47 +28,58 @@ constexpr uint32_t kStageB = kTileN * kDepth;   // one panel of 256 rows (n) of 
 constexpr uint32_t kGroupM = 16;                // tile rows per group of the launch order
 static_assert(kThreads == kTileN, "one thread stages each column scale of the tile");
 
-// 16 bytes of row `row` (the last row, `rows` - 1, past it) of a row-major K-wide int8 matrix,
-// columns col .. col + 15, into the panel element `at`; zeros where col is past K.
+// Copy j of this thread's share of a stage: 16 bytes of rows t / 8 + 32 j (A: j < 4, B: j < 8),
+// columns k0 + 16 (t % 8) .. + 15, row-major K-wide int8 matrices; a row past the matrix's last
+// (`rows` - 1) reads the last instead. Written out per j below: the front end's loops stayed
+// rolled, costing the copies' issue slots.
 template <uint32_t SIZE>
-QV_DEVICE void copy_chunk(qv::shared<int8_t, SIZE>& s, uint32_t at, const int8_t* src, uint32_t rows, uint32_t k,
-                          uint32_t row, uint32_t col) {
-  uint32_t r = row < rows ? row : rows - 1;
-  if (col < k) {
-    qv::copy_async(&s[at], src + r * k + col);
-  } else {
-    qv::store(&s[at], qv::vec<int8_t, 8>(0));
-    qv::store(&s[at + 8], qv::vec<int8_t, 8>(0));
-  }
-}
-
-// Copy j of this thread's share of a stage: rows t / 8 + 32 j (A: j < 4, B: j < 8), chunk t % 8.
-// Written out per j below: the front end's loops stayed rolled, costing the copies' issue slots.
-QV_DEVICE void copy_a(qv::shared<int8_t, kStages * kStageA>& as, const int8_t* a, uint32_t m, uint32_t k, uint32_t m0,
-                      uint32_t k0, uint32_t buf, uint32_t t, uint32_t j) {
+QV_DEVICE void copy_rows(qv::shared<int8_t, SIZE>& s, uint32_t stage, const int8_t* src, uint32_t rows, uint32_t k,
+                         uint32_t r0, uint32_t k0, uint32_t t, uint32_t j) {
   uint32_t row = t / 8 + 32 * j, chunk = t % 8;
-  copy_chunk(as, buf * kStageA + qv::swizzle128<int8_t>(row, 16 * chunk), a, m, k, m0 + row, k0 + 16 * chunk);
+  uint32_t r = r0 + row < rows ? r0 + row : rows - 1;
+  qv::copy_async(&s[stage + qv::swizzle128<int8_t>(row, 16 * chunk)], src + r * k + k0 + 16 * chunk);
 }
-QV_DEVICE void copy_b(qv::shared<int8_t, kStages * kStageB>& bs, const int8_t* b, uint32_t n, uint32_t k, uint32_t n0,
-                      uint32_t k0, uint32_t buf, uint32_t t, uint32_t j) {
-  uint32_t row = t / 8 + 32 * j, chunk = t % 8;
-  copy_chunk(bs, buf * kStageB + qv::swizzle128<int8_t>(row, 16 * chunk), b, n, k, n0 + row, k0 + 16 * chunk);
+// The same chunk, zeroed: it lies past K (only in the last stage of a K that is not a multiple
+// of 128).
+template <uint32_t SIZE>
+QV_DEVICE void zero_rows(qv::shared<int8_t, SIZE>& s, uint32_t stage, uint32_t t, uint32_t j) {
+  uint32_t at = stage + qv::swizzle128<int8_t>(t / 8 + 32 * j, 16 * (t % 8));
+  qv::store(&s[at], qv::vec<int8_t, 8>(0));
+  qv::store(&s[at + 8], qv::vec<int8_t, 8>(0));
 }
+// Every copy of a thread has the same columns (chunk t % 8), so one test per stage decides
+// between copying its 12 chunks and zeroing them.
 QV_DEVICE void load_stage(qv::shared<int8_t, kStages * kStageA>& as, qv::shared<int8_t, kStages * kStageB>& bs,
                           const int8_t* a, const int8_t* b, uint32_t m, uint32_t n, uint32_t k, uint32_t m0, uint32_t n0,
                           uint32_t k0, uint32_t buf, uint32_t t) {
-  copy_a(as, a, m, k, m0, k0, buf, t, 0);
-  copy_a(as, a, m, k, m0, k0, buf, t, 1);
-  copy_a(as, a, m, k, m0, k0, buf, t, 2);
-  copy_a(as, a, m, k, m0, k0, buf, t, 3);
-  copy_b(bs, b, n, k, n0, k0, buf, t, 0);
-  copy_b(bs, b, n, k, n0, k0, buf, t, 1);
-  copy_b(bs, b, n, k, n0, k0, buf, t, 2);
-  copy_b(bs, b, n, k, n0, k0, buf, t, 3);
-  copy_b(bs, b, n, k, n0, k0, buf, t, 4);
-  copy_b(bs, b, n, k, n0, k0, buf, t, 5);
-  copy_b(bs, b, n, k, n0, k0, buf, t, 6);
-  copy_b(bs, b, n, k, n0, k0, buf, t, 7);
+  uint32_t sa = buf * kStageA, sb = buf * kStageB;
+  if (k0 + 16 * (t % 8) < k) {
+    copy_rows(as, sa, a, m, k, m0, k0, t, 0);
+    copy_rows(as, sa, a, m, k, m0, k0, t, 1);
+    copy_rows(as, sa, a, m, k, m0, k0, t, 2);
+    copy_rows(as, sa, a, m, k, m0, k0, t, 3);
+    copy_rows(bs, sb, b, n, k, n0, k0, t, 0);
+    copy_rows(bs, sb, b, n, k, n0, k0, t, 1);
+    copy_rows(bs, sb, b, n, k, n0, k0, t, 2);
+    copy_rows(bs, sb, b, n, k, n0, k0, t, 3);
+    copy_rows(bs, sb, b, n, k, n0, k0, t, 4);
+    copy_rows(bs, sb, b, n, k, n0, k0, t, 5);
+    copy_rows(bs, sb, b, n, k, n0, k0, t, 6);
+    copy_rows(bs, sb, b, n, k, n0, k0, t, 7);
+  } else {
+    zero_rows(as, sa, t, 0);
+    zero_rows(as, sa, t, 1);
+    zero_rows(as, sa, t, 2);
+    zero_rows(as, sa, t, 3);
+    zero_rows(bs, sb, t, 0);
+    zero_rows(bs, sb, t, 1);
+    zero_rows(bs, sb, t, 2);
+    zero_rows(bs, sb, t, 3);
+    zero_rows(bs, sb, t, 4);
+    zero_rows(bs, sb, t, 5);
+    zero_rows(bs, sb, t, 6);
+    zero_rows(bs, sb, t, 7);
+  }
 }
 
 }  // namespace
