@@ -117,7 +117,8 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_warpgroup_built
     auto pair_type = mlir::VectorType::get({2}, builder_.getF32Type());
     std::vector<mlir::Value> elems(vt.getNumElements());
     for (int64_t i = 0; i < vt.getNumElements() / 4; ++i) {   // columns 8i + 2q + {0, 1}, both rows
-      mlir::Value at = builder_.create<mlir::arith::AddIOp>(l, base, builder_.create<mlir::arith::ConstantIndexOp>(l, 8 * i));
+      mlir::Value eight_i = builder_.create<mlir::arith::ConstantIndexOp>(l, 8 * i);
+      mlir::Value at = builder_.create<mlir::arith::AddIOp>(l, base, eight_i);
       mlir::Value pair = builder_.create<mlir::vector::LoadOp>(l, pair_type, p.mem, mlir::ValueRange{at});
       for (int64_t s = 0; s < 2; ++s) {
         mlir::Value v = builder_.create<mlir::vector::ExtractOp>(l, pair, s);

@@ -27,11 +27,11 @@ std::string memory_tag(mlir::Type t) {
   auto m = llvm::cast<mlir::MemRefType>(t);
   mlir::Type e = m.getElementType();
   std::string elem = e.isBF16()        ? "bf16"
-                     : e.isF16()         ? "f16"
-                     : e.isF32()         ? "f32"
-                     : e.isInteger(8)    ? "i8"
-                     : e.isInteger(32)   ? "i32"
-                                         : "x";
+                     : e.isF16()       ? "f16"
+                     : e.isF32()       ? "f32"
+                     : e.isInteger(8)  ? "i8"
+                     : e.isInteger(32) ? "i32"
+                                       : "x";
   return (m.getMemorySpace() ? "s" + std::to_string(m.getNumElements()) : std::string("g")) + "." + elem;
 }
 
@@ -157,7 +157,7 @@ class WarpgroupExpander {
     b_.setInsertionPointToStart(loop.getBody());
     mlir::Value k = loop.getInductionVar();
     mlir::Value acc = b_.create<mlir::memref::LoadOp>(l_, slot);
-    // k0 is a multiple of the product's depth, so a_k0 + k stays in one chunk-aligned run.
+    // Column a_k0 + k of A's rows (b_k0 + k of B^T's): its chunk and its place in the chunk.
     mlir::Value a_col = add(a_k0, k), b_col = add(b_k0, k);
     mlir::Value a_low = band(a_col, (int64_t{1} << chunk_log) - 1), b_low = band(b_col, (int64_t{1} << chunk_log) - 1);
     mlir::Value a_chunk = shr(a_col, chunk_log);
@@ -179,9 +179,9 @@ class WarpgroupExpander {
         for (int h = 0; h < 2; ++h) {
           int64_t e = 4 * i + 2 * h + s;
           mlir::Value old = b_.create<mlir::vector::ExtractOp>(l_, acc, e);
-          mlir::Value upd = int8 ? b_.create<mlir::arith::AddIOp>(l_, old, b_.create<mlir::arith::MulIOp>(l_, a_h[h], bv))
-                                       .getResult()
-                                 : b_.create<mlir::math::FmaOp>(l_, a_h[h], bv, old).getResult();
+          mlir::Value upd;
+          if (int8) upd = b_.create<mlir::arith::AddIOp>(l_, old, b_.create<mlir::arith::MulIOp>(l_, a_h[h], bv));
+          else upd = b_.create<mlir::math::FmaOp>(l_, a_h[h], bv, old);
           acc = b_.create<mlir::vector::InsertOp>(l_, upd, acc, e);
         }
       }

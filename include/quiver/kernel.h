@@ -296,8 +296,9 @@ template <typename T> QV_BUILTIN_ matrix_a<T> to_matrix_a(matrix_acc<float> c);
 // ---- Warpgroup products: 64 x N tiles of four subgroups (docs/matrix.md "Warpgroups") -----------
 // A warpgroup is 128 consecutive linear thread ids starting at a multiple of 128 (the block must
 // have a multiple of 128 threads). Its accumulator warpgroup_acc<float, N> is 64 x N floats
-// (warpgroup_acc<int32_t, N> for int8 products), N = 16, 32, ... 256; warpgroup_mma multiplies A (64 x 16) by B (16 x N) out of shared memory
-// (PTX sm_90a: one wgmma.mma_async; elsewhere a portable fallback). The operands live in
+// (warpgroup_acc<int32_t, N> for int8 products), N = 16, 32, ... 256; warpgroup_mma multiplies
+// A (64 x 16) by B (16 x N) out of shared memory (PTX sm_90a: one wgmma.mma_async; elsewhere a
+// portable fallback). The operands live in
 // swizzled panels: a panel is a run of 64-element rows (128 bytes for half / bf16) starting
 // 1024-byte aligned (at a multiple of 512 elements into a qv::shared array, which quiver places
 // 1024-byte aligned), and element (r, c) of a panel is at panel[swizzle128(r, c)]: the 16-byte

@@ -34,7 +34,8 @@ QV_KERNEL QV_BLOCK(256) QV_TARGETS(ptx, spirv, msl, wgsl, cpu) void warpgroup_pr
   qv::vec<float, 2> rs;
   rs[0] = row_scale[first + mine[0]];
   rs[1] = row_scale[first + mine[1]];
-  qv::warpgroup_acc<float, N> f = qv::warpgroup_to_float(acc) * qv::warpgroup_rows<N>(rs) * qv::warpgroup_cols<N>(col_scale);
+  qv::warpgroup_acc<float, N> f =
+      qv::warpgroup_to_float(acc) * qv::warpgroup_rows<N>(rs) * qv::warpgroup_cols<N>(col_scale);
   qv::store_warpgroup(scaled + first * N, N, f, rows > first ? rows - first : 0, cols);
 }
 template void warpgroup_product_i8<64, false>(const int8_t*, const int8_t*, const float*, const float*, int32_t*, float*,

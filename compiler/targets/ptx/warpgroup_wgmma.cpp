@@ -92,8 +92,9 @@ class WgmmaLowering {
 
   // Shared-window addresses are below 228 KiB, so address / 16 fits the 14-bit field without a
   // mask, and the descriptor is a sum: fixed fields + base / 16 + offset bytes / 16 (offset in
-  // elements: / 8 for 16-bit ones, / 16 for int8; a whole number of 16-byte chunks). A kernel's products differ only in constant offsets, which LLVM
-  // then adds at each use to one descriptor per operand base instead of keeping one per product.
+  // elements: / 8 for 16-bit ones, / 16 for int8; a whole number of 16-byte chunks). A kernel's
+  // products differ only in constant offsets, which LLVM then adds at each use to one descriptor
+  // per operand base instead of keeping one per product.
   mlir::Value descriptor(mlir::Value mem, mlir::Value offset, mlir::Value leading) {
     mlir::Value base = b_.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(l_, mem);
     auto i64 = [&](mlir::Value v) -> mlir::Value { return b_.create<mlir::arith::IndexCastUIOp>(l_, b_.getI64Type(), v); };
