@@ -23,10 +23,14 @@ QV_KERNEL QV_BLOCK(256) QV_TARGETS(ptx, spirv, msl, wgsl, cpu) void warpgroup_pr
   uint32_t r0 = 64 * (t / 128);   // this warpgroup's rows of the block's 128
   qv::warpgroup_acc<int32_t, N> acc;
   if (!ZERO_START) acc = qv::warpgroup_acc<int32_t, N>(start);
-  for (uint32_t k0 = 0; k0 < kDepthI8; k0 += 32) {
-    acc = qv::warpgroup_mma_bt(&as[128 * r0 + k0], &bs[k0], acc);
-    if (k0 == 32) qv::warpgroup_commit();
-  }
+  // Written out: with ZERO_START the first product's accumulator is the constant zero (PTX: not
+  // read, scale-d false), which a loop's carried value would hide.
+  const int8_t* pa = &as[128 * r0];
+  acc = qv::warpgroup_mma_bt(pa, &bs[0], acc);
+  acc = qv::warpgroup_mma_bt(pa + 32, &bs[32], acc);
+  qv::warpgroup_commit();
+  acc = qv::warpgroup_mma_bt(pa + 64, &bs[64], acc);
+  acc = qv::warpgroup_mma_bt(pa + 96, &bs[96], acc);
   qv::warpgroup_wait(0);
   uint32_t first = m0 + r0;   // the warpgroup's first row of the whole product
   qv::store_warpgroup(out + first * N, N, acc);
