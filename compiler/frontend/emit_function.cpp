@@ -62,8 +62,8 @@ mlir::Type FunctionEmitter::type_of(clang::QualType t, clang::SourceLocation whe
   if (is_warpgroup_acc(t, &elem, &n)) {
     mlir::Type v = storage_type(*builder_.getContext(), t);
     if (!v)
-      error(where, "qv::warpgroup_acc<T, N> needs T = float and N a multiple of 16 from 16 to 256 (not '" +
-                       canonical_type_name(t) + "')");
+      error(where, "qv::warpgroup_acc<T, N> needs T = float (or int32_t, for int8 products) and N a multiple of 16 "
+                   "from 16 to 256 (not '" + canonical_type_name(t) + "')");
     return v;
   }
   return value_type(*builder_.getContext(), kind_of(t, where));

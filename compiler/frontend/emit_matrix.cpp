@@ -44,7 +44,8 @@ mlir::Value FunctionEmitter::call_declared(mlir::Location l, const std::string& 
   return results.empty() ? mlir::Value() : call.getResult(0);
 }
 
-// qv::warpgroup_mma / _bt, qv::warpgroup_wait, qv::store_warpgroup (docs/matrix.md "Warpgroups").
+// qv::warpgroup_mma / _bt, qv::warpgroup_wait, qv::store_warpgroup (docs/matrix.md "Warpgroups");
+// 16-bit operands with float accumulators, int8 operands (B N x K only) with int32 ones.
 std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_warpgroup_builtin(const clang::CallExpr* e,
                                                                                   const std::string& name) {
   mlir::Location l = loc(e->getBeginLoc());
@@ -70,17 +71,61 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_warpgroup_built
     return RValue{};
   }
   if (name == "store_warpgroup") {
-    if (e->getNumArgs() != 3 || !is_warpgroup_acc(e->getArg(2)->getType()))
-      error(e->getBeginLoc(), "qv::store_warpgroup takes (pointer, stride, warpgroup_acc)");
+    // (p, stride, c) or, for the part of a tile inside an edge, (p, stride, c, rows, cols).
+    bool bounded = e->getNumArgs() == 5;
+    clang::QualType acc_elem;
+    if ((e->getNumArgs() != 3 && !bounded) || !is_warpgroup_acc(e->getArg(2)->getType(), &acc_elem))
+      error(e->getBeginLoc(), "qv::store_warpgroup takes (pointer, stride, warpgroup_acc[, rows, cols])");
+    bool int_acc = scalar_kind(acc_elem) == ScalarType::I32;
     auto k = element(e->getArg(0));
-    if (!(is16(k) || k == ScalarType::F32) || e->getArg(0)->getType()->getPointeeType().isConstQualified())
+    bool const_dst = e->getArg(0)->getType()->getPointeeType().isConstQualified();
+    if (int_acc && (k != ScalarType::I32 || const_dst || bounded))
+      error(e->getArg(0)->getBeginLoc(), "qv::store_warpgroup of a qv::warpgroup_acc<int32_t, N> takes (pointer to "
+                                         "non-const int32_t, stride, c) (convert it with qv::warpgroup_to_float for "
+                                         "other element types or edges)");
+    if (!int_acc && (!(is16(k) || k == ScalarType::F32) || const_dst))
       error(e->getArg(0)->getBeginLoc(), "qv::store_warpgroup needs a pointer to non-const float, qv::half or qv::bf16 "
                                          "elements (not '" + e->getArg(0)->getType().getAsString() + "')");
     Pointer p = emit_pointer(e->getArg(0));
     std::vector<mlir::Value> operands{p.mem, p.offset, emit_scalar(e->getArg(1)), emit_scalar(e->getArg(2))};
-    call_declared(l, ir::warpgroup_intrinsic_name(ir::WarpgroupOp::Store, mlir::ValueRange(operands).getTypes()),
-                  operands, {}, e->getBeginLoc());
+    if (bounded) {
+      operands.push_back(emit_scalar(e->getArg(3)));
+      operands.push_back(emit_scalar(e->getArg(4)));
+    }
+    auto op = bounded ? ir::WarpgroupOp::StoreBounded : ir::WarpgroupOp::Store;
+    call_declared(l, ir::warpgroup_intrinsic_name(op, mlir::ValueRange(operands).getTypes()), operands, {},
+                  e->getBeginLoc());
     return RValue{};
+  }
+  // int32 accumulators to float, and per-column values: element-wise IR on the thread's share.
+  if (name == "warpgroup_to_float") {
+    clang::QualType acc_elem;
+    if (e->getNumArgs() != 1 || !is_warpgroup_acc(e->getArg(0)->getType(), &acc_elem) ||
+        scalar_kind(acc_elem) != ScalarType::I32)
+      error(e->getBeginLoc(), "qv::warpgroup_to_float takes one qv::warpgroup_acc<int32_t, N>");
+    mlir::Value c = emit_scalar(e->getArg(0));
+    auto vt = mlir::VectorType::get(llvm::cast<mlir::VectorType>(c.getType()).getShape(), builder_.getF32Type());
+    return RValue{builder_.create<mlir::arith::SIToFPOp>(l, vt, c).getResult()};
+  }
+  if (name == "warpgroup_cols") {
+    auto vt = llvm::dyn_cast_or_null<mlir::VectorType>(type_of(e->getType(), e->getBeginLoc()));
+    if (e->getNumArgs() != 1 || element(e->getArg(0)) != ScalarType::F32 || !vt)
+      error(e->getBeginLoc(), "qv::warpgroup_cols<N> takes one pointer to float");
+    Pointer p = emit_pointer(e->getArg(0));
+    ir::WarpgroupLane lane = ir::warpgroup_lane(builder_, l);
+    mlir::Value base = builder_.create<mlir::arith::AddIOp>(l, p.offset, lane.col);
+    auto pair_type = mlir::VectorType::get({2}, builder_.getF32Type());
+    std::vector<mlir::Value> elems(vt.getNumElements());
+    for (int64_t i = 0; i < vt.getNumElements() / 4; ++i) {   // columns 8i + 2q + {0, 1}, both rows
+      mlir::Value eight_i = builder_.create<mlir::arith::ConstantIndexOp>(l, 8 * i);
+      mlir::Value at = builder_.create<mlir::arith::AddIOp>(l, base, eight_i);
+      mlir::Value pair = builder_.create<mlir::vector::LoadOp>(l, pair_type, p.mem, mlir::ValueRange{at});
+      for (int64_t s = 0; s < 2; ++s) {
+        mlir::Value v = builder_.create<mlir::vector::ExtractOp>(l, pair, s);
+        elems[4 * i + s] = elems[4 * i + 2 + s] = v;
+      }
+    }
+    return RValue{builder_.create<mlir::vector::FromElementsOp>(l, vt, elems).getResult()};
   }
   if (name == "store_warpgroup_swizzled") {
     if (e->getNumArgs() != 3 || !is_warpgroup_acc(e->getArg(2)->getType()))
@@ -187,14 +232,23 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_warpgroup_built
   bool bt = name == "warpgroup_mma_bt";
   if (!bt && name != "warpgroup_mma") return std::nullopt;
   size_t want = bt ? 3 : 4;
-  if (e->getNumArgs() != want || !is_warpgroup_acc(e->getArg(want - 1)->getType()))
+  clang::QualType acc_elem;
+  if (e->getNumArgs() != want || !is_warpgroup_acc(e->getArg(want - 1)->getType(), &acc_elem))
     error(e->getBeginLoc(), bt ? "qv::warpgroup_mma_bt takes (a, bt, warpgroup_acc)"
                                : "qv::warpgroup_mma takes (a, b, panel_stride, warpgroup_acc)");
+  // Hopper's 8-bit products (wgmma ... .s32.s8.s8) read both operands K-major only.
+  bool int8 = element(e->getArg(0)) == ScalarType::I8 || element(e->getArg(1)) == ScalarType::I8;
+  if (int8 && !bt)
+    error(e->getBeginLoc(), "qv::warpgroup_mma on int8_t: 8-bit warpgroup products read B only K-major; store B as "
+                            "its N x K transpose and call qv::warpgroup_mma_bt");
+  if (int8 != (scalar_kind(acc_elem) == ScalarType::I32))
+    error(e->getArg(want - 1)->getBeginLoc(), "qv::" + name + ": int8_t operands take a qv::warpgroup_acc<int32_t, N>, "
+                                              "qv::half and qv::bf16 ones a qv::warpgroup_acc<float, N>");
   std::vector<mlir::Value> operands;
   for (int i = 0; i < 2; ++i) {
     const clang::Expr* arg = e->getArg(i);
-    if (!is16(element(arg)))
-      error(arg->getBeginLoc(), "qv::" + name + " needs pointers to qv::half or qv::bf16 elements (not '" +
+    if (!is16(element(arg)) && element(arg) != ScalarType::I8)
+      error(arg->getBeginLoc(), "qv::" + name + " needs pointers to qv::half, qv::bf16 or int8_t elements (not '" +
                                     arg->getType().getAsString() + "')");
     Pointer p = emit_pointer(arg);
     if (!llvm::cast<mlir::MemRefType>(p.mem.getType()).getMemorySpace())

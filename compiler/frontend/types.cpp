@@ -140,7 +140,7 @@ mlir::Type storage_type(mlir::MLIRContext& ctx, clang::QualType t) {
   }
   if (is_warpgroup_acc(t, &elem, &n)) {
     auto k = scalar_kind(elem);
-    bool ok = k && *k == ScalarType::F32 && n >= 16 && n <= 256 && n % 16 == 0;
+    bool ok = k && (*k == ScalarType::F32 || *k == ScalarType::I32) && n >= 16 && n <= 256 && n % 16 == 0;
     return ok ? mlir::VectorType::get({n / 2}, value_type(ctx, *k)) : mlir::Type();
   }
   if (auto k = scalar_kind(t)) return memory_type(ctx, *k);

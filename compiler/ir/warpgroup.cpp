@@ -20,12 +20,18 @@ constexpr std::pair<WarpgroupOp, const char*> kNames[] = {
     {WarpgroupOp::Barrier, "qv.warpgroup_barrier"},
     {WarpgroupOp::Store, "qv.warpgroup_store"},
     {WarpgroupOp::StoreSwizzled, "qv.warpgroup_store_swizzled"},
+    {WarpgroupOp::StoreBounded, "qv.warpgroup_store_bounded"},
 };
 
 std::string memory_tag(mlir::Type t) {
   auto m = llvm::cast<mlir::MemRefType>(t);
   mlir::Type e = m.getElementType();
-  std::string elem = e.isBF16() ? "bf16" : e.isF16() ? "f16" : e.isF32() ? "f32" : "x";
+  std::string elem = e.isBF16()        ? "bf16"
+                     : e.isF16()       ? "f16"
+                     : e.isF32()       ? "f32"
+                     : e.isInteger(8)  ? "i8"
+                     : e.isInteger(32) ? "i32"
+                                       : "x";
   return (m.getMemorySpace() ? "s" + std::to_string(m.getNumElements()) : std::string("g")) + "." + elem;
 }
 
@@ -37,6 +43,7 @@ std::string warpgroup_intrinsic_name(WarpgroupOp op, mlir::TypeRange operands) {
     if (o == op) name = n;
   if (op == WarpgroupOp::Commit || op == WarpgroupOp::Wait || op == WarpgroupOp::Barrier) return name;
   auto n_of = [](mlir::Type v) { return ".n" + std::to_string(2 * llvm::cast<mlir::VectorType>(v).getNumElements()); };
+  if (op == WarpgroupOp::StoreBounded) return name + "." + memory_tag(operands[0]) + n_of(operands[3]);
   if (op == WarpgroupOp::Store || op == WarpgroupOp::StoreSwizzled) return name + "." + memory_tag(operands[0]) + n_of(operands.back());
   return name + "." + memory_tag(operands[0]) + "." + memory_tag(operands[2]) + n_of(operands.back());
 }
@@ -45,7 +52,7 @@ std::optional<WarpgroupOp> warpgroup_op_of(llvm::StringRef callee) {
   // Longest names first: "qv.warpgroup_mma_bt" also starts with "qv.warpgroup_mma".
   for (WarpgroupOp op :
        {WarpgroupOp::MmaBT, WarpgroupOp::Mma, WarpgroupOp::Commit, WarpgroupOp::Wait, WarpgroupOp::Barrier, WarpgroupOp::StoreSwizzled,
-        WarpgroupOp::Store}) {
+        WarpgroupOp::StoreBounded, WarpgroupOp::Store}) {
     llvm::StringRef name;
     for (auto [o, n] : kNames)
       if (o == op) name = n;
@@ -91,6 +98,7 @@ class WarpgroupExpander {
       case WarpgroupOp::Barrier: b_.create<mlir::gpu::BarrierOp>(l_); break;
       case WarpgroupOp::Store: store(args, false); break;
       case WarpgroupOp::StoreSwizzled: store(args, true); break;
+      case WarpgroupOp::StoreBounded: store_bounded(args); break;
     }
     call_.erase();
   }
@@ -103,24 +111,35 @@ class WarpgroupExpander {
   mlir::Value shr(mlir::Value a, int64_t s) { return b_.create<mlir::arith::ShRUIOp>(l_, a, index(s)); }
   mlir::Value shl(mlir::Value a, int64_t s) { return b_.create<mlir::arith::ShLIOp>(l_, a, index(s)); }
   mlir::Value bxor(mlir::Value a, mlir::Value c) { return b_.create<mlir::arith::XOrIOp>(l_, a, c); }
-  mlir::Value load_f32(mlir::Value mem, mlir::Value at) {
+  // An operand element as the accumulator's type: float (exact from 16 bits) or int32 (int8
+  // sign-extended).
+  mlir::Value load_operand(mlir::Value mem, mlir::Value at, mlir::Type acc) {
     mlir::Value v = b_.create<mlir::memref::LoadOp>(l_, mem, at);
-    return v.getType().isF32() ? v : b_.create<mlir::arith::ExtFOp>(l_, b_.getF32Type(), v).getResult();
+    if (v.getType() == acc) return v;
+    if (acc.isInteger(32)) return b_.create<mlir::arith::ExtSIOp>(l_, acc, v);
+    return b_.create<mlir::arith::ExtFOp>(l_, acc, v);
   }
   // Element (row, col) of K-major panels whose row 0 starts at `base` (1024-byte aligned rows
-  // group): base + 64 row + 8 ((col / 8) ^ (row % 8)) + col % 8, with `chunk` = col / 8 < 8.
-  mlir::Value swizzled(mlir::Value base, mlir::Value row, mlir::Value chunk, mlir::Value low) {
-    return add(add(base, shl(row, 6)), add(shl(band(bxor(chunk, row), 7), 3), low));
+  // group), for elements of 2^log_bytes bytes: rows of 128 bytes (E = 128 >> log_bytes elements),
+  // chunks of 16 (C = 16 >> log_bytes): base + E row + C ((col / C) ^ (row % 8)) + col % C, with
+  // `chunk` = col / C < 8.
+  mlir::Value swizzled(mlir::Value base, mlir::Value row, mlir::Value chunk, mlir::Value low, int64_t log_bytes) {
+    return add(add(base, shl(row, 7 - log_bytes)), add(shl(band(bxor(chunk, row), 7), 4 - log_bytes), low));
   }
 
   // Each thread's 64 x N share in k order: per k, its two rows' A elements and its N/4 columns' B.
+  // 16-bit operands: 16 k, fused multiply-adds into floats; int8: 32 k, exact products summed
+  // into int32 with wrapping adds (the sum is then independent of the order, as on the hardware).
   mlir::Value mma(mlir::Value a, mlir::Value a_off, mlir::Value bm, mlir::Value b_off, mlir::Value panel_stride,
                   mlir::Value c, bool bt) {
     auto vt = llvm::cast<mlir::VectorType>(c.getType());
     int64_t n = 2 * vt.getNumElements();
+    mlir::Type acc_type = vt.getElementType();
+    bool int8 = acc_type.isInteger(32);
+    int64_t log_bytes = int8 ? 0 : 1, row_elems = 128 >> log_bytes, chunk_log = 4 - log_bytes;
     WarpgroupLane lane = warpgroup_lane(b_, l_);
-    mlir::Value a_base = band(a_off, ~int64_t{63}), a_k0 = band(a_off, 63);
-    mlir::Value b_base = band(b_off, ~int64_t{63}), b_k0 = band(b_off, 63);
+    mlir::Value a_base = band(a_off, -row_elems), a_k0 = band(a_off, row_elems - 1);
+    mlir::Value b_base = band(b_off, -row_elems), b_k0 = band(b_off, row_elems - 1);
     mlir::Value stride = panel_stride ? b_.create<mlir::arith::IndexCastUIOp>(l_, b_.getIndexType(), panel_stride).getResult()
                                       : mlir::Value();
     // The loop carries the share through a slot (a rank-0 memref, as the front end's variables),
@@ -133,31 +152,36 @@ class WarpgroupExpander {
       slot = b_.create<mlir::memref::AllocaOp>(l_, mlir::MemRefType::get({}, vt));
     }
     b_.create<mlir::memref::StoreOp>(l_, c, slot);
-    auto loop = b_.create<mlir::scf::ForOp>(l_, index(0), index(16), index(1));
+    auto loop = b_.create<mlir::scf::ForOp>(l_, index(0), index(int8 ? 32 : 16), index(1));
     mlir::OpBuilder::InsertionGuard guard(b_);
     b_.setInsertionPointToStart(loop.getBody());
     mlir::Value k = loop.getInductionVar();
     mlir::Value acc = b_.create<mlir::memref::LoadOp>(l_, slot);
-    mlir::Value low = band(k, 7);
-    mlir::Value a_chunk = shr(add(a_k0, k), 3);
+    // Column a_k0 + k of A's rows (b_k0 + k of B^T's): its chunk and its place in the chunk.
+    mlir::Value a_col = add(a_k0, k), b_col = add(b_k0, k);
+    mlir::Value a_low = band(a_col, (int64_t{1} << chunk_log) - 1), b_low = band(b_col, (int64_t{1} << chunk_log) - 1);
+    mlir::Value a_chunk = shr(a_col, chunk_log);
     mlir::Value a_h[2];
-    for (int h = 0; h < 2; ++h) a_h[h] = load_f32(a, swizzled(a_base, add(lane.row, index(8 * h)), a_chunk, low));
-    mlir::Value b_chunk = shr(add(b_k0, k), 3);
+    for (int h = 0; h < 2; ++h)
+      a_h[h] = load_operand(a, swizzled(a_base, add(lane.row, index(8 * h)), a_chunk, a_low, log_bytes), acc_type);
+    mlir::Value b_chunk = shr(b_col, chunk_log);
     for (int64_t i = 0; i < n / 8; ++i)
       for (int64_t s = 0; s < 2; ++s) {
         mlir::Value col_low = add(lane.col, index(s));   // column % 8
         mlir::Value at;
         if (bt) {
-          at = swizzled(b_base, add(col_low, index(8 * i)), b_chunk, low);
-        } else {   // row k of panel i / 8, chunk i % 8
+          at = swizzled(b_base, add(col_low, index(8 * i)), b_chunk, b_low, log_bytes);
+        } else {   // row k of panel i / 8, chunk i % 8 (16-bit only: the front end refuses int8)
           mlir::Value panel = add(b_off, mul(index(i / 8), stride));
           at = add(add(panel, shl(k, 6)), add(shl(band(bxor(index(i % 8), k), 7), 3), col_low));
         }
-        mlir::Value bv = load_f32(bm, at);
+        mlir::Value bv = load_operand(bm, at, acc_type);
         for (int h = 0; h < 2; ++h) {
           int64_t e = 4 * i + 2 * h + s;
           mlir::Value old = b_.create<mlir::vector::ExtractOp>(l_, acc, e);
-          mlir::Value upd = b_.create<mlir::math::FmaOp>(l_, a_h[h], bv, old);
+          mlir::Value upd;
+          if (int8) upd = b_.create<mlir::arith::AddIOp>(l_, old, b_.create<mlir::arith::MulIOp>(l_, a_h[h], bv));
+          else upd = b_.create<mlir::math::FmaOp>(l_, a_h[h], bv, old);
           acc = b_.create<mlir::vector::InsertOp>(l_, upd, acc, e);
         }
       }
@@ -177,10 +201,11 @@ class WarpgroupExpander {
       for (int64_t h = 0; h < 2; ++h) {
         int64_t e = 4 * i + 2 * h;
         mlir::Value pair = b_.create<mlir::vector::FromElementsOp>(
-            l_, mlir::VectorType::get({2}, b_.getF32Type()),
+            l_, mlir::VectorType::get({2}, vt.getElementType()),
             mlir::ValueRange{b_.create<mlir::vector::ExtractOp>(l_, args[3], e).getResult(),
                              b_.create<mlir::vector::ExtractOp>(l_, args[3], e + 1).getResult()});
-        if (!elem.isF32()) pair = b_.create<mlir::arith::TruncFOp>(l_, mlir::VectorType::get({2}, elem), pair);
+        if (elem != vt.getElementType())   // float to half / bf16 (int32 shares go to int32 memory)
+          pair = b_.create<mlir::arith::TruncFOp>(l_, mlir::VectorType::get({2}, elem), pair);
         mlir::Value row = add(lane.row, index(8 * h)), at;
         if (swizzle)   // panel i / 8, chunk (i % 8) ^ (row % 8): bits 3-5 of 64 row + 8 (row % 8) + col
           at = add(add(args[1], mul(index(i / 8), stride)),
@@ -189,6 +214,35 @@ class WarpgroupExpander {
           at = add(args[1], add(mul(row, stride), add(lane.col, index(8 * i))));
         b_.create<mlir::vector::StoreOp>(l_, pair, args[0], mlir::ValueRange{at});
       }
+  }
+
+  // One element at a time, each under `row < rows && col < cols` (p, off, stride, c, rows, cols).
+  void store_bounded(mlir::ValueRange args) {
+    mlir::Type elem = llvm::cast<mlir::MemRefType>(args[0].getType()).getElementType();
+    auto vt = llvm::cast<mlir::VectorType>(args[3].getType());
+    WarpgroupLane lane = warpgroup_lane(b_, l_);
+    auto as_index = [&](mlir::Value v) -> mlir::Value {
+      return b_.create<mlir::arith::IndexCastUIOp>(l_, b_.getIndexType(), v);
+    };
+    mlir::Value stride = as_index(args[2]), rows = as_index(args[4]), cols = as_index(args[5]);
+    auto below = [&](mlir::Value v, mlir::Value limit) -> mlir::Value {
+      return b_.create<mlir::arith::CmpIOp>(l_, mlir::arith::CmpIPredicate::ult, v, limit);
+    };
+    for (int64_t h = 0; h < 2; ++h) {
+      mlir::Value row = add(lane.row, index(8 * h));
+      mlir::Value row_in = below(row, rows), row_at = add(args[1], mul(row, stride));
+      for (int64_t i = 0; i < vt.getNumElements() / 4; ++i)
+        for (int64_t s = 0; s < 2; ++s) {
+          mlir::Value col = add(lane.col, index(8 * i + s));
+          mlir::Value in = b_.create<mlir::arith::AndIOp>(l_, row_in, below(col, cols));
+          auto guard_if = b_.create<mlir::scf::IfOp>(l_, in, /*withElseRegion=*/false);
+          mlir::OpBuilder::InsertionGuard guard(b_);
+          b_.setInsertionPointToStart(&guard_if.getThenRegion().front());
+          mlir::Value v = b_.create<mlir::vector::ExtractOp>(l_, args[3], 4 * i + 2 * h + s);
+          if (elem != v.getType()) v = b_.create<mlir::arith::TruncFOp>(l_, elem, v);
+          b_.create<mlir::memref::StoreOp>(l_, v, args[0], mlir::ValueRange{add(row_at, col)});
+        }
+    }
   }
 
   void replace(mlir::Value v) { call_.getResult(0).replaceAllUsesWith(v); }
@@ -200,8 +254,10 @@ class WarpgroupExpander {
 
 }  // namespace
 
+bool is_shared_warpgroup_store(WarpgroupOp op) { return op == WarpgroupOp::Store || op == WarpgroupOp::StoreBounded; }
+
 void expand_warpgroup_ops(mlir::ModuleOp module, bool keep_mma) {
-  auto expanded = [&](WarpgroupOp op) { return op == WarpgroupOp::Store || !keep_mma; };
+  auto expanded = [&](WarpgroupOp op) { return is_shared_warpgroup_store(op) || !keep_mma; };
   llvm::SmallVector<std::pair<mlir::func::CallOp, WarpgroupOp>> calls;
   module.walk([&](mlir::func::CallOp call) {
     if (auto op = warpgroup_op_of(call.getCallee()); op && expanded(*op)) calls.push_back({call, *op});

@@ -12,9 +12,14 @@
 //   qv.warpgroup_wait                (i32 pending)
 //   qv.warpgroup_barrier             ()                     the fallback: gpu.barrier
 //   qv.warpgroup_store.<U>.n<N>      (memref p, index off, i32 stride, vector<N/2xf32> c)
+//   qv.warpgroup_store_bounded.<U>.n<N> (memref p, index off, i32 stride, vector<N/2xf32> c,
+//                                     i32 rows, i32 cols)      only C[i][j] with i < rows, j < cols
 //   qv.warpgroup_store_swizzled.<U>.n<N> (memref p, index off, i32 panel_stride, vector<N/2xf32> c)
 // <A>, <B>, <U> name the memory operand (ir/matrix.h's tags: "s4096.bf16", "g.f32"). The operand
 // layout (swizzled 128-byte panels) is include/quiver/kernel.h's.
+// int8 products: <A>, <B> are i8 memory ("s16384.i8"), the share is vector<N/2 x i32> (the same
+// layout: wgmma's s32 accumulators sit as its f32 ones), only _bt (8-bit wgmma is K-major only),
+// and a qv.warpgroup_store of such a share goes to i32 memory unconverted.
 #pragma once
 
 #include <optional>
@@ -27,7 +32,7 @@
 
 namespace quiver::ir {
 
-enum class WarpgroupOp { Mma, MmaBT, Commit, Wait, Barrier, Store, StoreSwizzled };
+enum class WarpgroupOp { Mma, MmaBT, Commit, Wait, Barrier, Store, StoreSwizzled, StoreBounded };
 
 inline constexpr int64_t kWarpgroupThreads = 128;
 
@@ -44,7 +49,12 @@ struct WarpgroupLane {
 };
 WarpgroupLane warpgroup_lane(mlir::OpBuilder& b, mlir::Location l);
 
-// Lowers every qv.warpgroup_store (pairs of adjacent columns per thread, every target) and,
+// Whether a target lowers `op` itself (the products, waits, barriers and swizzled stores) or every
+// target shares expand_warpgroup_ops' version (the plain and bounded stores).
+bool is_shared_warpgroup_store(WarpgroupOp op);
+
+// Lowers every qv.warpgroup_store and _store_bounded (pairs of adjacent columns per thread; the
+// bounded one element by element; every target) and,
 // unless `keep_mma`, qv.warpgroup_store_swizzled the same way and qv.warpgroup_mma / _bt / wait
 // with the portable fallback: each thread
 // computes its own share from shared memory in k order (16 fused multiply-adds per element),

@@ -295,9 +295,10 @@ template <typename T> QV_BUILTIN_ matrix_a<T> to_matrix_a(matrix_acc<float> c);
 
 // ---- Warpgroup products: 64 x N tiles of four subgroups (docs/matrix.md "Warpgroups") -----------
 // A warpgroup is 128 consecutive linear thread ids starting at a multiple of 128 (the block must
-// have a multiple of 128 threads). Its accumulator warpgroup_acc<float, N> is 64 x N floats,
-// N = 16, 32, ... 256; warpgroup_mma multiplies A (64 x 16) by B (16 x N) out of shared memory
-// (PTX sm_90a: one wgmma.mma_async; elsewhere a portable fallback). The operands live in
+// have a multiple of 128 threads). Its accumulator warpgroup_acc<float, N> is 64 x N floats
+// (warpgroup_acc<int32_t, N> for int8 products), N = 16, 32, ... 256; warpgroup_mma multiplies
+// A (64 x 16) by B (16 x N) out of shared memory (PTX sm_90a: one wgmma.mma_async; elsewhere a
+// portable fallback). The operands live in
 // swizzled panels: a panel is a run of 64-element rows (128 bytes for half / bf16) starting
 // 1024-byte aligned (at a multiple of 512 elements into a qv::shared array, which quiver places
 // 1024-byte aligned), and element (r, c) of a panel is at panel[swizzle128(r, c)]: the 16-byte
@@ -332,6 +333,13 @@ QV_BUILTIN_ warpgroup_acc<float, N> fma(warpgroup_acc<float, N> a, warpgroup_acc
 QV_DEVICE uint32_t swizzle128(uint32_t row, uint32_t col) {
   return row * 64 + ((((col >> 3) ^ row) & 7) << 3) + (col & 7);
 }
+// The same 128-byte geometry for elements of type T: a row holds 128 / sizeof(T) elements
+// (int8_t: 128, col < 128) and a 16-byte chunk 16 / sizeof(T); chunk col / (16 / sizeof(T)) of
+// row r sits at chunk (col / (16 / sizeof(T))) ^ (r % 8). swizzle128<half>(r, c) = swizzle128(r, c).
+template <typename T>
+QV_DEVICE uint32_t swizzle128(uint32_t row, uint32_t col) {
+  return row * (128 / sizeof(T)) + (((col / (16 / sizeof(T))) ^ row) & 7) * (16 / sizeof(T)) + col % (16 / sizeof(T));
+}
 // C + A x B, started. A[i][k] is element (r0 + i, k0 + k) of the panel at `a` = panel + 64 r0 + k0
 // (r0 a multiple of 8, k0 of 16). B (K x N, rows of N): B[k][j] is element (k0 + k, j % 64) of
 // panel j / 64, panels `panel_stride` elements apart (a multiple of 512), `b` = panel 0 + 64 k0
@@ -343,6 +351,23 @@ QV_BUILTIN_ warpgroup_acc<float, N> warpgroup_mma(const T* a, const T* b, uint32
 // element (n0 + j, k0 + k) of the panel at `bt` = panel + 64 n0 + k0 (n0 a multiple of 8, k0 of 16).
 template <typename T, uint32_t N>
 QV_BUILTIN_ warpgroup_acc<float, N> warpgroup_mma_bt(const T* a, const T* bt, warpgroup_acc<float, N> c);
+// int8 products (T = int8_t, accumulator warpgroup_acc<int32_t, N>): A (64 x 32) times B (32 x N),
+// C + sum over k of A[i][k] * B[k][j], the products exact and the sums wrapping modulo 2^32 (as
+// qv::dot4_i8). Panels of int8 rows are 128 elements (swizzle128<int8_t>); `a` = panel + 128 r0 + k0
+// and `bt` = panel + 128 n0 + k0 (k0 a multiple of 32). B must be given N x K: Hopper's 8-bit
+// products read only K-major operands, so quiverc rejects the K x N form (declared here only so
+// that a kernel using it parses and gets quiverc's diagnostic).
+template <uint32_t N>
+QV_BUILTIN_ warpgroup_acc<int32_t, N> warpgroup_mma_bt(const int8_t* a, const int8_t* bt, warpgroup_acc<int32_t, N> c);
+template <uint32_t N>
+QV_BUILTIN_ warpgroup_acc<int32_t, N> warpgroup_mma(const int8_t* a, const int8_t* b, uint32_t panel_stride,
+                                                    warpgroup_acc<int32_t, N> c);
+// float(C[i][j]) per element, rounded to nearest even (exact while |C[i][j]| <= 2^24).
+template <uint32_t N> QV_BUILTIN_ warpgroup_acc<float, N> warpgroup_to_float(warpgroup_acc<int32_t, N> c);
+// An accumulator whose element (i, j) is p[j] (j < N): per-column values such as a weight's
+// scales, the counterpart of warpgroup_rows. p points into a buffer or a qv::shared array and
+// is 8-byte aligned (the thread reads its columns as pairs).
+template <uint32_t N> QV_BUILTIN_ warpgroup_acc<float, N> warpgroup_cols(const float* p);
 // barrier() for the calling warpgroup only: its 128 threads wait for each other, and their
 // shared-memory writes before it are visible to the warpgroup (and its products) after it. Every
 // warpgroup of the block must call it as often as the others (the portable fallback is barrier()).
@@ -357,6 +382,12 @@ QV_BUILTIN_ void warpgroup_wait(uint32_t pending);
 QV_BUILTIN_ void warpgroup_commit();
 // p[i * stride + j] = T(C[i][j]) for T = float, half or bf16 (round to nearest even); stride even.
 template <typename T, uint32_t N> QV_BUILTIN_ void store_warpgroup(T* p, uint32_t stride, warpgroup_acc<float, N> c);
+// p[i * stride + j] = C[i][j] for an int32 accumulator (exact).
+template <uint32_t N> QV_BUILTIN_ void store_warpgroup(int32_t* p, uint32_t stride, warpgroup_acc<int32_t, N> c);
+// The part of C inside an edge: only the elements with i < rows and j < cols are written (any
+// stride; one element at a time): a tile that overhangs the end of a matrix.
+template <typename T, uint32_t N>
+QV_BUILTIN_ void store_warpgroup(T* p, uint32_t stride, warpgroup_acc<float, N> c, uint32_t rows, uint32_t cols);
 // C as T (half or bf16) into swizzled panels, the layout warpgroup_mma's A reads: C[i][j] is
 // element (i, j % 64) of panel j / 64, panels `panel_stride` elements apart from the panel at p.
 template <typename T, uint32_t N>

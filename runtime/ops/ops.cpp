@@ -281,6 +281,15 @@ void matmul_w8a8(const Device& dev, Operand a, Operand b, Operand a_scale, Opera
   size_t mn = call.elements({m, n}, "m * n");
   call.require_at_least("c", c, mn, "m * n");
   if (mn == 0) return;
+  // Hopper's int8 warpgroup products (kernels/matmul_w8a8_wgmma.cpp: 128 x 256 tiles of C, any
+  // edges) where the loaded image has them (PTX sm_90a) and the rows start 16-byte aligned.
+  if (k % 16 == 0 && k > 0 && call.has_kernel("matmul_w8a8_wgmma")) {
+    size_t tiles = ((m + kMatmulWgmmaM - 1) / kMatmulWgmmaM) * ((n + kMatmulWgmmaN - 1) / kMatmulWgmmaN);
+    if (tiles > 0x7fffffff) call.fail("m * n must be at most 2^31 128 x 256 tiles");
+    call.launch("matmul_w8a8_wgmma", Grid{static_cast<uint32_t>(tiles), 1, 1},
+                {a, b, a_scale, b_scale, c, call.dim(m, "m"), call.dim(n, "n"), call.dim(k, "k")});
+    return;
+  }
   call.launch("matmul_w8a8", matmul_grid(call, m, n),
               {a, b, a_scale, b_scale, c, call.dim(m, "m"), call.dim(n, "n"), call.dim(k, "k")});
 }

@@ -1,6 +1,7 @@
 // Which image of the op library the device loaded: on Vulkan, the cooperative-matrix image where
 // the device offers what it requires, else the portable one with the reason (docs/format.md
-// "Image requirements"); the matmul kernels the op library picks follow the image.
+// "Image requirements"); on CUDA, the warpgroup kernels are in sm_90a images only; the matmul
+// kernels the op library picks follow the image.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -27,6 +28,21 @@ TEST(OpsImageChoice, VulkanTakesTheCooperativeMatrixImageOnlyWhereTheDeviceOffer
   EXPECT_EQ(lib.has_kernel("matmul_tiles_k32_nt<half>"), coop) << image;
   EXPECT_FALSE(lib.has_kernel("matmul_tiles_nn<half>")) << image;
   EXPECT_TRUE(lib.has_kernel("matmul_nn<half>")) << image;
+}
+
+// On CUDA the warpgroup kernels (kernels/matmul_wgmma.cpp, kernels/matmul_w8a8_wgmma.cpp) are in
+// the sm_90a images only, so ops::matmul_w8a8 takes its int8 warpgroup kernel exactly where the
+// loaded image is sm_90a (the H100's cubin) and the dp4a kernel elsewhere (QUIVER_CUDA_IMAGE).
+TEST(OpsImageChoice, CudaHasTheWarpgroupKernelsInSm90aImagesOnly) {
+  quiver::Device& dev = gate::device();
+  if (dev.backend_name() != "cuda") GTEST_SKIP() << "the warpgroup kernels are PTX sm_90a's";
+  quiver::Module lib = quiver::ops::library(dev);
+  const std::string image(lib.backend_image());
+  const bool sm90a = image.find("sm_90a") != std::string::npos;
+  std::printf("op library image on %s: %s\n", dev.device_name().c_str(), image.c_str());
+  EXPECT_EQ(lib.has_kernel("matmul_w8a8_wgmma"), sm90a) << image;
+  EXPECT_EQ(lib.has_kernel("matmul_wgmma_nt<bf16>"), sm90a) << image;
+  EXPECT_TRUE(lib.has_kernel("matmul_w8a8")) << image;
 }
 
 }  // namespace

@@ -377,6 +377,12 @@ TEST(OpsGate, Matmul) {
 TEST(OpsGate, MatmulW8A8) {
   std::vector<MatShape> shapes = matmul_shapes();
   shapes.push_back({5, 70, 67});   // k not a multiple of the 4-byte packing
+  // The warpgroup kernel's cases (kernels/matmul_w8a8_wgmma.cpp, CUDA sm_90a, k a multiple of 16): whole
+  // 128 x 256 tiles over eight K stages (twice around its ring of four); tiles over the edges of m, of an odd n
+  // and of k (a tail of one 16-byte chunk); k a single chunk.
+  shapes.push_back({256, 512, 1024});
+  shapes.push_back({300, 201, 144});
+  shapes.push_back({129, 513, 16});
   for (MatShape s : shapes) {
     std::uniform_int_distribution<int> i8(-128, 127);
     std::uniform_real_distribution<float> scale(1e-3f, 1e-1f);

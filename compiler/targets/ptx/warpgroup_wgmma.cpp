@@ -4,6 +4,9 @@
 // wgmma.commit_group + wgmma.wait_group; qv.warpgroup_store_swizzled is stmatrix.x4 (16-bit);
 // qv.warpgroup_barrier is bar.sync 1 + warpgroup, 128. The neutral IR's accumulator share
 // (ir/warpgroup.h) is already wgmma's register layout, so the N/2 floats pass through as they are.
+// int8 products are wgmma...m64nNk32.s32.s8.s8 (K-major A and B only, no transpose or negation
+// immediates; without .satfinite the s32 sums wrap, qv::dot4_i8's semantics), their N/2 int32s
+// in the same registers; descriptors are byte-addressed, so the panel geometry is the same.
 //
 // Descriptors: start address (bits 0-13, address / 16), leading-dimension byte offset (16-29,
 // / 16), stride-dimension byte offset (32-45, / 16), swizzle mode (62-63: 1 = 128-byte). Operands
@@ -73,7 +76,7 @@ class WgmmaLowering {
       bool bt = op == WarpgroupOp::MmaBT;
       mlir::Value a = descriptor(args[0], args[1], constant(1));
       mlir::Value bd = bt ? descriptor(args[2], args[3], constant(1))
-                          : descriptor(args[2], args[3], panel_offset(args[4]));
+                          : descriptor(args[2], args[3], panel_offset(args[4]));   // 16-bit only (front end)
       call_.getResult(0).replaceAllUsesWith(mma(a, bd, args[bt ? 4 : 5], !bt));
     }
     call_.erase();
@@ -88,9 +91,10 @@ class WgmmaLowering {
   }
 
   // Shared-window addresses are below 228 KiB, so address / 16 fits the 14-bit field without a
-  // mask, and the descriptor is a sum: fixed fields + base / 16 + offset / 8 (offset in 16-bit
-  // elements, a multiple of 8). A kernel's products differ only in constant offsets, which LLVM
-  // then adds at each use to one descriptor per operand base instead of keeping one per product.
+  // mask, and the descriptor is a sum: fixed fields + base / 16 + offset bytes / 16 (offset in
+  // elements: / 8 for 16-bit ones, / 16 for int8; a whole number of 16-byte chunks). A kernel's
+  // products differ only in constant offsets, which LLVM then adds at each use to one descriptor
+  // per operand base instead of keeping one per product.
   mlir::Value descriptor(mlir::Value mem, mlir::Value offset, mlir::Value leading) {
     mlir::Value base = b_.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(l_, mem);
     auto i64 = [&](mlir::Value v) -> mlir::Value { return b_.create<mlir::arith::IndexCastUIOp>(l_, b_.getI64Type(), v); };
@@ -98,37 +102,39 @@ class WgmmaLowering {
         l_, constant((int64_t{1024 >> 4} << 32) | (int64_t{1} << 62)),
         b_.create<mlir::arith::ShLIOp>(l_, leading, constant(16)));
     mlir::Value start = b_.create<mlir::arith::ShRUIOp>(l_, i64(base), constant(4));
-    mlir::Value at = b_.create<mlir::arith::ShRUIOp>(l_, i64(offset), constant(3));
+    unsigned bits = llvm::cast<mlir::MemRefType>(mem.getType()).getElementTypeBitWidth();
+    mlir::Value at = b_.create<mlir::arith::ShRUIOp>(l_, i64(offset), constant(bits == 8 ? 4 : 3));
     return b_.create<mlir::arith::AddIOp>(l_, b_.create<mlir::arith::AddIOp>(l_, fixed, start), at);
   }
 
   mlir::Value mma(mlir::Value a_desc, mlir::Value b_desc, mlir::Value c, bool trans_b) {
     auto vt = llvm::cast<mlir::VectorType>(c.getType());
     int64_t regs = vt.getNumElements();
+    bool int8 = vt.getElementType().isInteger(32);
     std::string type = element_name();
+    std::string shape = "m64n" + std::to_string(2 * regs) + (int8 ? "k32.s32." : "k16.f32.");
     std::string text = "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, $" + std::to_string(regs + 2) +
-                       ", 0;\n\twgmma.mma_async.sync.aligned.m64n" + std::to_string(2 * regs) + "k16.f32." + type + "." +
-                       type + " {";
+                       ", 0;\n\twgmma.mma_async.sync.aligned." + shape + type + "." + type + " {";
     std::string constraints;
     for (int64_t i = 0; i < regs; ++i) {
       text += (i ? "," : "") + std::string("$") + std::to_string(i);
-      constraints += "=f,";
+      constraints += int8 ? "=r," : "=f,";
     }
-    text += "}, $" + std::to_string(regs) + ", $" + std::to_string(regs + 1) + ", p, 1, 1, 0, " +
-            (trans_b ? "1" : "0") + ";\n}";
+    text += "}, $" + std::to_string(regs) + ", $" + std::to_string(regs + 1) + ", p" +
+            (int8 ? std::string() : std::string(", 1, 1, 0, ") + (trans_b ? "1" : "0")) + ";\n}";
     constraints += "l,l,r";
     // A zero accumulator (a product's first, `qv::warpgroup_acc<float, N> s;`) is not read:
     // scale-d false makes the instruction write A x B, and the N / 2 zeroing moves go.
     bool zero = false;
     if (auto cst = c.getDefiningOp<mlir::arith::ConstantOp>())
       if (auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(cst.getValue()); dense && dense.isSplat())
-        zero = dense.getSplatValue<llvm::APFloat>().isPosZero();
+        zero = int8 ? dense.getSplatValue<llvm::APInt>().isZero() : dense.getSplatValue<llvm::APFloat>().isPosZero();
     llvm::SmallVector<mlir::Value> operands{a_desc, b_desc, b_.create<mlir::arith::ConstantIntOp>(l_, zero ? 0 : 1, 32)};
     for (int64_t i = 0; i < regs && !zero; ++i) {
       operands.push_back(b_.create<mlir::vector::ExtractOp>(l_, c, i));
       constraints += "," + std::to_string(i);   // tied: the accumulator is read and written
     }
-    llvm::SmallVector<mlir::Type> fields(regs, b_.getF32Type());
+    llvm::SmallVector<mlir::Type> fields(regs, vt.getElementType());
     auto result = mlir::LLVM::LLVMStructType::getLiteral(b_.getContext(), fields);
     auto asm_op = inline_asm(b_, l_, result, operands, text, constraints);
     llvm::SmallVector<mlir::Value> out;
@@ -185,7 +191,7 @@ class WgmmaLowering {
 
   std::string element_name() {
     mlir::Type e = llvm::cast<mlir::MemRefType>(call_.getOperand(0).getType()).getElementType();
-    return e.isBF16() ? "bf16" : "f16";
+    return e.isBF16() ? "bf16" : e.isInteger(8) ? "s8" : "f16";
   }
 
   mlir::OpBuilder b_;
@@ -276,7 +282,7 @@ void lower_warpgroup_to_wgmma(mlir::ModuleOp module) {
   llvm::SmallVector<std::pair<mlir::func::CallOp, WarpgroupOp>> calls;
   module.walk([&](mlir::func::CallOp call) {
     auto op = quiver::ir::warpgroup_op_of(call.getCallee());
-    if (op && *op != WarpgroupOp::Store) calls.push_back({call, *op});
+    if (op && !quiver::ir::is_shared_warpgroup_store(*op)) calls.push_back({call, *op});
   });
   if (calls.empty()) return;
   llvm::SmallVector<bool> fence;
@@ -296,7 +302,7 @@ void lower_warpgroup_to_wgmma(mlir::ModuleOp module) {
     WgmmaLowering(calls[i].first).lower(calls[i].second, fence[i], commit[i]);
   for (mlir::func::FuncOp fn : llvm::make_early_inc_range(module.getOps<mlir::func::FuncOp>()))
     if (auto op = quiver::ir::warpgroup_op_of(fn.getSymName());
-        op && fn.isExternal() && *op != WarpgroupOp::Store)
+        op && fn.isExternal() && !quiver::ir::is_shared_warpgroup_store(*op))
       fn.erase();
 }
 
