@@ -148,14 +148,23 @@ Device Device::open(std::string_view backend) {
     const Selector sel = parse_selector(env, " (from QUIVER_BACKEND)");
     return wrap(open_explicit(sel, " (from QUIVER_BACKEND)"), sel.index);
   }
-  // Detection: device 0 of the first backend that opens; each failure's reason is kept.
+  // Detection: device 0 of the first backend that opens; each failure's reason is kept. A device
+  // that emulates a GPU on the host (lavapipe) is taken only when no later backend opens: the
+  // native CPU backend runs the same kernels faster. QUIVER_BACKEND=vulkan still selects it.
   std::string reasons;
+  std::unique_ptr<backend::Device> emulated;
   for (const backend::Factory& f : backend::registry()) {
     std::string why_not;
     size_t device_count = 0;
-    if (std::unique_ptr<backend::Device> dev = try_open(f, 0, device_count, why_not)) return wrap(std::move(dev), 0);
+    std::unique_ptr<backend::Device> dev = try_open(f, 0, device_count, why_not);
+    if (dev && dev->emulated_on_host()) {
+      if (!emulated) emulated = std::move(dev);
+      continue;
+    }
+    if (dev) return wrap(std::move(dev), 0);
     reasons += std::string("; ") + f.name + ": " + (why_not.empty() ? "no device found" : why_not);
   }
+  if (emulated) return wrap(std::move(emulated), 0);
   throw Error(ErrorCode::BackendUnavailable, "no quiver backend could be opened" + reasons);
 }
 

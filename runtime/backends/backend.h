@@ -98,6 +98,9 @@ class Device {
   virtual ~Device();
   virtual std::string backend_name() const = 0;   // "cuda", "vulkan", "cpu"
   virtual std::string device_name() const = 0;
+  // A GPU API implemented on the host's CPU (lavapipe, SwiftShader): automatic detection prefers
+  // the native CPU backend, which runs the same kernels faster (docs/runtime.md).
+  virtual bool emulated_on_host() const { return false; }
   virtual std::unique_ptr<Buffer> alloc(size_t bytes) = 0;
   virtual void upload(Buffer& dst, const void* src, size_t bytes) = 0;     // synchronous
   virtual void download(const Buffer& src, void* dst, size_t bytes) = 0;   // waits for prior launches

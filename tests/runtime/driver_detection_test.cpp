@@ -99,6 +99,27 @@ TEST(VulkanUnavailable, LibraryThatIsNotTheLoaderIsRefused) {
   EXPECT_CONTAINS(e.what(), "libm.so.6 has no vkGetInstanceProcAddr");
 }
 
+// A Vulkan device that emulates a GPU on the host (lavapipe in CI) loses to the native CPU
+// backend in detection, is taken when the CPU backend cannot open, and stays reachable by name.
+TEST(DriverDetection, NativeCpuIsPreferredOverAnEmulatedGpu) {
+  EmptyDirectory empty;
+  const std::string cuda = empty.path() + "/libcuda.so.1";
+  ScopedEnv cuda_lib("QUIVER_CUDA_LIBRARY", cuda.c_str());
+  ScopedEnv backend("QUIVER_BACKEND", nullptr);
+  ScopedEnv cpus("QUIVER_CPU_DEVICES", nullptr);
+  if (!vulkan_built_in() || Device::count("vulkan") == 0) GTEST_SKIP() << "no Vulkan device here";
+  const std::string name = Device::open("vulkan").device_name();
+  if (name.find("llvmpipe") == std::string::npos && name.find("SwiftShader") == std::string::npos)
+    GTEST_SKIP() << "the Vulkan device (" << name << ") is not an emulated one";
+  EXPECT_EQ(Device::open().backend_name(), "cpu");
+  {
+    ScopedEnv no_cpu("QUIVER_CPU_DEVICES", "none");
+    EXPECT_EQ(Device::open().backend_name(), "vulkan");
+  }
+  ScopedEnv chosen("QUIVER_BACKEND", "vulkan");
+  EXPECT_EQ(Device::open().backend_name(), "vulkan");
+}
+
 // No GPU driver works: detection ends on the CPU, and each backend's reason is kept.
 TEST(DriverDetection, FallsBackToTheCpuWhenNoGpuDriverWorks) {
   EmptyDirectory empty;

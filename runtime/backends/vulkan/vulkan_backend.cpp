@@ -387,6 +387,7 @@ class VulkanDevice final : public Device {
 
   std::string backend_name() const override { return "vulkan"; }
   std::string device_name() const override { return context_->name; }
+  bool emulated_on_host() const override { return context_->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU; }
 
   std::unique_ptr<Buffer> alloc(size_t bytes) override {
     return std::make_unique<VulkanBuffer>(context_, bytes);
