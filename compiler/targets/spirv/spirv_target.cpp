@@ -125,6 +125,7 @@ class SpirvTarget final : public Target {
 
     std::vector<mlir::func::FuncOp> funcs = spirv_target::find_kernel_functions(module, kernels);
     for (size_t i = 0; i < funcs.size(); ++i) spirv_target::check_kernel_types(funcs[i], kernels[i]);
+    std::vector<std::string> requirements;
     if (coop) {
       llvm::SmallVector<mlir::func::FuncOp> on_matrices;
       for (size_t i = 0; i < funcs.size(); ++i) {
@@ -133,6 +134,7 @@ class SpirvTarget final : public Target {
         else log(kernels[i].symbol + " keeps the portable tiles in " + kCoopArch + ": " + why);
       }
       if (on_matrices.empty()) return std::nullopt;
+      requirements = spirv_target::cooperative_matrix_requirements(on_matrices);
       ir::expand_matrix_ops(module, [&](mlir::func::FuncOp fn) { return !llvm::is_contained(on_matrices, fn); });
       spirv_target::mark_right_operands(module, on_matrices);
     }
@@ -206,7 +208,7 @@ class SpirvTarget final : public Target {
     TargetImage image;
     image.target = format::Target::SPIRV;
     image.arch = image_arch;
-    if (coop) image.requirements = spirv_target::cooperative_matrix_requirements();
+    image.requirements = std::move(requirements);
     image.data.resize(words.size() * sizeof(uint32_t));
     std::memcpy(image.data.data(), words.data(), image.data.size());
     for (const format::Kernel& k : kernels) image.kernels.push_back(k.symbol);
