@@ -53,9 +53,9 @@ mlir::Type FunctionEmitter::type_of(clang::QualType t, clang::SourceLocation whe
   if (is_matrix(t, &elem, &use)) {
     mlir::Type v = storage_type(*builder_.getContext(), t);
     if (!v)
-      error(where, std::string(use == MatrixUse::Acc ? "qv::matrix_acc elements must be float"
-                                                     : "qv::matrix_a / qv::matrix_b elements must be qv::half or qv::bf16") +
-                       " (not '" + elem.getAsString() + "')");
+      error(where, std::string(use == MatrixUse::Acc ? "qv::matrix_acc elements must be float or int32_t"
+                                                     : "qv::matrix_a / qv::matrix_b elements must be qv::half, qv::bf16 or int8_t") +
+                       " (not '" + canonical_type_name(elem) + "')");
     return v;
   }
   uint32_t n = 0;

@@ -272,6 +272,10 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_matrix_builtin(
   std::optional<ir::MatrixOp> op = matrix_builtin(name);
   if (!op) return std::nullopt;
   mlir::Location l = loc(e->getBeginLoc());
+  auto tile_element = [&](const clang::Expr* arg) {
+    clang::QualType elem;
+    return is_matrix(arg->getType(), &elem) ? scalar_kind(elem) : std::nullopt;
+  };
   std::vector<mlir::Value> operands;
   std::vector<mlir::Type> results;
   if (*op == ir::MatrixOp::Mma) {
@@ -280,12 +284,25 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_matrix_builtin(
       type_of(arg->getType(), arg->getBeginLoc());   // names an unsupported element type
       operands.push_back(emit_scalar(arg));
     }
+    // The pairs the matrix units multiply: 16-bit inputs into float, int8 into int32.
+    auto a = tile_element(e->getArg(0)), b = tile_element(e->getArg(1)), c = tile_element(e->getArg(2));
+    if (a != b)
+      error(e->getArg(1)->getBeginLoc(), "qv::mma needs matrix_a and matrix_b of one element type (not '" +
+                                             canonical_type_name(e->getArg(0)->getType()) + "' and '" +
+                                             canonical_type_name(e->getArg(1)->getType()) + "')");
+    bool int8 = a == ScalarType::I8;
+    if (c != (int8 ? ScalarType::I32 : ScalarType::F32))
+      error(e->getArg(2)->getBeginLoc(), std::string("qv::mma of ") + (int8 ? "int8_t" : "qv::half or qv::bf16") +
+                                             " tiles accumulates in qv::matrix_acc<" + (int8 ? "int32_t" : "float") +
+                                             "> (not '" + canonical_type_name(e->getArg(2)->getType()) + "')");
     results.push_back(operands[2].getType());
   } else if (*op == ir::MatrixOp::RowMax || *op == ir::MatrixOp::RowSum || *op == ir::MatrixOp::ToA) {
-    if (e->getNumArgs() != 1 || !is_matrix(e->getArg(0)->getType()))
+    if (e->getNumArgs() != 1 || tile_element(e->getArg(0)) != ScalarType::F32)
       error(e->getBeginLoc(), "qv::" + name + " takes one qv::matrix_acc<float>");
     operands.push_back(emit_scalar(e->getArg(0)));
     results.push_back(type_of(e->getType(), e->getBeginLoc()));   // to_matrix_a<T>: names a T that is not 16-bit
+    if (*op == ir::MatrixOp::ToA && tile_element(e) == ScalarType::I8)
+      error(e->getBeginLoc(), "qv::to_matrix_a makes qv::half or qv::bf16 tiles (not int8_t)");
   } else {
     size_t want = *op == ir::MatrixOp::Store ? 3 : 2;
     if (e->getNumArgs() != want)
@@ -293,16 +310,21 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_matrix_builtin(
     clang::QualType pointee = e->getArg(0)->getType()->getPointeeType();
     auto k = scalar_kind(pointee);
     bool is16 = k && (*k == ScalarType::F16 || *k == ScalarType::BF16);
-    bool ok = *op == ir::MatrixOp::LoadAcc ? k == ScalarType::F32
-              : *op == ir::MatrixOp::Store  ? (is16 || k == ScalarType::F32)
-                                            : is16;
+    // A store's memory follows its accumulator: float ones to float, half or bf16, int32 ones
+    // (int8 products) to int32_t only.
+    bool int_acc = *op == ir::MatrixOp::Store && tile_element(e->getArg(2)) == ScalarType::I32;
+    bool ok = *op == ir::MatrixOp::LoadAcc ? (k == ScalarType::F32 || k == ScalarType::I32)
+              : *op == ir::MatrixOp::Store  ? (int_acc ? k == ScalarType::I32 : (is16 || k == ScalarType::F32))
+                                            : (is16 || k == ScalarType::I8);
     if (!ok)
       error(e->getArg(0)->getBeginLoc(),
             "qv::" + name + " needs a pointer to " +
-                (*op == ir::MatrixOp::LoadAcc ? std::string("float")
+                (*op == ir::MatrixOp::LoadAcc ? std::string("float or int32_t")
+                 : int_acc                    ? std::string("int32_t")
                  : *op == ir::MatrixOp::Store ? std::string("float, qv::half or qv::bf16")
-                                              : std::string("qv::half or qv::bf16")) +
-                " elements (not '" + pointee.getAsString() + "')");
+                                              : std::string("qv::half, qv::bf16 or int8_t")) +
+                " elements (not '" + pointee.getAsString() + "')" +
+                (int_acc ? ": an int32 accumulator stores as int32_t; qv::matrix_acc<float>(c) converts it" : ""));
     if (*op == ir::MatrixOp::Store && pointee.isConstQualified())
       error(e->getArg(0)->getBeginLoc(), "qv::store_matrix needs a pointer to non-const memory");
     Pointer p = emit_pointer(e->getArg(0));

@@ -34,6 +34,15 @@ FunctionEmitter::RValue FunctionEmitter::emit_construct(const clang::CXXConstruc
     return {builder_.create<arith::ConstantOp>(l, llvm::cast<mlir::TypedAttr>(builder_.getZeroAttr(type)))};
   if (!has_qv_annotation(ctor, "qv.builtin"))
     error(e->getBeginLoc(), "constructor of '" + t.getAsString() + "' is not supported in kernel code");
+  // qv::matrix_acc<float>(c) of an int32 accumulator (int8 products): each element converted,
+  // rounded to nearest even where it has more than 24 significant bits (docs/matrix.md).
+  clang::QualType from_elem, to_elem;
+  if (e->getNumArgs() == 1 && is_matrix(e->getArg(0)->getType(), &from_elem) && is_matrix(t, &to_elem)) {
+    if (scalar_kind(from_elem) != ScalarType::I32 || scalar_kind(to_elem) != ScalarType::F32)
+      error(e->getBeginLoc(), "a matrix tile converts only from qv::matrix_acc<int32_t> to qv::matrix_acc<float> (not '" +
+                                  canonical_type_name(e->getArg(0)->getType()) + "' to '" + canonical_type_name(t) + "')");
+    return {builder_.create<arith::SIToFPOp>(l, type, emit_scalar(e->getArg(0)))};
+  }
   std::vector<mlir::Value> args;
   for (const clang::Expr* a : e->arguments()) args.push_back(emit_scalar(a));
   if (auto vt = llvm::dyn_cast<mlir::VectorType>(type)) {

@@ -135,7 +135,11 @@ mlir::Type storage_type(mlir::MLIRContext& ctx, clang::QualType t) {
   MatrixUse use;
   if (is_matrix(t, &elem, &use)) {
     auto k = scalar_kind(elem);
-    bool ok = k && (use == MatrixUse::Acc ? *k == ScalarType::F32 : (*k == ScalarType::F16 || *k == ScalarType::BF16));
+    if (!k) return {};
+    // int8 operands are 16 x 32 (A) and 32 x 16 (B): 512 elements (docs/ir.md "Matrix tiles").
+    if (use != MatrixUse::Acc && *k == ScalarType::I8) return mlir::VectorType::get({512}, value_type(ctx, *k));
+    bool ok = use == MatrixUse::Acc ? (*k == ScalarType::F32 || *k == ScalarType::I32)
+                                    : (*k == ScalarType::F16 || *k == ScalarType::BF16);
     return ok ? mlir::VectorType::get({256}, value_type(ctx, *k)) : mlir::Type();
   }
   if (is_warpgroup_acc(t, &elem, &n)) {

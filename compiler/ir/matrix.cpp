@@ -32,7 +32,9 @@ std::string type_tag(mlir::Type t) {
   if (t.isBF16()) return "bf16";
   if (t.isF16()) return "f16";
   if (t.isF32()) return "f32";
-  return "";   // index / i32 operands carry no tag
+  if (t.isInteger(8)) return "i8";
+  if (t.isInteger(32)) return "i32";   // int8 products' accumulators
+  return "";
 }
 
 }  // namespace
@@ -59,13 +61,25 @@ std::optional<MatrixOp> matrix_op_of(llvm::StringRef callee) {
 
 bool is_matrix_type(mlir::Type t) {
   auto v = llvm::dyn_cast<mlir::VectorType>(t);
-  return v && v.getRank() == 1 && v.getNumElements() == kMatrixElements;
+  if (!v || v.getRank() != 1) return false;
+  return v.getNumElements() == kMatrixElements ||
+         (v.getNumElements() == kMatrixElementsI8 && v.getElementType().isInteger(8));
 }
 
 bool is_tile_type(mlir::Type t) {
+  if (is_matrix_type(t)) return true;
   auto v = llvm::dyn_cast<mlir::VectorType>(t);
-  return is_matrix_type(t) || (v && v.getRank() == 2 && v.getDimSize(0) == kMatrixTile && v.getDimSize(1) == kMatrixTile);
+  if (!v || v.getRank() != 2 || v.getDimSize(1) != kMatrixTile) return false;
+  return v.getDimSize(0) == matrix_depth(v.getElementType());
 }
+
+bool is_int8_matrix_type(mlir::Type t) {
+  if (!is_tile_type(t)) return false;
+  mlir::Type e = llvm::cast<mlir::VectorType>(t).getElementType();
+  return e.isInteger(8) || e.isInteger(32);
+}
+
+int64_t matrix_depth(mlir::Type element) { return element.isInteger(8) ? kMatrixDepthI8 : kMatrixTile; }
 
 void retype_matrix_values(mlir::Operation* root, llvm::function_ref<mlir::VectorType(mlir::VectorType)> convert) {
   auto retyped = [&](mlir::Type t) -> mlir::Type {
@@ -86,13 +100,20 @@ void retype_matrix_values(mlir::Operation* root, llvm::function_ref<mlir::Vector
       if (auto cst = llvm::dyn_cast<mlir::arith::ConstantOp>(op)) {
         auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(cst.getValue());
         auto vt = llvm::cast<mlir::VectorType>(t);
-        if (!dense || !dense.isSplat() || !llvm::isa<mlir::FloatType>(vt.getElementType()))
-          throw std::runtime_error("internal error: a matrix tile constant that is not a float splat");
-        llvm::APFloat v = dense.getSplatValue<llvm::APFloat>();
-        bool lost = false;
-        v.convert(llvm::cast<mlir::FloatType>(vt.getElementType()).getFloatSemantics(),
-                  llvm::APFloat::rmNearestTiesToEven, &lost);
-        cst.setValueAttr(mlir::DenseElementsAttr::get(vt, v));
+        if (dense && dense.isSplat() && llvm::isa<mlir::FloatType>(vt.getElementType())) {
+          llvm::APFloat v = dense.getSplatValue<llvm::APFloat>();
+          bool lost = false;
+          v.convert(llvm::cast<mlir::FloatType>(vt.getElementType()).getFloatSemantics(),
+                    llvm::APFloat::rmNearestTiesToEven, &lost);
+          cst.setValueAttr(mlir::DenseElementsAttr::get(vt, v));
+        } else if (dense && dense.isSplat() && vt.getElementType().isInteger() &&
+                   llvm::isa<mlir::IntegerType>(dense.getElementType())) {
+          // int8 tiles widen (the fallback holds them as i32): sign-extended, as the values are.
+          llvm::APInt v = dense.getSplatValue<llvm::APInt>().sextOrTrunc(vt.getElementTypeBitWidth());
+          cst.setValueAttr(mlir::DenseElementsAttr::get(vt, v));
+        } else {
+          throw std::runtime_error("internal error: a matrix tile constant that is not a splat of its element type");
+        }
       }
       r.setType(t);
     }
@@ -110,9 +131,9 @@ class FallbackExpander {
     mlir::ValueRange args = call_.getOperands();
     switch (op) {
       case MatrixOp::LoadA:
-      case MatrixOp::LoadAcc: replace(load(args, /*transposed=*/false)); break;
-      case MatrixOp::LoadB: replace(load(args, false)); break;
-      case MatrixOp::LoadBT: replace(load(args, true)); break;
+      case MatrixOp::LoadAcc: replace(load(args, /*a_shape=*/true, /*transposed=*/false)); break;
+      case MatrixOp::LoadB: replace(load(args, false, false)); break;
+      case MatrixOp::LoadBT: replace(load(args, false, true)); break;
       case MatrixOp::Mma: replace(mma(args[0], args[1], args[2])); break;
       case MatrixOp::Store: store(args); break;
       case MatrixOp::RowMax: replace(row_reduce(args[0], true)); break;
@@ -133,32 +154,46 @@ class FallbackExpander {
     return b_.create<mlir::arith::AddIOp>(l_, args[1], b_.create<mlir::arith::AddIOp>(l_, row, index(c)));
   }
 
-  mlir::Value load(mlir::ValueRange args, bool transposed) {
+  // A and accumulators are 16 rows, B 16 columns; the other side is what the (retyped) result
+  // holds: 16, or 32 for int8 operands. Elements widen exactly: 16-bit floats to f32, i8 to i32.
+  mlir::Value load(mlir::ValueRange args, bool a_shape, bool transposed) {
+    auto result = llvm::cast<mlir::VectorType>(call_.getResult(0).getType());
+    int64_t other = result.getNumElements() / kMatrixTile;
+    int64_t rows = a_shape ? kMatrixTile : other, cols = a_shape ? other : kMatrixTile;
     llvm::SmallVector<mlir::Value> elems;
-    for (int64_t r = 0; r < kMatrixTile; ++r)
-      for (int64_t c = 0; c < kMatrixTile; ++c) {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
         mlir::Value v = b_.create<mlir::memref::LoadOp>(l_, args[0], address(args, r, c, transposed));
-        if (!v.getType().isF32()) v = b_.create<mlir::arith::ExtFOp>(l_, b_.getF32Type(), v);
+        if (v.getType() != result.getElementType()) {
+          if (llvm::isa<mlir::FloatType>(v.getType())) v = b_.create<mlir::arith::ExtFOp>(l_, result.getElementType(), v);
+          else v = b_.create<mlir::arith::ExtSIOp>(l_, result.getElementType(), v);
+        }
         elems.push_back(v);
       }
-    return b_.create<mlir::vector::FromElementsOp>(l_, call_.getResult(0).getType(), elems);
+    return b_.create<mlir::vector::FromElementsOp>(l_, result, elems);
   }
 
-  // Sixteen rank-1 updates on whole tiles: C += column k of A (spread along rows) * row k of B
-  // (spread along columns). Small IR (LLVM's vectorisers choke on 4096 scalar fmas); targets
-  // without 256-wide vectors scalarise it back to those fmas.
+  // K rank-1 updates on whole tiles (K = 16, or 32 for int8): C += column k of A (spread along
+  // rows) * row k of B (spread along columns). Small IR (LLVM's vectorisers choke on 4096 scalar
+  // fmas); targets without 256-wide vectors scalarise it back to those fmas. int8 tiles are i32
+  // here: products of int8 values are exact in i32, and the sums wrap as the hardware's do.
   mlir::Value mma(mlir::Value a, mlir::Value bm, mlir::Value c) {
+    int64_t depth = llvm::cast<mlir::VectorType>(a.getType()).getNumElements() / kMatrixTile;
+    bool integer = llvm::isa<mlir::IntegerType>(llvm::cast<mlir::VectorType>(c.getType()).getElementType());
     mlir::Value acc = c;
-    for (int64_t k = 0; k < kMatrixTile; ++k) {
+    for (int64_t k = 0; k < depth; ++k) {
       llvm::SmallVector<int64_t> column, row;
       for (int64_t i = 0; i < kMatrixTile; ++i)
         for (int64_t j = 0; j < kMatrixTile; ++j) {
-          column.push_back(i * kMatrixTile + k);
+          column.push_back(i * depth + k);
           row.push_back(k * kMatrixTile + j);
         }
       mlir::Value ak = b_.create<mlir::vector::ShuffleOp>(l_, a, a, column);
       mlir::Value bk = b_.create<mlir::vector::ShuffleOp>(l_, bm, bm, row);
-      acc = b_.create<mlir::math::FmaOp>(l_, ak, bk, acc);
+      if (integer)
+        acc = b_.create<mlir::arith::AddIOp>(l_, b_.create<mlir::arith::MulIOp>(l_, ak, bk), acc);
+      else
+        acc = b_.create<mlir::math::FmaOp>(l_, ak, bk, acc);
     }
     return acc;
   }
@@ -236,10 +271,12 @@ void expand_matrix_ops(mlir::ModuleOp module, llvm::function_ref<bool(mlir::func
   for (mlir::func::FuncOp fn : module.getOps<mlir::func::FuncOp>())
     if (fn.isExternal() && matrix_op_of(fn.getSymName())) decls.push_back(fn);
   if (calls.empty() && (decls.empty() || calls_remain)) return;
-  // Every lane holds the whole tile as f32 (inputs widen exactly).
+  // Every lane holds the whole tile as f32, int8 tiles as i32 (inputs widen exactly).
   for (mlir::func::FuncOp fn : module.getOps<mlir::func::FuncOp>())
     if (chosen(fn))
       retype_matrix_values(fn, [](mlir::VectorType t) {
+        if (is_int8_matrix_type(t))
+          return mlir::VectorType::get({t.getNumElements()}, mlir::IntegerType::get(t.getContext(), 32));
         return mlir::VectorType::get({kMatrixElements}, mlir::Float32Type::get(t.getContext()));
       });
   for (auto [call, op] : calls) FallbackExpander(call).expand(op);

@@ -233,26 +233,31 @@ QV_BUILTIN_ double fma(double a, double b, double c);
 // Memory operands point into a buffer or a qv::shared array; p must be 16-byte aligned and the
 // stride (in elements) a multiple of 8. Inputs are half or bf16, the accumulator is float; products
 // are exact and sums are done in at least float precision, in an order the target chooses.
+// int8 tiles: inputs int8_t, K = 32 (A 16 x 32, B 32 x 16), the accumulator int32_t; products
+// exact, sums in int32 (wrapping); the stride of an int8 tile is a multiple of 16.
 inline constexpr uint32_t matrix_tile = 16;
-// A: 16 rows (M) x 16 columns (K).
+// A: 16 rows (M) x 16 columns (K); for int8_t 16 x 32.
 template <typename T>
 struct QV_ANNOTATE_("qv.matrix_a") matrix_a {
   matrix_a() = default;   // all zero
  private:
   T elems_[256];
 };
-// B: 16 rows (K) x 16 columns (N).
+// B: 16 rows (K) x 16 columns (N); for int8_t 32 x 16.
 template <typename T>
 struct QV_ANNOTATE_("qv.matrix_b") matrix_b {
   matrix_b() = default;   // all zero
  private:
   T elems_[256];
 };
-// C: 16 x 16 float accumulators. Element-wise + - with another accumulator and * / by a float.
+// C: 16 x 16 float accumulators (int32_t for int8 products). Element-wise + - with another
+// accumulator and * / by a T.
 template <typename T>
 struct QV_ANNOTATE_("qv.matrix_acc") matrix_acc {
   matrix_acc() = default;   // all zero
   QV_BUILTIN_ explicit matrix_acc(T all);
+  // matrix_acc<float>(c) of a matrix_acc<int32_t>: each element as float (round to nearest even).
+  template <typename U> QV_BUILTIN_ explicit matrix_acc(matrix_acc<U> c);
   QV_BUILTIN_ matrix_acc operator+(matrix_acc b) const;
   QV_BUILTIN_ matrix_acc operator-(matrix_acc b) const;
   QV_BUILTIN_ matrix_acc operator*(T s) const;
@@ -275,10 +280,14 @@ template <typename T> QV_BUILTIN_ matrix_b<T> load_matrix_b(const T* p, uint32_t
 template <typename T> QV_BUILTIN_ matrix_b<T> load_matrix_b_transposed(const T* p, uint32_t stride);
 // C[i][j] = p[i * stride + j].
 QV_BUILTIN_ matrix_acc<float> load_matrix_acc(const float* p, uint32_t stride);
+QV_BUILTIN_ matrix_acc<int32_t> load_matrix_acc(const int32_t* p, uint32_t stride);
 // A x B + C.
 template <typename T> QV_BUILTIN_ matrix_acc<float> mma(matrix_a<T> a, matrix_b<T> b, matrix_acc<float> c);
+// 16 x 32 times 32 x 16 int8 values, exact products summed into int32 (wrapping).
+QV_BUILTIN_ matrix_acc<int32_t> mma(matrix_a<int8_t> a, matrix_b<int8_t> b, matrix_acc<int32_t> c);
 // p[i * stride + j] = T(C[i][j]) for T = float, half or bf16 (round to nearest even).
 template <typename T> QV_BUILTIN_ void store_matrix(T* p, uint32_t stride, matrix_acc<float> c);
+QV_BUILTIN_ void store_matrix(int32_t* p, uint32_t stride, matrix_acc<int32_t> c);
 // Element-wise math on accumulators, with the scalar functions' results per element.
 QV_BUILTIN_ matrix_acc<float> exp(matrix_acc<float> c);
 QV_BUILTIN_ matrix_acc<float> exp2(matrix_acc<float> c);

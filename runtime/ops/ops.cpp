@@ -290,6 +290,15 @@ void matmul_w8a8(const Device& dev, Operand a, Operand b, Operand a_scale, Opera
                 {a, b, a_scale, b_scale, c, call.dim(m, "m"), call.dim(n, "n"), call.dim(k, "k")});
     return;
   }
+  // The int8 matrix-unit kernel (kernels/matmul_w8a8_tiles.cpp: 128 x 128 tiles of C, any shape)
+  // where the loaded image has it: PTX, and Vulkan's cooperative-matrix image.
+  if (call.has_kernel("matmul_w8a8_tiles")) {
+    size_t gx = (n + kMatmulUnitTile - 1) / kMatmulUnitTile, gy = (m + kMatmulUnitTile - 1) / kMatmulUnitTile;
+    if (gx > 65535 || gy > 65535) call.fail("m and n must each be at most 65535 * 128");
+    call.launch("matmul_w8a8_tiles", Grid{static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), 1},
+                {a, b, a_scale, b_scale, c, call.dim(m, "m"), call.dim(n, "n"), call.dim(k, "k")});
+    return;
+  }
   call.launch("matmul_w8a8", matmul_grid(call, m, n),
               {a, b, a_scale, b_scale, c, call.dim(m, "m"), call.dim(n, "n"), call.dim(k, "k")});
 }

@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -211,6 +212,46 @@ TEST(Kernels, WarpgroupProductHalfN32Transposed) { check_warpgroup_product<quive
 
 TEST(Kernels, MatrixSoftmaxBf16) { check_matrix_softmax<quiver::bf16>(); }
 TEST(Kernels, MatrixSoftmaxHalf) { check_matrix_softmax<quiver::half>(); }
+
+// matrix_tiles_i8 (tests/kernels/matrix_tiles.cpp): int8 tiles against an int64 host product,
+// wrapped to int32 (C0 spans the int32 range, so the sums wrap), and its float conversion times
+// alpha, bit for bit (one correctly rounded conversion and one float product per element).
+void check_matrix_tiles_i8(uint32_t b_mode) {
+  const uint32_t m = 48, n = 80, k = 96;   // 3 bands, 5 tiles a band (split unevenly), 3 k-steps
+  std::vector<int8_t> a = random_ints<int8_t>(size_t(m) * k, -128, 127);
+  std::vector<int8_t> b = random_ints<int8_t>(size_t(k) * n, -128, 127);   // K x N, or N x K (odd b_mode)
+  std::vector<int32_t> c0 = random_ints<int32_t>(size_t(m) * n, INT32_MIN, INT32_MAX);
+  int32_t bias = random_ints<int32_t>(1, -1000000, 1000000)[0];
+  float alpha = random_floats(1, 0.5f, 1.5f)[0];
+  auto ba = upload(a), bb = upload(b);
+  auto bc = upload(c0);
+  auto out = poisoned<int32_t>(size_t(m) * n + 1);
+  auto outf = poisoned<float>(size_t(m) * n + 1);
+  env().mod.kernel("matrix_tiles_i8").launch(quiver::Grid{m / 16}, ba, bb, bc, out, outf, n, k, b_mode, bias, alpha);
+  env().dev.synchronize();
+  auto got = download(out);
+  auto gotf = download(outf);
+  bool transposed = b_mode % 2 == 1;
+  for (uint32_t i = 0; i < m; ++i)
+    for (uint32_t j = 0; j < n; ++j) {
+      int64_t sum = int64_t(c0[size_t(i) * n + j]) + bias;
+      for (uint32_t kk = 0; kk < k; ++kk)
+        sum += int64_t(a[size_t(i) * k + kk]) * (transposed ? b[size_t(j) * k + kk] : b[size_t(kk) * n + j]);
+      int32_t want = static_cast<int32_t>(static_cast<uint32_t>(sum));   // int32 wraps
+      ASSERT_EQ(got[size_t(i) * n + j], want) << "matrix_tiles_i8 b_mode " << b_mode << " at (" << i << ", " << j << ")";
+      float wantf = static_cast<float>(want) * alpha;
+      ASSERT_EQ(std::bit_cast<uint32_t>(gotf[size_t(i) * n + j]), std::bit_cast<uint32_t>(wantf))
+          << "matrix_tiles_i8 b_mode " << b_mode << " float at (" << i << ", " << j << "): " << gotf[size_t(i) * n + j]
+          << " want " << wantf;
+    }
+  EXPECT_EQ(static_cast<uint32_t>(got[size_t(m) * n]), 0xA5A5A5A5u) << "written past the end";
+  EXPECT_EQ(std::bit_cast<uint32_t>(gotf[size_t(m) * n]), 0xA5A5A5A5u) << "written past the end";
+}
+
+TEST(Kernels, MatrixTilesInt8) { check_matrix_tiles_i8(0); }
+TEST(Kernels, MatrixTilesInt8Transposed) { check_matrix_tiles_i8(1); }
+TEST(Kernels, MatrixTilesInt8Shared) { check_matrix_tiles_i8(2); }
+TEST(Kernels, MatrixTilesInt8SharedTransposed) { check_matrix_tiles_i8(3); }
 
 TEST(Kernels, MatrixTilesBf16) { check_matrix_tiles<quiver::bf16>(false); }
 TEST(Kernels, MatrixTilesBf16Transposed) { check_matrix_tiles<quiver::bf16>(true); }

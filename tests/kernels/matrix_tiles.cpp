@@ -75,3 +75,43 @@ QV_KERNEL QV_BLOCK(32) QV_TARGETS(ptx, cpu, spirv:vulkan1.3_coopmat) void matrix
 }
 template void matrix_softmax<qv::bf16>(const float*, const qv::bf16*, float, float*, float*, float*, float*);
 template void matrix_softmax<qv::half>(const float*, const qv::half*, float, float*, float*, float*, float*);
+
+// int8 tiles (16 x 32 times 32 x 16 into int32, docs/matrix.md): out = A x B + C0 + bias as
+// int32 (wrapping: C0 spans the whole int32 range), outf = float(that) * alpha. A comes from
+// shared memory; B from a buffer or from shared memory, as stored (K x N) or transposed (N x K):
+// b_mode 0 buffer K x N, 1 buffer N x K, 2 shared K x N, 3 shared N x K. One block per 16-row
+// band, its subgroups splitting the band's output tiles (any subgroup size). Built where the
+// suite runs it (CPU, Vulkan, CUDA): qv::shared int8 arrays are not WGSL's.
+constexpr uint32_t kMaxKI8 = 128, kMaxNI8 = 96;
+QV_KERNEL QV_BLOCK(64) QV_TARGETS(ptx, spirv, cpu) void matrix_tiles_i8(
+    const int8_t* a, const int8_t* b, const int32_t* c0, int32_t* out, float* outf, uint32_t n, uint32_t k,
+    uint32_t b_mode, int32_t bias, float alpha) {
+  qv::shared<int8_t, 16 * (kMaxKI8 + 16)> band;      // rows padded by 16 bytes (int8 strides: multiples of 16)
+  qv::shared<int8_t, kMaxKI8 * (kMaxNI8 + 16)> bs;   // B for b_mode 2 and 3, rows padded likewise
+  uint32_t row0 = qv::block_id_x() * 16;
+  uint32_t stride = k + 16;
+  for (uint32_t i = qv::thread_id_x(); i < 16 * k; i += 64) band[(i / k) * stride + i % k] = a[(row0 + i / k) * k + i % k];
+  bool transposed = b_mode % 2 == 1;
+  uint32_t cols = transposed ? k : n;
+  uint32_t bstride = cols + 16;
+  if (b_mode >= 2)
+    for (uint32_t i = qv::thread_id_x(); i < k * n; i += 64) bs[(i / cols) * bstride + i % cols] = b[i];
+  qv::barrier();
+  uint32_t sg = qv::subgroup_size();
+  uint32_t subgroups = (64 + sg - 1) / sg;
+  for (uint32_t j = (qv::thread_id_x() / sg) * 16; j < n; j += subgroups * 16) {
+    qv::matrix_acc<int32_t> acc = qv::load_matrix_acc(c0 + row0 * n + j, n);
+    for (uint32_t kk = 0; kk < k; kk += 32) {
+      qv::matrix_a<int8_t> ta = qv::load_matrix_a(&band[kk], stride);
+      qv::matrix_b<int8_t> tb;
+      if (b_mode == 0) tb = qv::load_matrix_b(b + kk * n + j, n);
+      else if (b_mode == 1) tb = qv::load_matrix_b_transposed(b + j * k + kk, k);
+      else if (b_mode == 2) tb = qv::load_matrix_b(&bs[kk * bstride + j], bstride);
+      else tb = qv::load_matrix_b_transposed(&bs[j * bstride + kk], bstride);
+      acc = qv::mma(ta, tb, acc);
+    }
+    acc += qv::matrix_acc<int32_t>(bias);
+    qv::store_matrix(out + row0 * n + j, n, acc);
+    qv::store_matrix(outf + row0 * n + j, n, qv::matrix_acc<float>(acc) * alpha);
+  }
+}

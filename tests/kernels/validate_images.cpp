@@ -6,7 +6,11 @@
 // A cooperative-matrix image (docs/matrix.md) needs a spirv-val that knows
 // SPV_KHR_cooperative_matrix (SPIRV-Tools 2023.4 and later); with an older one (Debian 12 has
 // 2023.1) the image is checked structurally instead and the output says so: SPIR-V 1.6, the
-// CooperativeMatrixKHR capability, and a cooperative-matrix product in the module.
+// CooperativeMatrixKHR capability, a cooperative-matrix product in the module, and requirements
+// that match its matrix types: the int8 configuration (16x16x32) exactly where it has int8
+// matrices, whose products then carry the signed-components operands; the half one (16x16x16)
+// where it has half matrices.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <string>
 
 #include "format/fatbin.h"
@@ -35,22 +40,46 @@ static bool spirv_val_knows_cooperative_matrix() {
 }
 
 // The structural check of a cooperative-matrix image; "" when it passes.
-static std::string check_cooperative_matrix_words(const std::vector<std::byte>& data) {
+static std::string check_cooperative_matrix_words(const std::vector<std::byte>& data,
+                                                  const std::vector<std::string>& requirements) {
   if (data.size() % 4 != 0 || data.size() < 20) return "not a whole number of SPIR-V words";
   std::vector<uint32_t> w(data.size() / 4);
   std::memcpy(w.data(), data.data(), data.size());
   if (w[0] != 0x07230203u) return "no SPIR-V magic";
   if (w[1] != 0x00010600u) return "not SPIR-V 1.6 (the version MLIR gives cooperative-matrix instructions)";
-  bool capability = false, product = false;
+  bool capability = false, product = false, signed_product = false, int8 = false, half = false;
+  std::map<uint32_t, std::pair<bool, uint32_t>> scalar;   // id -> (is float, width) of OpTypeInt / OpTypeFloat
   for (size_t i = 5; i < w.size();) {
     const uint32_t count = w[i] >> 16, opcode = w[i] & 0xffffu;
     if (count == 0 || i + count > w.size()) return "a malformed instruction at word " + std::to_string(i);
     if (opcode == 17 && count == 2 && w[i + 1] == 6022) capability = true;   // OpCapability CooperativeMatrixKHR
-    if (opcode == 4459) product = true;                                      // OpCooperativeMatrixMulAddKHR
+    if (opcode == 21 && count >= 3) scalar[w[i + 1]] = {false, w[i + 2]};   // OpTypeInt
+    if (opcode == 22 && count >= 3) scalar[w[i + 1]] = {true, w[i + 2]};    // OpTypeFloat
+    // OpTypeCooperativeMatrixKHR result, component type, scope, rows, columns, use (constant ids).
+    if (opcode == 4456 && count >= 7) {
+      auto it = scalar.find(w[i + 2]);
+      if (it != scalar.end() && !it->second.first && it->second.second == 8) int8 = true;
+      if (it != scalar.end() && it->second.first && it->second.second == 16) half = true;
+    }
+    if (opcode == 4459) {   // OpCooperativeMatrixMulAddKHR type, result, A, B, C [, operands]
+      product = true;
+      // MatrixASigned | MatrixBSigned | MatrixCSigned | MatrixResultSigned.
+      if (count == 7 && (w[i + 6] & 0xfu) == 0xfu) signed_product = true;
+    }
     i += count;
   }
   if (!capability) return "no CooperativeMatrixKHR capability";
   if (!product) return "no OpCooperativeMatrixMulAddKHR";
+  auto requires_ = [&](const std::string& r) {
+    return std::find(requirements.begin(), requirements.end(), r) != requirements.end();
+  };
+  const std::string int8_config = "cooperative_matrix:16x16x32:i8*i8+i32:subgroup";
+  const std::string half_config = "cooperative_matrix:16x16x16:f16*f16+f32:subgroup";
+  if (int8 != requires_(int8_config))
+    return int8 ? "int8 cooperative matrices, but the image does not require " + int8_config
+                : "no int8 cooperative matrix, but the image requires " + int8_config;
+  if (int8 && !signed_product) return "int8 cooperative matrices, but no product with signed components";
+  if (half && !requires_(half_config)) return "half cooperative matrices, but the image does not require " + half_config;
   return "";
 }
 
@@ -94,7 +123,7 @@ int main(int argc, char** argv) {
         const std::string env = img.arch.substr(0, img.arch.find('_'));   // "vulkan1.3_coopmat" -> vulkan1.3
         ++spirv;
         if (coop && !full_coop_validation) {
-          std::string problem = check_cooperative_matrix_words(data);
+          std::string problem = check_cooperative_matrix_words(data, img.requirements);
           std::cout << (problem.empty() ? "ok    " : "FAIL  ") << "structural check of SPIR-V image " << i << " ("
                     << img.arch << "; this spirv-val predates SPV_KHR_cooperative_matrix)"
                     << (problem.empty() ? "" : ": " + problem) << "\n";

@@ -26,6 +26,8 @@ TEST(OpsImageChoice, VulkanTakesTheCooperativeMatrixImageOnlyWhereTheDeviceOffer
   // The 32-deep cooperative-matrix matmuls exist in that image only; the mma.sync ones in none.
   EXPECT_EQ(lib.has_kernel("matmul_tiles_k32_nn<half>"), coop) << image;
   EXPECT_EQ(lib.has_kernel("matmul_tiles_k32_nt<half>"), coop) << image;
+  // So does the int8 tile matmul (that image requires the 16x16x32 int8 configuration too).
+  EXPECT_EQ(lib.has_kernel("matmul_w8a8_tiles"), coop) << image;
   EXPECT_FALSE(lib.has_kernel("matmul_tiles_nn<half>")) << image;
   EXPECT_TRUE(lib.has_kernel("matmul_nn<half>")) << image;
 }

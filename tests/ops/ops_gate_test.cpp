@@ -383,6 +383,9 @@ TEST(OpsGate, MatmulW8A8) {
   shapes.push_back({256, 512, 1024});
   shapes.push_back({300, 201, 144});
   shapes.push_back({129, 513, 16});
+  // Two 128 x 128 tiles of C each way, both cut; k a multiple of 8 (the int8 tile kernel's
+  // 8-byte loads, kernels/matmul_w8a8_tiles.cpp) ending in a part of a 64-deep slice.
+  shapes.push_back({130, 260, 200});
   for (MatShape s : shapes) {
     std::uniform_int_distribution<int> i8(-128, 127);
     std::uniform_real_distribution<float> scale(1e-3f, 1e-1f);

@@ -15,6 +15,17 @@
 // A's 8x8 blocks (rows 8 (j & 1), columns 8 (j >> 1)), B^T's (stored rows 8 (j >> 1), columns
 // 8 (j & 1)) and, transposed, B's (rows 8 (j & 1), columns 8 (j >> 1)). docs/matrix.md's
 // contract (16-byte aligned tile, stride a multiple of 8) is what ldmatrix needs of each row.
+//
+// int8 tiles (16x16x32) are two mma.sync.m16n8k32.s32.s8.s8.s32 (PTX ISA, "Matrix Fragments for
+// mma.m16n8k32"). Their fragments hold the same bytes where the 16-bit ones do — A's register q
+// is row g + 8 (q & 1), bytes 4t .. 4t + 3 + 16 (q >> 1); B^T's register 2h + q is stored row
+// 8h + g, bytes 4t + 16q ..; C is the float layout with int32 — so a lane holds 16 elements of
+// A or B in groups of 4 where a 16-bit tile has groups of 2:
+//   A (16x32):  p = 4q + s:        row g + 8 (q & 1), column 4t + s + 16 (q >> 1)
+//   B (32x16):  p = 8h + 4q + s:   row 4t + s + 16q,  column 8h + g
+// and ldmatrix (b16 rows of 16 bytes) loads A and B^T from shared memory unchanged. B stored
+// K x N has no 8-bit ldmatrix.trans before sm_100: it is gathered byte by byte, from shared
+// memory too. int8 tiles need 16-byte rows for ldmatrix: stride a multiple of 16.
 #include "targets/ptx/matrix_mma_sync.h"
 
 #include "ir/matrix.h"
@@ -32,7 +43,10 @@ namespace quiver::compiler::ptx {
 namespace {
 
 using quiver::ir::MatrixOp;
-constexpr int64_t kLaneElements = 8;
+// A lane's share: 8 elements of a 16-bit or accumulator tile, 16 of an int8 operand.
+constexpr int64_t kLanes = 32;
+
+int64_t byte_width(mlir::Type t) { return t.getIntOrFloatBitWidth() / 8; }
 
 class MmaSyncLowering {
  public:
@@ -45,7 +59,10 @@ class MmaSyncLowering {
 
   void lower(MatrixOp op) {
     mlir::ValueRange args = call_.getOperands();
-    if ((op == MatrixOp::LoadA || op == MatrixOp::LoadB || op == MatrixOp::LoadBT) && in_shared(args[0])) {
+    // ldmatrix moves 16-bit elements (.trans too): B stored K x N of int8 is gathered instead.
+    bool ldmatrix = op == MatrixOp::LoadA || op == MatrixOp::LoadBT ||
+                    (op == MatrixOp::LoadB && !element(args).isInteger(8));
+    if (ldmatrix && in_shared(args[0])) {
       replace(load_ldmatrix(args, op));
       call_.erase();
       return;
@@ -79,24 +96,26 @@ class MmaSyncLowering {
   }
   mlir::Type element(mlir::ValueRange args) { return llvm::cast<mlir::MemRefType>(args[0].getType()).getElementType(); }
 
-  // Pair q (of four) of A / C: row g + 8 * rq, column 2t + 8 * cq. Of B^T (stored N x K):
-  // stored row (= column of B) g + 8 * rq, stored column 2t + 8 * cq, with the pair's order
-  // p = 4 * rq + 2 * cq. A's pairs are in q order (rq = q & 1, cq = q >> 1), C's in
-  // p = 4 * cq + 2 * rq order, which `acc_order` selects.
+  // Group q (of four) of A / C: row g + 8 * rq, column wt + 4w * cq, w elements (w = 2 for
+  // 16-bit inputs and for 4-byte accumulators, 4 for int8). Of B^T (stored N x K): stored row
+  // (= column of B) g + 8 * rq, stored column wt + 4w * cq, with the group's order
+  // p = w (2 rq + cq). A's groups are in q order (rq = q & 1, cq = q >> 1), C's in
+  // p = w (2 cq + rq) order, which `acc_order` selects.
   template <typename Pos>
   mlir::Value load_pairs(mlir::ValueRange args, Pos pos, bool bt, bool acc_order = false) {
     mlir::Type elem = element(args);
-    auto pair_type = mlir::VectorType::get({2}, elem);
-    llvm::SmallVector<mlir::Value> elems(kLaneElements);
+    int64_t w = acc_order ? 2 : 4 / byte_width(elem);
+    auto group_type = mlir::VectorType::get({w}, elem);
+    llvm::SmallVector<mlir::Value> elems(4 * w);
     for (int q = 0; q < 4; ++q) {
       auto [rq, cq] = pos(q);
       mlir::Value row = add(g_, index(8 * rq));
-      mlir::Value col = add(mul(t_, index(2)), index(8 * cq));
-      mlir::Value pair = b_.create<mlir::vector::LoadOp>(l_, pair_type, args[0], mlir::ValueRange{at(args, row, col)});
-      int p = bt ? 4 * rq + 2 * cq : acc_order ? 4 * cq + 2 * rq : 2 * q;
-      for (int s = 0; s < 2; ++s) elems[p + s] = b_.create<mlir::vector::ExtractOp>(l_, pair, s);
+      mlir::Value col = add(mul(t_, index(w)), index(4 * w * cq));
+      mlir::Value group = b_.create<mlir::vector::LoadOp>(l_, group_type, args[0], mlir::ValueRange{at(args, row, col)});
+      int64_t p = w * (bt ? 2 * rq + cq : acc_order ? 2 * cq + rq : q);
+      for (int64_t s = 0; s < w; ++s) elems[p + s] = b_.create<mlir::vector::ExtractOp>(l_, group, s);
     }
-    return b_.create<mlir::vector::FromElementsOp>(l_, mlir::VectorType::get({kLaneElements}, elem), elems);
+    return b_.create<mlir::vector::FromElementsOp>(l_, mlir::VectorType::get({4 * w}, elem), elems);
   }
 
   static bool in_shared(mlir::Value memref) {
@@ -112,12 +131,13 @@ class MmaSyncLowering {
     mlir::Value j_low = b_.create<mlir::arith::AndIOp>(l_, j, index(1));
     mlir::Value j_high = b_.create<mlir::arith::ShRUIOp>(l_, j, index(1));
     bool rows_by_high = op == MatrixOp::LoadBT;
-    mlir::Value row = add(r, mul(rows_by_high ? j_high : j_low, index(8)));
-    mlir::Value col = mul(rows_by_high ? j_low : j_high, index(8));
     mlir::Type elem = element(args);
+    int64_t row_elements = 16 / byte_width(elem);   // one 16-byte row of an 8x8 b16 matrix
+    mlir::Value row = add(r, mul(rows_by_high ? j_high : j_low, index(8)));
+    mlir::Value col = mul(rows_by_high ? j_low : j_high, index(row_elements));
     auto i64 = b_.getI64Type();
     mlir::Value base = b_.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(l_, args[0]);
-    mlir::Value bytes = add(base, mul(at(args, row, col), index(elem.getIntOrFloatBitWidth() / 8)));
+    mlir::Value bytes = add(base, mul(at(args, row, col), index(byte_width(elem))));
     mlir::Value address = b_.create<mlir::arith::IndexCastUIOp>(l_, i64, bytes);
     auto shared_ptr = mlir::LLVM::LLVMPointerType::get(b_.getContext(), /*addressSpace=*/3);
     mlir::Value ptr = b_.create<mlir::LLVM::IntToPtrOp>(l_, shared_ptr, address);
@@ -129,57 +149,65 @@ class MmaSyncLowering {
     for (int64_t i = 0; i < 4; ++i)
       words.push_back(b_.create<mlir::LLVM::ExtractValueOp>(l_, loaded, llvm::ArrayRef<int64_t>{i}));
     mlir::Value vec = b_.create<mlir::vector::FromElementsOp>(l_, mlir::VectorType::get({4}, i32), words);
-    return b_.create<mlir::vector::BitCastOp>(l_, mlir::VectorType::get({kLaneElements}, elem), vec);
+    return b_.create<mlir::vector::BitCastOp>(l_, mlir::VectorType::get({row_elements}, elem), vec);
   }
 
-  // B stored K x N: element (2t + s + 8q, 8h + g), gathered.
+  // B stored K x N: element p = 2wh + wq + s is (wt + s + 4wq, 8h + g) with w = 2 (16-bit) or
+  // 4 (int8), gathered.
   mlir::Value load_b(mlir::ValueRange args) {
+    int64_t w = 4 / byte_width(element(args));
     llvm::SmallVector<mlir::Value> elems;
     for (int h = 0; h < 2; ++h)
       for (int q = 0; q < 2; ++q)
-        for (int s = 0; s < 2; ++s) {
-          mlir::Value row = add(mul(t_, index(2)), index(s + 8 * q));
+        for (int64_t s = 0; s < w; ++s) {
+          mlir::Value row = add(mul(t_, index(w)), index(s + 4 * w * q));
           mlir::Value col = add(g_, index(8 * h));
           elems.push_back(b_.create<mlir::memref::LoadOp>(l_, args[0], at(args, row, col)));
         }
-    return b_.create<mlir::vector::FromElementsOp>(l_, mlir::VectorType::get({kLaneElements}, element(args)), elems);
+    return b_.create<mlir::vector::FromElementsOp>(l_, mlir::VectorType::get({4 * w}, element(args)), elems);
   }
 
   void store(mlir::ValueRange args) {
     mlir::Type elem = element(args);
+    mlir::Type acc = llvm::cast<mlir::VectorType>(args[3].getType()).getElementType();
     for (int h = 0; h < 2; ++h)
       for (int r = 0; r < 2; ++r) {
         int p = 4 * h + 2 * r;
         mlir::Value pair = b_.create<mlir::vector::FromElementsOp>(
-            l_, mlir::VectorType::get({2}, b_.getF32Type()),
+            l_, mlir::VectorType::get({2}, acc),
             mlir::ValueRange{b_.create<mlir::vector::ExtractOp>(l_, args[3], p).getResult(),
                              b_.create<mlir::vector::ExtractOp>(l_, args[3], p + 1).getResult()});
-        if (!elem.isF32()) pair = b_.create<mlir::arith::TruncFOp>(l_, mlir::VectorType::get({2}, elem), pair);
+        if (elem != acc) pair = b_.create<mlir::arith::TruncFOp>(l_, mlir::VectorType::get({2}, elem), pair);
         mlir::Value row = add(g_, index(8 * r));
         mlir::Value col = add(mul(t_, index(2)), index(8 * h));
         b_.create<mlir::vector::StoreOp>(l_, pair, args[0], mlir::ValueRange{at(args, row, col)});
       }
   }
 
-  // Two mma.sync.m16n8k16 (columns 0-7 and 8-15 of C), f32 accumulators.
+  // Two mma.sync (columns 0-7 and 8-15 of C): m16n8k16 with f32 accumulators for 16-bit
+  // inputs, m16n8k32 with s32 accumulators (exact products, wrapping sums) for int8.
   mlir::Value mma(mlir::Value a, mlir::Value bm, mlir::Value c) {
     mlir::Type elem = llvm::cast<mlir::VectorType>(a.getType()).getElementType();
-    std::string type = elem.isBF16() ? "bf16" : "f16";
+    bool int8 = elem.isInteger(8);
+    std::string shape = int8 ? "m16n8k32" : "m16n8k16";
+    std::string type = int8 ? "s8" : elem.isBF16() ? "bf16" : "f16";
+    std::string acc = int8 ? "s32" : "f32";
     auto words = mlir::VectorType::get({4}, b_.getI32Type());
     mlir::Value aw = b_.create<mlir::vector::BitCastOp>(l_, words, a);
     mlir::Value bw = b_.create<mlir::vector::BitCastOp>(l_, words, bm);
-    mlir::Type f32 = b_.getF32Type();
-    auto result = mlir::LLVM::LLVMStructType::getLiteral(b_.getContext(), {f32, f32, f32, f32});
+    mlir::Type c_elem = llvm::cast<mlir::VectorType>(c.getType()).getElementType();
+    auto result = mlir::LLVM::LLVMStructType::getLiteral(b_.getContext(), {c_elem, c_elem, c_elem, c_elem});
     auto dialect = mlir::LLVM::AsmDialectAttr::get(b_.getContext(), mlir::LLVM::AsmDialect::AD_ATT);
-    std::string text = "mma.sync.aligned.m16n8k16.row.col.f32." + type + "." + type +
-                       ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
+    std::string text = "mma.sync.aligned." + shape + ".row.col." + acc + "." + type + "." + type + "." + acc +
+                       " {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
+    std::string constraints = int8 ? "=r,=r,=r,=r,r,r,r,r,r,r,r,r,r,r" : "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f";
     llvm::SmallVector<mlir::Value> out;
     for (int h = 0; h < 2; ++h) {
       llvm::SmallVector<mlir::Value> operands;
       for (int i = 0; i < 4; ++i) operands.push_back(b_.create<mlir::vector::ExtractOp>(l_, aw, i));
       for (int i = 0; i < 2; ++i) operands.push_back(b_.create<mlir::vector::ExtractOp>(l_, bw, 2 * h + i));
       for (int i = 0; i < 4; ++i) operands.push_back(b_.create<mlir::vector::ExtractOp>(l_, c, 4 * h + i));
-      auto asm_op = b_.create<mlir::LLVM::InlineAsmOp>(l_, result, operands, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
+      auto asm_op = b_.create<mlir::LLVM::InlineAsmOp>(l_, result, operands, text, constraints,
                                                        /*has_side_effects=*/false, /*is_align_stack=*/false, dialect,
                                                        /*operand_attrs=*/mlir::ArrayAttr());
       for (int64_t i = 0; i < 4; ++i)
@@ -234,7 +262,7 @@ void lower_matrix_to_mma_sync(mlir::ModuleOp module) {
   for (mlir::func::FuncOp fn : module.getOps<mlir::func::FuncOp>())
     if (!fn.isExternal())
       quiver::ir::retype_matrix_values(
-          fn, [](mlir::VectorType t) { return mlir::VectorType::get({kLaneElements}, t.getElementType()); });
+          fn, [](mlir::VectorType t) { return mlir::VectorType::get({t.getNumElements() / kLanes}, t.getElementType()); });
   for (auto [call, op] : calls) MmaSyncLowering(call).lower(op);
   for (mlir::func::FuncOp fn : decls) fn.erase();
 }

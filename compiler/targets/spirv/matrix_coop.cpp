@@ -36,14 +36,19 @@ std::string call_unsupported(mlir::func::CallOp call, MatrixOp op) {
   switch (op) {
     case MatrixOp::LoadA:
     case MatrixOp::LoadB:
-    case MatrixOp::LoadBT:
-      return memory_element(args[0]).isF16() ? "" : "tiles of bf16 (the device reports half tiles only)";
+    case MatrixOp::LoadBT: {
+      mlir::Type e = memory_element(args[0]);
+      return e.isF16() || e.isInteger(8) ? "" : "tiles of bf16 (the device reports half and int8 tiles only)";
+    }
     case MatrixOp::LoadAcc: return "";
     case MatrixOp::Store: {
       mlir::Type e = memory_element(args[0]);
-      return e.isF32() || e.isF16() ? "" : "a store of a tile to bf16 memory";
+      return e.isF32() || e.isF16() || e.isInteger(32) ? "" : "a store of a tile to bf16 memory";
     }
-    case MatrixOp::Mma: return tile_element(args[0]).isF16() ? "" : "products of bf16 tiles";
+    case MatrixOp::Mma: {
+      mlir::Type e = tile_element(args[0]);
+      return e.isF16() || e.isInteger(8) ? "" : "products of bf16 tiles";
+    }
     case MatrixOp::RowMax: return "qv::row_max (no cooperative-matrix reduction in SPV_KHR_cooperative_matrix)";
     case MatrixOp::RowSum: return "qv::row_sum (no cooperative-matrix reduction in SPV_KHR_cooperative_matrix)";
     case MatrixOp::ToA: return "qv::to_matrix_a (an accumulator cannot become a left operand in SPV_KHR_cooperative_matrix)";
@@ -81,8 +86,10 @@ bool coop_lowerable(mlir::func::FuncOp fn, std::string& why) {
     any_tile = true;
     if (llvm::isa<mlir::cf::BranchOp, mlir::cf::CondBranchOp, mlir::vector::BroadcastOp, mlir::vector::SplatOp,
                   mlir::arith::AddFOp, mlir::arith::SubFOp, mlir::arith::MulFOp, mlir::arith::DivFOp,
-                  mlir::arith::NegFOp, mlir::ub::PoisonOp>(op))
+                  mlir::arith::NegFOp, mlir::arith::AddIOp, mlir::arith::SubIOp, mlir::ub::PoisonOp>(op))
       return;
+    // An int32 accumulator to a float one: OpConvertSToF, component-wise (both MatrixAccumulator).
+    if (llvm::isa<mlir::arith::SIToFPOp>(op)) return;
     if (auto c = llvm::dyn_cast<mlir::arith::ConstantOp>(op)) {
       auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(c.getValue());
       if (dense && dense.isSplat()) return;
@@ -129,9 +136,9 @@ void mark_right_operands(mlir::ModuleOp module, llvm::ArrayRef<mlir::func::FuncO
       }
     }
   }
-  auto right_type = [](mlir::Type t) {
+  auto right_type = [](mlir::Type t) {   // K x 16 (K = 32 for int8)
     auto v = llvm::cast<mlir::VectorType>(t);
-    return mlir::VectorType::get({ir::kMatrixTile, ir::kMatrixTile}, v.getElementType());
+    return mlir::VectorType::get({v.getNumElements() / ir::kMatrixTile, ir::kMatrixTile}, v.getElementType());
   };
   for (mlir::Value v : right) {
     mlir::Type t = right_type(v.getType());
@@ -156,9 +163,9 @@ void mark_right_operands(mlir::ModuleOp module, llvm::ArrayRef<mlir::func::FuncO
 
 namespace {
 
-mlir::spirv::CooperativeMatrixType coop_type(mlir::Type element, mlir::spirv::CooperativeMatrixUseKHR use) {
-  return mlir::spirv::CooperativeMatrixType::get(element, ir::kMatrixTile, ir::kMatrixTile,
-                                                 mlir::spirv::Scope::Subgroup, use);
+mlir::spirv::CooperativeMatrixType coop_type(mlir::Type element, mlir::spirv::CooperativeMatrixUseKHR use,
+                                             int64_t rows = ir::kMatrixTile, int64_t cols = ir::kMatrixTile) {
+  return mlir::spirv::CooperativeMatrixType::get(element, rows, cols, mlir::spirv::Scope::Subgroup, use);
 }
 
 // 16-bit floats travel as their bits after legalisation (ir/legalize.h); the tiles this lowering
@@ -205,7 +212,8 @@ struct MatrixCallLowering final : mlir::OpConversionPattern<mlir::func::CallOp> 
         // A word array's store names the element type it writes (ir/legalize.h).
         auto word_element = call->getAttrOfType<mlir::TypeAttr>(ir::kWordElementAttr);
         mlir::Type memory = tile_component(word_element ? word_element.getValue() : memory_element(call.getOperand(0)));
-        if (!memory.isF32())   // round to nearest even, as the kernel language's stores do
+        mlir::Type acc = llvm::cast<mlir::spirv::CooperativeMatrixType>(value.getType()).getElementType();
+        if (memory != acc)   // float to half: round to nearest even, as the kernel language's stores do
           value = rewriter.create<mlir::spirv::FConvertOp>(
               l, coop_type(memory, mlir::spirv::CooperativeMatrixUseKHR::MatrixAcc), value);
         rewriter.create<mlir::spirv::KHRCooperativeMatrixStoreOp>(l, ptr, value, Layout::RowMajor, args[2],
@@ -213,9 +221,18 @@ struct MatrixCallLowering final : mlir::OpConversionPattern<mlir::func::CallOp> 
         rewriter.eraseOp(call);
         return mlir::success();
       }
-      case MatrixOp::Mma:
-        rewriter.replaceOpWithNewOp<mlir::spirv::KHRCooperativeMatrixMulAddOp>(call, args[0], args[1], args[2]);
+      case MatrixOp::Mma: {
+        // Integer components are unsigned unless flagged: int8 inputs and the int32 accumulator
+        // are signed (the product wraps, no SaturatingAccumulation).
+        using Operands = mlir::spirv::CooperativeMatrixOperandsKHR;
+        mlir::spirv::CooperativeMatrixOperandsKHRAttr flags;
+        if (tile_element(call.getOperand(0)).isInteger(8))
+          flags = mlir::spirv::CooperativeMatrixOperandsKHRAttr::get(
+              rewriter.getContext(),
+              Operands::ASigned | Operands::BSigned | Operands::CSigned | Operands::ResultSigned);
+        rewriter.replaceOpWithNewOp<mlir::spirv::KHRCooperativeMatrixMulAddOp>(call, args[0], args[1], args[2], flags);
         return mlir::success();
+      }
       default: return rewriter.notifyMatchFailure(call, "no cooperative-matrix form");
     }
   }
@@ -314,9 +331,27 @@ struct SubgroupBarrierLowering final : mlir::OpConversionPattern<mlir::func::Cal
 
 }  // namespace
 
-std::vector<std::string> cooperative_matrix_requirements() {
-  return {"extension:VK_KHR_cooperative_matrix", "cooperative_matrix:16x16x16:f16*f16+f32:subgroup",
-          "feature:shaderFloat16", "feature:vulkanMemoryModel"};
+std::vector<std::string> cooperative_matrix_requirements(llvm::ArrayRef<mlir::func::FuncOp> kernels) {
+  // The configurations the kernels' operands name: half (also for a kernel that only loads,
+  // scales and stores accumulators), int8.
+  bool half = false, int8 = false;
+  for (mlir::func::FuncOp fn : kernels) {
+    bool operands = false;
+    fn.walk([&](mlir::func::CallOp call) {
+      auto op = ir::matrix_op_of(call.getCallee());
+      if (op != MatrixOp::LoadA && op != MatrixOp::LoadB && op != MatrixOp::LoadBT && op != MatrixOp::Mma) return;
+      mlir::Type e = *op == MatrixOp::Mma ? tile_element(call.getOperand(0)) : memory_element(call.getOperand(0));
+      operands = true;
+      (e.isInteger(8) ? int8 : half) = true;
+    });
+    half = half || !operands;
+  }
+  std::vector<std::string> out = {"extension:VK_KHR_cooperative_matrix"};
+  if (half) out.push_back("cooperative_matrix:16x16x16:f16*f16+f32:subgroup");
+  if (int8) out.push_back("cooperative_matrix:16x16x32:i8*i8+i32:subgroup");
+  if (half) out.push_back("feature:shaderFloat16");
+  out.push_back("feature:vulkanMemoryModel");
+  return out;
 }
 
 void populate_matrix_coop_patterns(mlir::SPIRVTypeConverter& converter, mlir::RewritePatternSet& patterns) {
@@ -325,8 +360,9 @@ void populate_matrix_coop_patterns(mlir::SPIRVTypeConverter& converter, mlir::Re
     if (!ir::is_tile_type(t)) return std::nullopt;
     using Use = mlir::spirv::CooperativeMatrixUseKHR;
     mlir::Type element = tile_component(t.getElementType());
-    Use use = t.getRank() == 2 ? Use::MatrixB : element.isF32() ? Use::MatrixAcc : Use::MatrixA;
-    return coop_type(element, use);
+    if (t.getRank() == 2) return coop_type(element, Use::MatrixB, t.getDimSize(0), t.getDimSize(1));   // K x 16
+    if (element.isF32() || element.isInteger(32)) return coop_type(element, Use::MatrixAcc);
+    return coop_type(element, Use::MatrixA, ir::kMatrixTile, t.getNumElements() / ir::kMatrixTile);   // 16 x K
   });
   mlir::MLIRContext* ctx = patterns.getContext();
   // Benefit 2: ahead of ArithToSPIRV's patterns for the same ops, which know only vectors.

@@ -1,17 +1,20 @@
 // Matrix tiles as SPIR-V cooperative matrices (SPV_KHR_cooperative_matrix, Vulkan's
 // VK_KHR_cooperative_matrix), for the spirv target's `vulkan1.3_coopmat` image (docs/matrix.md).
 //
-// A tile becomes one `!spirv.coopmatrix<16x16xT, Subgroup, Use>` value: the driver decides which
-// invocation holds which element. The use (MatrixA, MatrixB, MatrixAccumulator) is part of the
-// type, so before legalisation the right operands of products (qv::matrix_b) are retyped to
-// vector<16 x 16 x T> (ir::is_tile_type) to tell them from left ones; legalisation keeps tiles
+// A tile becomes one `!spirv.coopmatrix<16x16xT, Subgroup, Use>` value (int8: 16x32 A, 32x16 B,
+// 16x16 i32 accumulator): the driver decides which invocation holds which element. The use
+// (MatrixA, MatrixB, MatrixAccumulator) is part of the type, so before legalisation the right
+// operands of products (qv::matrix_b) are retyped to vector<K x 16 x T> (ir::is_tile_type) to
+// tell them from left ones; legalisation keeps tiles
 // whole (LegalizeOptions::expand_matrix = false), and the conversion to the SPIR-V dialect maps
 // the three tile types to the three uses and the matrix intrinsics to
 // OpCooperativeMatrix{Load,Store,MulAdd}KHR.
 //
 // What this lowering takes: half tiles (f16 x f16 -> f32, what every device with the extension
-// reports at 16x16x16), loads from buffers and shared memory, stores to float and half memory,
-// products, and element-wise + - * / on accumulators and by scalars. A kernel that needs more
+// reports at 16x16x16) and int8 tiles (i8 x i8 -> i32 at 16x16x32, signed, wrapping: NVIDIA
+// reports it), loads from buffers and shared memory, stores to float and half memory (int32
+// accumulators to int32), products, element-wise + - * / on float accumulators and by scalars,
+// + - on int32 ones, and int32 to float accumulators (OpConvertSToF). A kernel that needs more
 // (bf16 tiles, row_max / row_sum / to_matrix_a, other math on accumulators) keeps the portable
 // fallback in this image: `coop_lowerable` says which and why.
 #pragma once
@@ -33,12 +36,14 @@ bool coop_lowerable(mlir::func::FuncOp fn, std::string& why);
 // mma's second operand) in `fn` and the intrinsic declarations to vector<16 x 16 x T>.
 void mark_right_operands(mlir::ModuleOp module, llvm::ArrayRef<mlir::func::FuncOp> kernels);
 
-// What a device must offer to run an image lowered this way (format::Image::requirements, the
-// vocabulary of docs/format.md "Image requirements").
-std::vector<std::string> cooperative_matrix_requirements();
+// What a device must offer to run an image whose cooperative-matrix kernels are `kernels`
+// (format::Image::requirements, the vocabulary of docs/format.md "Image requirements"): the
+// half configuration where a kernel multiplies or loads half tiles (or has accumulators only),
+// the int8 one where a kernel has int8 tiles. Called before legalisation.
+std::vector<std::string> cooperative_matrix_requirements(llvm::ArrayRef<mlir::func::FuncOp> kernels);
 
 // Tile types to cooperative matrix types, and the matrix intrinsics / tile arithmetic to
-// cooperative-matrix instructions. Needs CooperativeMatrixKHR and Float16 in the target env.
+// cooperative-matrix instructions. Needs CooperativeMatrixKHR, Float16 and Int8 in the target env.
 void populate_matrix_coop_patterns(mlir::SPIRVTypeConverter& converter, mlir::RewritePatternSet& patterns);
 
 }  // namespace quiver::compiler::spirv_target

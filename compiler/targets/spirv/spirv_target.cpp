@@ -128,6 +128,7 @@ class SpirvTarget final : public Target {
     std::vector<mlir::func::FuncOp> funcs = spirv_target::find_kernel_functions(module, kernels);
     for (size_t i = 0; i < funcs.size(); ++i) spirv_target::check_kernel_types(funcs[i], kernels[i]);
     bool lane_shares = false;
+    std::vector<std::string> requirements;
     if (coop) {
       llvm::SmallVector<mlir::func::FuncOp> on_matrices;
       for (size_t i = 0; i < funcs.size(); ++i) {
@@ -157,6 +158,7 @@ class SpirvTarget final : public Target {
                                     .getResult());
           op.erase();
         });
+      requirements = spirv_target::cooperative_matrix_requirements(on_matrices);
       ir::expand_matrix_ops(module, [&](mlir::func::FuncOp fn) { return !llvm::is_contained(on_matrices, fn); });
       spirv_target::mark_right_operands(module, on_matrices);
     }
@@ -234,7 +236,7 @@ class SpirvTarget final : public Target {
     TargetImage image;
     image.target = format::Target::SPIRV;
     image.arch = image_arch;
-    if (coop) image.requirements = spirv_target::cooperative_matrix_requirements();
+    image.requirements = std::move(requirements);
     if (lane_shares) image.requirements.push_back(spirv_target::kShareSubgroupRequirement);
     if (integer_dot) image.requirements.push_back(spirv_target::kIntegerDotRequirement);
     image.data.resize(words.size() * sizeof(uint32_t));
