@@ -304,4 +304,25 @@ QV_DEVICE void sin_cos(float x, float& s, float& c) {
   c = quadrant == 0 ? cr : quadrant == 1 ? -sr : quadrant == 2 ? -cr : sr;
 }
 
+// c_i0 += A_i B_0 and c_i1 += A_i B_1 for the four A tiles at a0, a0 + 16 row, ... of `as` (rows
+// `row` elements apart): one step of a warp's 64 x 32 block in the matrix-unit matmuls
+// (kernels/matmul_tiles.cpp, kernels/matmul_w8a8_tiles.cpp). One A tile lives at a time.
+template <typename T, uint32_t N, typename Acc>
+QV_DEVICE void mma_4x2(const qv::shared<T, N>& as, uint32_t a0, uint32_t row, const qv::matrix_b<T>& b_0,
+                       const qv::matrix_b<T>& b_1, Acc& c00, Acc& c01, Acc& c10, Acc& c11, Acc& c20, Acc& c21,
+                       Acc& c30, Acc& c31) {
+  qv::matrix_a<T> a = qv::load_matrix_a(&as[a0], row);
+  c00 = qv::mma(a, b_0, c00);
+  c01 = qv::mma(a, b_1, c01);
+  a = qv::load_matrix_a(&as[a0 + 16 * row], row);
+  c10 = qv::mma(a, b_0, c10);
+  c11 = qv::mma(a, b_1, c11);
+  a = qv::load_matrix_a(&as[a0 + 32 * row], row);
+  c20 = qv::mma(a, b_0, c20);
+  c21 = qv::mma(a, b_1, c21);
+  a = qv::load_matrix_a(&as[a0 + 48 * row], row);
+  c30 = qv::mma(a, b_0, c30);
+  c31 = qv::mma(a, b_1, c31);
+}
+
 }  // namespace qvops

@@ -58,18 +58,7 @@ QV_DEVICE void warp_step(const SliceBuffer<T, DEPTH>& as, const SliceBuffer<T, D
     b_0 = qv::load_matrix_b(&bs[b0], kRowB);
     b_1 = qv::load_matrix_b(&bs[b0 + 16], kRowB);
   }
-  qv::matrix_a<T> a = qv::load_matrix_a(&as[a0], kRow);
-  c00 = qv::mma(a, b_0, c00);
-  c01 = qv::mma(a, b_1, c01);
-  a = qv::load_matrix_a(&as[a0 + 16 * kRow], kRow);
-  c10 = qv::mma(a, b_0, c10);
-  c11 = qv::mma(a, b_1, c11);
-  a = qv::load_matrix_a(&as[a0 + 32 * kRow], kRow);
-  c20 = qv::mma(a, b_0, c20);
-  c21 = qv::mma(a, b_1, c21);
-  a = qv::load_matrix_a(&as[a0 + 48 * kRow], kRow);
-  c30 = qv::mma(a, b_0, c30);
-  c31 = qv::mma(a, b_1, c31);
+  qvops::mma_4x2(as, a0, kRow, b_0, b_1, c00, c01, c10, c11, c20, c21, c30, c31);
 }
 
 // Chunk j of this thread's share of a K slice: 8 elements, at (row, column) of the A (or B^T)

@@ -91,18 +91,7 @@ QV_DEVICE void warp_step(const SliceBuffer& as, const SliceBuffer& bs, uint32_t 
                          qv::matrix_acc<int32_t>& c30, qv::matrix_acc<int32_t>& c31) {
   qv::matrix_b<int8_t> b_0 = qv::load_matrix_b_transposed(&bs[b0], kRow);
   qv::matrix_b<int8_t> b_1 = qv::load_matrix_b_transposed(&bs[b0 + 16 * kRow], kRow);
-  qv::matrix_a<int8_t> a = qv::load_matrix_a(&as[a0], kRow);
-  c00 = qv::mma(a, b_0, c00);
-  c01 = qv::mma(a, b_1, c01);
-  a = qv::load_matrix_a(&as[a0 + 16 * kRow], kRow);
-  c10 = qv::mma(a, b_0, c10);
-  c11 = qv::mma(a, b_1, c11);
-  a = qv::load_matrix_a(&as[a0 + 32 * kRow], kRow);
-  c20 = qv::mma(a, b_0, c20);
-  c21 = qv::mma(a, b_1, c21);
-  a = qv::load_matrix_a(&as[a0 + 48 * kRow], kRow);
-  c30 = qv::mma(a, b_0, c30);
-  c31 = qv::mma(a, b_1, c31);
+  qvops::mma_4x2(as, a0, kRow, b_0, b_1, c00, c01, c10, c11, c20, c21, c30, c31);
 }
 
 // C's 16 x 16 tile at (row, col) from accumulator c: through the warp's staging tile, each of its
