@@ -1,11 +1,13 @@
 // The backends built into this libquiver, in the order Device::open() tries them:
-// CUDA > HIP > Metal > Vulkan > CPU. A backend folder that needs driver headers adds its
-// sources to quiver_runtime and defines QUIVER_HAVE_<NAME>; the CPU backend is always present.
+// CUDA > HIP > Metal > Vulkan > CPU. A backend folder adds its sources to quiver_runtime and
+// registers with one line, quiver_backend(<name> <rank>) (runtime/CMakeLists.txt), which puts it
+// in the generated backends_built.h; the CPU backend is always present.
 // Also the live counts of backend objects (backend.h, live_objects()).
 #include <array>
 #include <atomic>
 
 #include "backends/backend.h"
+#include "backends_built.h"
 
 namespace quiver::backend {
 
@@ -23,36 +25,16 @@ LiveObjects live_objects() {
   return LiveObjects{g_live_devices.load(std::memory_order_relaxed), g_live_modules.load(std::memory_order_relaxed)};
 }
 
-#ifdef QUIVER_HAVE_CUDA
-extern const Factory cuda_factory;
-#endif
-#ifdef QUIVER_HAVE_HSA
-extern const Factory hsa_factory;
-#endif
-#ifdef QUIVER_HAVE_METAL
-extern const Factory metal_factory;
-#endif
-#ifdef QUIVER_HAVE_VULKAN
-extern const Factory vulkan_factory;
-#endif
-extern const Factory cpu_factory;
+// QUIVER_BUILT_BACKENDS(X): X(name) per backend built in, in detection order; each backend
+// folder defines `const Factory <name>_factory`.
+#define QUIVER_DECLARE_FACTORY(name) extern const Factory name##_factory;
+QUIVER_BUILT_BACKENDS(QUIVER_DECLARE_FACTORY)
+#undef QUIVER_DECLARE_FACTORY
 
 std::span<const Factory> registry() {
-  static const auto factories = std::to_array<Factory>({
-#ifdef QUIVER_HAVE_CUDA
-      cuda_factory,
-#endif
-#ifdef QUIVER_HAVE_HSA
-      hsa_factory,
-#endif
-#ifdef QUIVER_HAVE_METAL
-      metal_factory,
-#endif
-#ifdef QUIVER_HAVE_VULKAN
-      vulkan_factory,
-#endif
-      cpu_factory,
-  });
+#define QUIVER_FACTORY(name) name##_factory,
+  static const auto factories = std::to_array<Factory>({QUIVER_BUILT_BACKENDS(QUIVER_FACTORY)});
+#undef QUIVER_FACTORY
   return factories;
 }
 
