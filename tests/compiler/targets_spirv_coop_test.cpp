@@ -58,18 +58,21 @@ std::string with_type(std::string text, const std::string& t) {
   return text;
 }
 
-format::Kernel softmax_manifest(format::ScalarType t) {
+format::Kernel softmax_manifest(format::ScalarType t, uint32_t threads) {
   using S = format::ScalarType;
   return manifest_entry("qv_k0_softmax",
                         {buffer_param("s", S::F32), buffer_param("v", t), buffer_param("out", S::F32),
                          buffer_param("sgs", S::I32)},
-                        {64, 1, 1});
+                        {threads, 1, 1});
 }
 
-CompiledSpirv compile_coop(const std::string& t, format::ScalarType type) {
+CompiledSpirv compile_coop(const std::string& t, format::ScalarType type, uint32_t threads = 64) {
   compiler::TargetOptions options;
   options.archs = {"vulkan1.3_coopmat"};
-  return compile_spirv_ir(with_type(softmax_ir(t), t), {softmax_manifest(type)}, options);
+  std::string ir = with_type(softmax_ir(t), t);
+  const std::string block = "qv.block = array<i32: 64, 1, 1>";
+  ir.replace(ir.find(block), block.size(), "qv.block = array<i32: " + std::to_string(threads) + ", 1, 1>");
+  return compile_spirv_ir(ir, {softmax_manifest(type, threads)}, options);
 }
 
 // How often each opcode occurs in the module.
@@ -133,6 +136,18 @@ TEST(SpirvCooperativeMatrix, Bf16TilesGetNoCooperativeImage) {
   try {
     compile_coop("bf16", format::ScalarType::BF16);
     ADD_FAILURE() << "a cooperative-matrix image was built for bf16 tiles";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("returned 0 images"), std::string::npos) << e.what();
+  }
+}
+
+// Lane shares hold a 32nd of a tile per invocation: a block that ends in a partial subgroup keeps
+// the portable fallback (and here, with no other kernel, there is no cooperative image).
+TEST(SpirvCooperativeMatrix, BlocksOfPartialSubgroupsGetNoLaneShares) {
+  EXPECT_NO_THROW(compile_coop("f16", format::ScalarType::F16, 96));
+  try {
+    compile_coop("f16", format::ScalarType::F16, 48);
+    ADD_FAILURE() << "a cooperative-matrix image was built for a block of 48 threads";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("returned 0 images"), std::string::npos) << e.what();
   }

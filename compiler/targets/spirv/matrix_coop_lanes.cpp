@@ -433,6 +433,16 @@ class LaneRewriter {
 }  // namespace
 
 bool lanes_applicable(mlir::func::FuncOp fn, std::string& why) {
+  // A share is a 32nd of a tile per lane: a partial subgroup would leave rows unheld.
+  if (auto block = fn->getAttrOfType<mlir::DenseI32ArrayAttr>("qv.block")) {
+    int64_t threads = 1;
+    for (int32_t d : block.asArrayRef()) threads *= d;
+    if (threads % kShareSubgroupSize != 0) {
+      why = "a block of " + std::to_string(threads) + " threads (lane shares need whole subgroups of " +
+            std::to_string(kShareSubgroupSize) + ")";
+      return false;
+    }
+  }
   bool row_math = false;
   fn.walk([&](mlir::Operation* op) {
     if (!why.empty()) return;

@@ -32,7 +32,7 @@ inline constexpr int64_t kShareSubgroupSize = 32;
 inline constexpr const char* kShareSubgroupRequirement = "subgroup_size:32";
 
 // Whether every tile operation of `fn` is either cooperative or one lane shares take (half tiles
-// only); `why` says which operation is neither.
+// only), and its blocks are whole 32-invocation subgroups; `why` says what is missing.
 bool lanes_applicable(mlir::func::FuncOp fn, std::string& why);
 
 // Rewrites `fn` so that the accumulator operations without a cooperative-matrix form run on lane
