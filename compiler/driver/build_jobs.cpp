@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "format/fatbin.h"
 #include "llvm/ADT/STLExtras.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -108,6 +109,8 @@ BuildJobResult run_build_job(const BuildJob& job, const frontend::Result& fe, co
   BuildJobResult result;
   try {
     result.images = job.entry->create()->compile(*clone, selected, topts);
+    // Compressed here, in the job's process, while other jobs still build (pack only assembles).
+    for (TargetImage& image : result.images) image.frame = format::compress_image(image.data);
   } catch (const TargetError& e) {
     result.error = e.what();
   } catch (const std::exception& e) {

@@ -80,6 +80,7 @@ std::string encode(uint32_t job, uint64_t log_end, const BuildJobResult& r) {
       put_u32(body, static_cast<uint32_t>(img.target));
       put_string(body, img.arch);
       put_bytes(body, img.data.data(), img.data.size());
+      put_bytes(body, img.frame.data(), img.frame.size());
       put_u32(body, static_cast<uint32_t>(img.kernels.size()));
       for (const std::string& k : img.kernels) put_string(body, k);
       put_u32(body, static_cast<uint32_t>(img.requirements.size()));
@@ -113,6 +114,9 @@ std::optional<std::pair<uint32_t, uint64_t>> decode(std::string& in, BuildJobRes
       std::string data = b.string();
       const auto* bytes = reinterpret_cast<const std::byte*>(data.data());
       img.data.assign(bytes, bytes + data.size());
+      std::string frame = b.string();
+      const auto* frame_bytes = reinterpret_cast<const std::byte*>(frame.data());
+      img.frame.assign(frame_bytes, frame_bytes + frame.size());
       uint32_t kernels = b.u32();
       for (uint32_t k = 0; k < kernels && b.complete; ++k) img.kernels.push_back(b.string());
       uint32_t requirements = b.u32();

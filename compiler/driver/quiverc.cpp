@@ -154,7 +154,9 @@ int main(int argc, char** argv) {
   format::Manifest manifest;
   std::vector<std::byte> bytes;
   try {
-    bytes = compiler::pack(fe.kernels, images, fe.source_text, manifest);
+    // As many compressing threads as the build had processes (-j).
+    unsigned pack_threads = jobs_option == 0 ? compiler::available_cpus() : jobs_option;
+    bytes = compiler::pack(fe.kernels, images, fe.source_text, manifest, pack_threads);
   } catch (const std::exception& e) {
     fail(std::string("packing failed: ") + e.what());
   }

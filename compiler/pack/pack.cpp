@@ -14,7 +14,7 @@ std::string compiler_version() {
 
 std::vector<std::byte> pack(const std::vector<frontend::KernelEntry>& kernels,
                             const std::vector<TargetImage>& images, const std::string& source_text,
-                            format::Manifest& manifest) {
+                            format::Manifest& manifest, unsigned threads) {
   manifest = {};
   manifest.compiler_version = compiler_version();
   auto hash = format::fnv1a64(std::as_bytes(std::span(source_text.data(), source_text.size())));
@@ -31,8 +31,9 @@ std::vector<std::byte> pack(const std::vector<frontend::KernelEntry>& kernels,
         m.targets.push_back(img.target);
     manifest.kernels.push_back(std::move(m));
   }
-  for (const TargetImage& img : images) inputs.push_back({img.target, img.arch, img.data, img.kernels, img.requirements});
-  std::vector<std::byte> bytes = format::write_fatbin(manifest, inputs);
+  for (const TargetImage& img : images)
+    inputs.push_back({img.target, img.arch, img.data, img.kernels, img.requirements, img.frame});
+  std::vector<std::byte> bytes = format::write_fatbin(manifest, inputs, 19, threads);
   // Read back what was written, so the caller's manifest has the image table too.
   manifest = format::FatBinary::parse(bytes, "<packed>").manifest();
   return bytes;

@@ -14,9 +14,10 @@ namespace quiver::compiler {
 
 // The manifest for `kernels` and `images`: each kernel's `targets` lists the image kinds that
 // contain it. Returns the file's bytes and fills `manifest` (as written).
+// The images are compressed on up to `threads` threads (the same bytes for any number).
 std::vector<std::byte> pack(const std::vector<frontend::KernelEntry>& kernels,
                             const std::vector<TargetImage>& images, const std::string& source_text,
-                            format::Manifest& manifest);
+                            format::Manifest& manifest, unsigned threads = 1);
 
 std::string compiler_version();
 

@@ -6,11 +6,13 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "quiver/runtime.h"
@@ -365,18 +367,25 @@ int FatBinary::find_image(Target target, std::string_view arch) const {
   return -1;
 }
 
-std::vector<std::byte> write_fatbin(Manifest manifest, std::span<const ImageInput> images, int zstd_level) {
-  if (zstd_level < 1 || zstd_level > ZSTD_maxCLevel())
-    throw Error(ErrorCode::InvalidArgument, "write_fatbin: zstd level " + std::to_string(zstd_level) +
-                                                " is outside 1.." + std::to_string(ZSTD_maxCLevel()));
+std::vector<std::byte> compress_image(std::span<const std::byte> data, int zstd_level) {
   std::unique_ptr<ZSTD_CCtx, CctxDeleter> cctx(ZSTD_createCCtx());
-  if (!cctx) throw Error(ErrorCode::OutOfMemory, "write_fatbin: cannot create a zstd compression context");
+  if (!cctx) throw Error(ErrorCode::OutOfMemory, "cannot create a zstd compression context");
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, zstd_level);
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_contentSizeFlag, 1);  // readers require it
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);     // zstd's own content check
+  std::vector<std::byte> frame(ZSTD_compressBound(data.size()));
+  size_t n = ZSTD_compress2(cctx.get(), frame.data(), frame.size(), data.data(), data.size());
+  if (ZSTD_isError(n))
+    throw Error(ErrorCode::InvalidArgument, std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
+  frame.resize(n);
+  return frame;
+}
 
-  std::vector<std::vector<std::byte>> frames;
-  manifest.images.clear();
+std::vector<std::byte> write_fatbin(Manifest manifest, std::span<const ImageInput> images, int zstd_level,
+                                    unsigned threads) {
+  if (zstd_level < 1 || zstd_level > ZSTD_maxCLevel())
+    throw Error(ErrorCode::InvalidArgument, "write_fatbin: zstd level " + std::to_string(zstd_level) +
+                                                " is outside 1.." + std::to_string(ZSTD_maxCLevel()));
   for (size_t i = 0; i < images.size(); ++i) {
     const ImageInput& in = images[i];
     if (in.data.empty() || in.data.size() > limits::kMaxImageRawBytes)
@@ -384,12 +393,40 @@ std::vector<std::byte> write_fatbin(Manifest manifest, std::span<const ImageInpu
                                                   std::string(to_string(in.target)) + " " + in.arch + ") has " +
                                                   std::to_string(in.data.size()) + " bytes; allowed: 1.." +
                                                   std::to_string(limits::kMaxImageRawBytes));
-    std::vector<std::byte> frame(ZSTD_compressBound(in.data.size()));
-    size_t n = ZSTD_compress2(cctx.get(), frame.data(), frame.size(), in.data.data(), in.data.size());
-    if (ZSTD_isError(n))
-      throw Error(ErrorCode::InvalidArgument,
-                  "write_fatbin: zstd compression of image " + std::to_string(i) + " failed: " + ZSTD_getErrorName(n));
-    frame.resize(n);
+  }
+
+  // One frame per image, each from its own context: any number of threads gives the same bytes.
+  // Level 19 takes seconds per megabyte, and an op library has a dozen images.
+  std::vector<std::vector<std::byte>> frames(images.size());
+  std::vector<std::string> errors(images.size());
+  std::atomic<size_t> next{0};
+  auto compress_some = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < images.size();) {
+      const ImageInput& in = images[i];
+      try {
+        if (in.frame.empty()) {
+          frames[i] = compress_image(in.data, zstd_level);
+        } else if (ZSTD_getFrameContentSize(in.frame.data(), in.frame.size()) != in.data.size()) {
+          errors[i] = "its frame does not hold its " + std::to_string(in.data.size()) + " bytes";
+        } else {
+          frames[i] = in.frame;
+        }
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < std::min<size_t>(std::max(threads, 1u), images.size()); ++t) helpers.emplace_back(compress_some);
+  compress_some();
+  for (std::thread& t : helpers) t.join();
+
+  manifest.images.clear();
+  for (size_t i = 0; i < images.size(); ++i) {
+    const ImageInput& in = images[i];
+    if (!errors[i].empty()) throw Error(ErrorCode::InvalidArgument, "write_fatbin: image " + std::to_string(i) + ": " + errors[i]);
+    const std::vector<std::byte>& frame = frames[i];
+    const size_t n = frame.size();
     Image im;
     im.target = in.target;
     im.arch = in.arch;
@@ -399,7 +436,6 @@ std::vector<std::byte> write_fatbin(Manifest manifest, std::span<const ImageInpu
     im.kernels = in.kernels;
     im.requirements = in.requirements;
     manifest.images.push_back(std::move(im));
-    frames.push_back(std::move(frame));
   }
 
   // Image offsets appear in the manifest, which precedes the images: grow the space reserved

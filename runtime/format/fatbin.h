@@ -87,10 +87,17 @@ struct ImageInput {
   std::vector<std::byte> data;          // uncompressed
   std::vector<std::string> kernels;     // kernel symbols inside
   std::vector<std::string> requirements;   // Image::requirements
+  // The image's zstd frame, where the caller made it already (compress_image with the same
+  // level: quiverc's jobs compress while other targets still build); empty: write_fatbin does.
+  std::vector<std::byte> frame;
 };
-// `manifest.images` is filled in from `images`; returns the whole file.
+
+// One image's zstd frame as write_fatbin makes it (content size and checksum flags set).
+std::vector<std::byte> compress_image(std::span<const std::byte> data, int zstd_level = 19);
+// `manifest.images` is filled in from `images`; returns the whole file. The images are compressed
+// on up to `threads` threads (each is its own zstd frame: the bytes do not depend on it).
 std::vector<std::byte> write_fatbin(Manifest manifest, std::span<const ImageInput> images,
-                                    int zstd_level = 19);
+                                    int zstd_level = 19, unsigned threads = 1);
 
 uint64_t fnv1a64(std::span<const std::byte> data);
 

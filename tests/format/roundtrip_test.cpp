@@ -209,6 +209,25 @@ TEST(RoundTrip, RandomManifestsAndImagesSurviveByteExact) {
   }
 }
 
+// The writer compresses images on several threads, or takes frames its caller made (quiverc's
+// build jobs): the file is the same bytes either way; a frame that does not hold its image is refused.
+TEST(RoundTrip, ThreadsAndPrecompressedFramesGiveTheSameBytes) {
+  std::mt19937_64 rng(std::random_device{}());
+  for (int iter = 0; iter < 8; ++iter) {
+    Generated g = random_fatbin(rng, 20000);
+    Bytes serial = qf::write_fatbin(g.manifest, g.images, 9, 1);
+    EXPECT_EQ(qf::write_fatbin(g.manifest, g.images, 9, 4), serial);
+    std::vector<qf::ImageInput> framed = g.images;
+    for (qf::ImageInput& in : framed) in.frame = qf::compress_image(in.data, 9);
+    EXPECT_EQ(qf::write_fatbin(g.manifest, framed, 9, 2), serial);
+    if (framed.size() >= 2) {
+      std::swap(framed[0].frame, framed[1].frame);
+      if (framed[0].data.size() != framed[1].data.size())
+        EXPECT_THROW(qf::write_fatbin(g.manifest, framed, 9, 2), quiver::Error);
+    }
+  }
+}
+
 // parse copies the file (copies of the FatBinary keep working once the bytes are gone); view reads
 // the caller's bytes in place, with the same checks: a damaged byte it reads is reported.
 TEST(RoundTrip, ParseOwnsItsBytesAndViewReadsThemInPlace) {
