@@ -31,7 +31,7 @@ mlir::Location FunctionEmitter::loc(clang::SourceLocation l) {
 
 ScalarType FunctionEmitter::kind_of(clang::QualType t, clang::SourceLocation where) {
   if (auto k = scalar_kind(t)) return *k;
-  if (is_matrix(t) || is_warpgroup_acc(t))
+  if (is_matrix(t) || is_warpgroup_acc(t) || is_block_acc(t))
     error(where, "a matrix tile cannot be used here (its elements are not addressable: use the qv::*_matrix builtins)");
   if (is_vec(t))
     error(where, "a qv::vec value cannot be used here (it is not a scalar: use v[i] for an element)");
@@ -64,6 +64,14 @@ mlir::Type FunctionEmitter::type_of(clang::QualType t, clang::SourceLocation whe
     if (!v)
       error(where, "qv::warpgroup_acc<T, N> needs T = float (or int32_t, for int8 products) and N a multiple of 16 "
                    "from 16 to 256 (not '" + canonical_type_name(t) + "')");
+    return v;
+  }
+  uint32_t m = 0;
+  if (is_block_acc(t, &elem, &m, &n)) {
+    mlir::Type v = storage_type(*builder_.getContext(), t);
+    if (!v)
+      error(where, "qv::block_acc<T, M, N> needs T = float and M, N multiples of 16 from 16 to 1024 (not '" +
+                       canonical_type_name(t) + "')");
     return v;
   }
   return value_type(*builder_.getContext(), kind_of(t, where));
@@ -171,6 +179,15 @@ mlir::func::FuncOp FunctionEmitter::emit_kernel(const clang::FunctionDecl* fd, c
   func_ = builder_.create<mlir::func::FuncOp>(loc(fd->getLocation()), symbol,
                                               builder_.getFunctionType(arg_types, {}));
   entry_ = func_.addEntryBlock();
+  for (unsigned i = 0; i < fd->getNumParams(); ++i) {
+    const clang::ParmVarDecl* p = fd->getParamDecl(i);
+    if (!has_qv_annotation(p, "qv.specialize")) continue;
+    const format::Param& param = kernel.params[i];
+    if (param.is_buffer || (param.type != ScalarType::I32 && param.type != ScalarType::U32))
+      error(p->getLocation(), "kernel parameter '" + param.name +
+                                  "': QV_SPECIALIZE takes int32_t or uint32_t parameters only");
+    func_.setArgAttr(i, "qv.specialize", builder_.getUnitAttr());
+  }
   mlir::Block* exit = new_block();
   builder_.setInsertionPointToEnd(exit);
   builder_.create<mlir::func::ReturnOp>(loc(fd->getEndLoc()));

@@ -3,6 +3,7 @@
 #include "frontend/emitter.h"
 #include "frontend/types.h"
 
+#include "ir/block_tiles.h"
 #include "ir/matrix.h"
 #include "ir/warpgroup.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -266,9 +267,64 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_warpgroup_built
                               {acc}, e->getBeginLoc())};
 }
 
+// qv::block_mma<K> / block_mma_bt<K>, qv::store_block (docs/matrix.md "Block tiles").
+std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_block_builtin(const clang::CallExpr* e,
+                                                                              const std::string& name) {
+  bool store = name == "store_block", bt = name == "block_mma_bt";
+  if (!store && !bt && name != "block_mma") return std::nullopt;
+  mlir::Location l = loc(e->getBeginLoc());
+  auto element = [&](const clang::Expr* p) { return scalar_kind(p->getType()->getPointeeType()); };
+  std::vector<mlir::Value> operands;
+  if (store) {
+    if (e->getNumArgs() != 3 || !is_block_acc(e->getArg(2)->getType()))
+      error(e->getBeginLoc(), "qv::store_block takes (pointer, stride, block_acc)");
+    auto k = element(e->getArg(0));
+    if (k != ScalarType::F32 && k != ScalarType::F16 && k != ScalarType::BF16)
+      error(e->getArg(0)->getBeginLoc(), "qv::store_block needs a pointer to float, qv::half or qv::bf16 elements (not '" +
+                                             e->getArg(0)->getType().getAsString() + "')");
+    if (e->getArg(0)->getType()->getPointeeType().isConstQualified())
+      error(e->getArg(0)->getBeginLoc(), "qv::store_block needs a pointer to non-const memory");
+    Pointer p = emit_pointer(e->getArg(0));
+    operands = {p.mem, p.offset, emit_scalar(e->getArg(1)), emit_scalar(e->getArg(2))};
+    std::string callee = ir::block_intrinsic_name(ir::BlockOp::Store, 0, {p.mem.getType()}, operands[3].getType());
+    call_declared(l, callee, operands, {}, e->getBeginLoc());
+    return RValue{};
+  }
+  const clang::FunctionDecl* fn = e->getDirectCallee();
+  const clang::TemplateArgumentList* targs = fn ? fn->getTemplateSpecializationArgs() : nullptr;
+  if (e->getNumArgs() != 5 || !targs || targs->size() < 1 || targs->get(0).getKind() != clang::TemplateArgument::Integral ||
+      !is_block_acc(e->getArg(4)->getType()))
+    error(e->getBeginLoc(), "qv::" + name + "<K> takes (a, lda, b, ldb, block_acc)");
+  const int64_t depth = targs->get(0).getAsIntegral().getZExtValue();
+  if (depth < 16 || depth > 1024 || depth % 16 != 0)
+    error(e->getBeginLoc(), "qv::" + name + "<K>: K must be a multiple of 16 from 16 to 1024 (not " +
+                                std::to_string(depth) + ")");
+  type_of(e->getArg(4)->getType(), e->getArg(4)->getBeginLoc());   // names an unsupported accumulator
+  std::vector<mlir::Type> memories;
+  for (int i : {0, 2}) {
+    const clang::Expr* arg = e->getArg(i);
+    auto k = element(arg);
+    if (k != ScalarType::F16 && k != ScalarType::BF16)
+      error(arg->getBeginLoc(), "qv::" + name + " needs pointers to qv::half or qv::bf16 elements (not '" +
+                                    arg->getType().getAsString() + "')");
+    Pointer p = emit_pointer(arg);
+    operands.push_back(p.mem);
+    operands.push_back(p.offset);
+    operands.push_back(emit_scalar(e->getArg(i + 1)));
+    memories.push_back(p.mem.getType());
+  }
+  if (element(e->getArg(0)) != element(e->getArg(2)))
+    error(e->getBeginLoc(), "qv::" + name + ": a and b must have the same element type");
+  operands.insert(operands.begin(), emit_scalar(e->getArg(4)));
+  mlir::Type acc = operands.front().getType();
+  auto op = bt ? ir::BlockOp::MmaBT : ir::BlockOp::Mma;
+  return RValue{call_declared(l, ir::block_intrinsic_name(op, depth, memories, acc), operands, {acc}, e->getBeginLoc())};
+}
+
 std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_matrix_builtin(const clang::CallExpr* e,
                                                                                const std::string& name) {
   if (auto r = try_emit_warpgroup_builtin(e, name)) return r;
+  if (auto r = try_emit_block_builtin(e, name)) return r;
   std::optional<ir::MatrixOp> op = matrix_builtin(name);
   if (!op) return std::nullopt;
   mlir::Location l = loc(e->getBeginLoc());

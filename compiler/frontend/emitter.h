@@ -108,6 +108,7 @@ class FunctionEmitter {
   // qv::load_matrix_*, qv::mma, qv::store_matrix (emit_matrix.cpp). Null when `name` is none of them.
   std::optional<RValue> try_emit_matrix_builtin(const clang::CallExpr* e, const std::string& name);
   std::optional<RValue> try_emit_warpgroup_builtin(const clang::CallExpr* e, const std::string& name);
+  std::optional<RValue> try_emit_block_builtin(const clang::CallExpr* e, const std::string& name);
   // A call of the intrinsic declaration `callee` (declared on first use); its result or null.
   mlir::Value call_declared(mlir::Location l, const std::string& callee, mlir::ValueRange operands,
                             mlir::TypeRange results, clang::SourceLocation where);

@@ -115,13 +115,24 @@ bool is_warpgroup_acc(clang::QualType t, clang::QualType* element, uint32_t* n) 
   return true;
 }
 
+bool is_block_acc(clang::QualType t, clang::QualType* element, uint32_t* m, uint32_t* n) {
+  clang::QualType c = t.getCanonicalType().getUnqualifiedType();
+  const auto* spec = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(c->getAsCXXRecordDecl());
+  if (!spec || spec->getTemplateArgs().size() != 3 || !is_qv_record(c, "block_acc")) return false;
+  if (element) *element = spec->getTemplateArgs()[0].getAsType();
+  if (m) *m = static_cast<uint32_t>(spec->getTemplateArgs()[1].getAsIntegral().getZExtValue());
+  if (n) *n = static_cast<uint32_t>(spec->getTemplateArgs()[2].getAsIntegral().getZExtValue());
+  return true;
+}
+
 bool value_element(clang::QualType t, clang::QualType* element) {
-  return is_vec(t, element) || is_matrix(t, element) || is_warpgroup_acc(t, element);
+  return is_vec(t, element) || is_matrix(t, element) || is_warpgroup_acc(t, element) || is_block_acc(t, element);
 }
 
 bool is_value_record(clang::QualType t) {
   clang::QualType c = t.getCanonicalType().getUnqualifiedType();
-  return is_qv_record(c, "half") || is_qv_record(c, "bf16") || is_vec(c) || is_matrix(c) || is_warpgroup_acc(c);
+  return is_qv_record(c, "half") || is_qv_record(c, "bf16") || is_vec(c) || is_matrix(c) || is_warpgroup_acc(c) ||
+         is_block_acc(c);
 }
 
 mlir::Type storage_type(mlir::MLIRContext& ctx, clang::QualType t) {
@@ -146,6 +157,12 @@ mlir::Type storage_type(mlir::MLIRContext& ctx, clang::QualType t) {
     auto k = scalar_kind(elem);
     bool ok = k && (*k == ScalarType::F32 || *k == ScalarType::I32) && n >= 16 && n <= 256 && n % 16 == 0;
     return ok ? mlir::VectorType::get({n / 2}, value_type(ctx, *k)) : mlir::Type();
+  }
+  uint32_t m = 0;
+  if (is_block_acc(t, &elem, &m, &n)) {
+    auto k = scalar_kind(elem);
+    bool ok = k == ScalarType::F32 && m >= 16 && n >= 16 && m % 16 == 0 && n % 16 == 0 && m <= 1024 && n <= 1024;
+    return ok ? mlir::VectorType::get({m, n}, value_type(ctx, *k)) : mlir::Type();
   }
   if (auto k = scalar_kind(t)) return memory_type(ctx, *k);
   return {};
@@ -185,6 +202,10 @@ std::string canonical_type_name(clang::QualType qt) {
     if (is_warpgroup_acc(t))
       return "warpgroup_acc<" + canonical_type_name(spec->getTemplateArgs()[0].getAsType()) + ", " +
              llvm::toString(spec->getTemplateArgs()[1].getAsIntegral(), 10) + ">";
+    if (is_block_acc(t))
+      return "block_acc<" + canonical_type_name(spec->getTemplateArgs()[0].getAsType()) + ", " +
+             llvm::toString(spec->getTemplateArgs()[1].getAsIntegral(), 10) + ", " +
+             llvm::toString(spec->getTemplateArgs()[2].getAsIntegral(), 10) + ">";
     if (spec->getName() == "vec" && spec->getTemplateArgs().size() == 2)
       return "vec<" + canonical_type_name(spec->getTemplateArgs()[0].getAsType()) + ", " +
              llvm::toString(spec->getTemplateArgs()[1].getAsIntegral(), 10) + ">";

@@ -32,6 +32,8 @@ enum class MatrixUse { A, B, Acc };
 bool is_matrix(clang::QualType t, clang::QualType* element = nullptr, MatrixUse* use = nullptr);
 // qv::warpgroup_acc<T, N>: a 64 x N accumulator of a warpgroup (docs/matrix.md "Warpgroups").
 bool is_warpgroup_acc(clang::QualType t, clang::QualType* element = nullptr, uint32_t* n = nullptr);
+// qv::block_acc<T, M, N>: an M x N accumulator of the whole block (docs/matrix.md "Block tiles").
+bool is_block_acc(clang::QualType t, clang::QualType* element = nullptr, uint32_t* m = nullptr, uint32_t* n = nullptr);
 // The element type of a qv::vec, a qv::matrix_* or a qv::warpgroup_acc.
 bool value_element(clang::QualType t, clang::QualType* element);
 // qv::half, qv::bf16, qv::vec<T, N> and the matrix tiles: class types the kernel language treats as values.
@@ -39,7 +41,8 @@ bool is_value_record(clang::QualType t);
 // The MLIR type of a value held in memory (buffers, shared arrays, slots): scalars as
 // memory_type, qv::vec<T, N> as vector<N x T>, a matrix tile as vector<256 x T> (row-major, the
 // neutral IR's tile value: docs/ir.md), a warpgroup accumulator as vector<N/2 x f32> (a thread's
-// share; vector<N/2 x i32> for warpgroup_acc<int32_t, N>). Null for anything else (and for matrix
+// share; vector<N/2 x i32> for warpgroup_acc<int32_t, N>), a block accumulator as vector<M x N x f32>
+// (the whole tile: the only rank-2 vector the front end makes). Null for anything else (and for matrix
 // element types the matrix units do not take: A and B are half or bf16 with float accumulators,
 // or int8_t (512 elements) with int32_t ones; warpgroup accumulators float or int32, N = 16 ..
 // 256 in steps of 16).

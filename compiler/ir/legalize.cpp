@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "ir/block_tiles.h"
 #include "ir/intrinsics.h"
 #include "ir/matrix.h"
 #include "ir/warpgroup.h"
@@ -13,6 +14,7 @@ namespace quiver::ir {
 bool legalize(mlir::ModuleOp module, const LegalizeOptions& options, std::string& error) {
   try {
     if (options.expand_matrix) expand_matrix_ops(module);
+    if (options.expand_block_tiles) expand_block_ops(module);
     expand_warpgroup_ops(module, options.keep_warpgroup_mma);
     if (options.expand_dot4_i8) expand_dot4_i8(module);
     if (!options.keep_async_copies) erase_async_copy_marks(module);

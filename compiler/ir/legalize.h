@@ -21,6 +21,7 @@ struct LegalizeOptions {
   bool bf16_as_bits = false;        // same for bf16
   bool expand_dot4_i8 = true;       // byte-lane arithmetic for kDot4I8 (else the target lowers it)
   bool expand_matrix = true;        // the portable matrix-tile fallback (else the target lowers them)
+  bool expand_block_tiles = true;   // the portable block-tile fallback (else the target lowers them)
   bool keep_warpgroup_mma = false;  // the target lowers qv.warpgroup_mma / wait (stores are always expanded)
   bool keep_async_copies = false;   // keep qv::copy_async's group marks (the target lowers them)
 };
@@ -29,7 +30,7 @@ struct LegalizeOptions {
 bool legalize(mlir::ModuleOp module, const LegalizeOptions& options, std::string& error);
 
 // The individual steps (each throws std::runtime_error with the reason on failure).
-// keep_tiles: matrix tiles stay whole values (the target lowers the matrix intrinsics itself).
+// keep_tiles: matrix and block tiles stay whole values (the target lowers their intrinsics itself).
 void scalarize_vectors(mlir::ModuleOp module, bool wide_buffer_access = false, bool keep_tiles = false);
 
 // On a kernel function after wide_buffer_access: DenseI32ArrayAttr, one entry per argument

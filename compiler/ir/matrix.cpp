@@ -39,6 +39,8 @@ std::string type_tag(mlir::Type t) {
 
 }  // namespace
 
+std::string matrix_type_tag(mlir::Type t) { return type_tag(t); }
+
 const char* matrix_base_name(MatrixOp op) {
   for (auto [o, name] : kNames)
     if (o == op) return name;
@@ -69,7 +71,8 @@ bool is_matrix_type(mlir::Type t) {
 bool is_tile_type(mlir::Type t) {
   if (is_matrix_type(t)) return true;
   auto v = llvm::dyn_cast<mlir::VectorType>(t);
-  if (!v || v.getRank() != 2 || v.getDimSize(1) != kMatrixTile) return false;
+  // (A rank-2 float vector is a block tile: ir/block_tiles.h.)
+  if (!v || v.getRank() != 2 || v.getDimSize(1) != kMatrixTile || v.getElementType().isF32()) return false;
   return v.getDimSize(0) == matrix_depth(v.getElementType());
 }
 
@@ -82,9 +85,14 @@ bool is_int8_matrix_type(mlir::Type t) {
 int64_t matrix_depth(mlir::Type element) { return element.isInteger(8) ? kMatrixDepthI8 : kMatrixTile; }
 
 void retype_matrix_values(mlir::Operation* root, llvm::function_ref<mlir::VectorType(mlir::VectorType)> convert) {
+  retype_vector_values(root, is_matrix_type, convert);
+}
+
+void retype_vector_values(mlir::Operation* root, llvm::function_ref<bool(mlir::Type)> chosen,
+                          llvm::function_ref<mlir::VectorType(mlir::VectorType)> convert) {
   auto retyped = [&](mlir::Type t) -> mlir::Type {
-    if (is_matrix_type(t)) return convert(llvm::cast<mlir::VectorType>(t));
-    if (auto m = llvm::dyn_cast<mlir::MemRefType>(t); m && is_matrix_type(m.getElementType()))
+    if (chosen(t)) return convert(llvm::cast<mlir::VectorType>(t));
+    if (auto m = llvm::dyn_cast<mlir::MemRefType>(t); m && chosen(m.getElementType()))
       return mlir::MemRefType::get(m.getShape(), convert(llvm::cast<mlir::VectorType>(m.getElementType())),
                                    m.getLayout(), m.getMemorySpace());
     return {};
@@ -112,7 +120,7 @@ void retype_matrix_values(mlir::Operation* root, llvm::function_ref<mlir::Vector
           llvm::APInt v = dense.getSplatValue<llvm::APInt>().sextOrTrunc(vt.getElementTypeBitWidth());
           cst.setValueAttr(mlir::DenseElementsAttr::get(vt, v));
         } else {
-          throw std::runtime_error("internal error: a matrix tile constant that is not a splat of its element type");
+          throw std::runtime_error("internal error: a tile constant that is not a splat of its element type");
         }
       }
       r.setType(t);

@@ -52,6 +52,9 @@ const char* matrix_base_name(MatrixOp op);
 // The declaration name for these operand (and, for to_a, result) types, e.g.
 // "qv.matrix_load_a.g.bf16", "qv.matrix_store.s4096.f32", "qv.matrix_to_a.bf16".
 std::string matrix_intrinsic_name(MatrixOp op, mlir::TypeRange operands, mlir::TypeRange results);
+// The part of an intrinsic's name that names one operand: "g.f16" (a buffer of half), "s4096.bf16"
+// (a workgroup array of 4096 bf16), "f32" (a value).
+std::string matrix_type_tag(mlir::Type t);
 // Which matrix intrinsic `callee` is, if any.
 std::optional<MatrixOp> matrix_op_of(llvm::StringRef callee);
 
@@ -71,6 +74,9 @@ int64_t matrix_depth(mlir::Type element);
 // that carry tiles without looking inside (branches, scf, select, slots, element-wise arith)
 // stay valid; the matrix intrinsics must be rewritten by the caller.
 void retype_matrix_values(mlir::Operation* root, llvm::function_ref<mlir::VectorType(mlir::VectorType)> convert);
+// The same for the vector values of the types `chosen` picks (block tiles: ir/block_tiles.h).
+void retype_vector_values(mlir::Operation* root, llvm::function_ref<bool(mlir::Type)> chosen,
+                          llvm::function_ref<mlir::VectorType(mlir::VectorType)> convert);
 
 // The portable fallback: every lane holds the whole tile as f32 (int8 tiles: as i32, exact);
 // loads read all the elements, mma is 4096 fused multiply-adds in k order (int8: 8192 exact

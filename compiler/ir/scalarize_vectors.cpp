@@ -21,6 +21,7 @@
 // 16 narrow ones, and rows a cooperative-matrix load can read 16 bytes at a time. (A view, as for
 // buffers, would need aliasing workgroup variables: SPV_KHR_workgroup_memory_explicit_layout.)
 #include "ir/legalize.h"
+#include "ir/block_tiles.h"
 #include "ir/matrix.h"
 
 #include <map>
@@ -44,7 +45,7 @@ namespace {
 // matrix intrinsics itself gives a tile one opaque value (a SPIR-V cooperative matrix), and the
 // element-wise arithmetic on it stays one operation.
 bool is_vector(mlir::Type t, bool keep_tiles) {
-  return llvm::isa<mlir::VectorType>(t) && !(keep_tiles && is_tile_type(t));
+  return llvm::isa<mlir::VectorType>(t) && !(keep_tiles && (is_tile_type(t) || is_block_tile_type(t)));
 }
 
 // A memref whose elements are vectors, seen as scalars: memref<K x vector<N x T>> -> memref<K*N x T>.
@@ -478,7 +479,9 @@ void scalarize_vectors(mlir::ModuleOp module, bool wide_buffer_access, bool keep
     // Only a function that still calls matrix intrinsics has tiles to keep: one the portable
     // fallback expanded holds plain vectors of 256 floats.
     bool has_tiles = false;
-    fn.walk([&](mlir::func::CallOp call) { has_tiles = has_tiles || matrix_op_of(call.getCallee()).has_value(); });
+    fn.walk([&](mlir::func::CallOp call) {
+      has_tiles = has_tiles || matrix_op_of(call.getCallee()).has_value() || block_op_of(call.getCallee()).has_value();
+    });
     Scalarizer(fn, wide_buffer_access && fn->hasAttr("qv.kernel"), keep_tiles && has_tiles).run();
   }
 }

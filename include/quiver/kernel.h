@@ -26,6 +26,13 @@
 // Limit a kernel to some targets: QV_TARGETS(ptx, cpu). Any of ptx hsaco spirv msl wgsl cpu.
 #define QV_TARGETS(...) QV_ANNOTATE_("qv.targets", #__VA_ARGS__)
 
+// A 32-bit integer kernel parameter whose value the target may compile into the kernel, placed
+// before the parameter: `QV_SPECIALIZE uint32_t n`. On Vulkan it is a specialization constant and
+// the runtime creates one pipeline per distinct set of such values (a bounded number per kernel;
+// docs/runtime.md), which lets the driver see strides and loop bounds as constants; elsewhere it
+// is an ordinary parameter. Meant for values that take few distinct values (a model's shapes).
+#define QV_SPECIALIZE QV_ANNOTATE_("qv.specialize")
+
 #define QV_BUILTIN_ QV_ANNOTATE_("qv.builtin")
 
 namespace qv {
@@ -301,6 +308,40 @@ QV_BUILTIN_ matrix_acc<float> row_sum(matrix_acc<float> c);
 // A[i][k] = T(C[i][k]) (round to nearest even): an accumulator becomes the left operand of the
 // next product (attention's probabilities times V) without a trip through memory.
 template <typename T> QV_BUILTIN_ matrix_a<T> to_matrix_a(matrix_acc<float> c);
+
+// ---- Block tiles: M x N accumulators held by the whole block (docs/matrix.md "Block tiles") ------
+// block_acc<float, M, N> is an M x N float accumulator owned jointly by every thread of the block
+// (which thread holds which element is the target's business). block_mma<K> adds A x B, A (M x K)
+// and B (K x N) read straight from memory (a buffer or a qv::shared array; the target stages them):
+// on Vulkan devices with workgroup-scope cooperative matrices (VK_NV_cooperative_matrix2) this is
+// one cooperative product of the whole workgroup; elsewhere a portable fallback (each thread its
+// share, M * N a multiple of the block's thread count). Every block builtin must be reached by
+// all threads of the block with the same arguments (like barrier()); memory the block wrote
+// before must be made visible with barrier() first. Inputs half or bf16, products exact, sums in
+// float in an order the target chooses. M, N: multiples of 16; K: a multiple of 16.
+template <typename T, uint32_t M, uint32_t N>
+struct QV_ANNOTATE_("qv.block_acc") block_acc {
+  block_acc() = default;   // all zero
+  QV_BUILTIN_ explicit block_acc(T all);
+  QV_BUILTIN_ block_acc operator+(block_acc b) const;
+  QV_BUILTIN_ block_acc operator-(block_acc b) const;
+  QV_BUILTIN_ block_acc operator*(T s) const;
+  QV_BUILTIN_ block_acc operator/(T s) const;
+  QV_BUILTIN_ block_acc& operator+=(block_acc b);
+  QV_BUILTIN_ block_acc& operator*=(T s);
+
+ private:
+  T elems_[M * N];
+};
+// C + A B with A[i][k] = a[i * lda + k] and B[k][j] = b[k * ldb + j] (both row-major).
+template <uint32_t K, typename T, uint32_t M, uint32_t N>
+QV_BUILTIN_ block_acc<float, M, N> block_mma(const T* a, uint32_t lda, const T* b, uint32_t ldb, block_acc<float, M, N> c);
+// C + A B with B given as its N x K transpose: B[k][j] = bt[j * ldbt + k] (a linear layer's weight).
+template <uint32_t K, typename T, uint32_t M, uint32_t N>
+QV_BUILTIN_ block_acc<float, M, N> block_mma_bt(const T* a, uint32_t lda, const T* bt, uint32_t ldbt,
+                                                 block_acc<float, M, N> c);
+// p[i * stride + j] = U(C[i][j]) for U = float, half or bf16 (round to nearest even).
+template <typename U, uint32_t M, uint32_t N> QV_BUILTIN_ void store_block(U* p, uint32_t stride, block_acc<float, M, N> c);
 
 // ---- Warpgroup products: 64 x N tiles of four subgroups (docs/matrix.md "Warpgroups") -----------
 // A warpgroup is 128 consecutive linear thread ids starting at a multiple of 128 (the block must

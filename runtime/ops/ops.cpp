@@ -214,6 +214,7 @@ constexpr size_t kMatmulTile = 64;   // kernels/matmul.cpp: a block computes a 6
 constexpr size_t kMatmulUnitTile = 128, kMatmulUnitDepth = 64;   // kernels/matmul_tiles.cpp
 constexpr size_t kMatmulSmallDepth = 32;                          // its _k32 kernels (48 KiB devices)
 constexpr size_t kMatmulWgmmaM = 128, kMatmulWgmmaN = 256;         // kernels/matmul_wgmma.cpp
+constexpr size_t kMatmulBlockM = 128, kMatmulBlockN = 256, kMatmulBlockK = 32;   // kernels/matmul_block.cpp
 
 Grid matmul_grid(const OpCall& call, size_t m, size_t n) {
   size_t gx = (n + kMatmulTile - 1) / kMatmulTile, gy = (m + kMatmulTile - 1) / kMatmulTile;
@@ -243,6 +244,17 @@ void matmul(const Device& dev, Operand a, Operand b, Operand c, size_t m, size_t
       if (tiles > 0x7fffffff) call.fail("m * n must be at most 2^31 128 x 256 tiles");
       Grid grid{static_cast<uint32_t>(tiles), 1, 1};
       call.launch(wgmma, grid, {a, b, c, call.dim(m, "m"), call.dim(n, "n"), call.dim(k, "k")});
+      return;
+    }
+  }
+  // Block tiles (kernels/matmul_block.cpp: 128 x 256 tiles of C, K in steps of 32) where the
+  // loaded image has them (Vulkan with workgroup-scope cooperative matrices), whole tiles only.
+  if (e == Elem::F16 && m % kMatmulBlockM == 0 && n % kMatmulBlockN == 0 && k % kMatmulBlockK == 0 && k > 0) {
+    std::string kernel = kernel_name(b_transposed ? "matmul_block_nt" : "matmul_block_nn", e);
+    if (call.has_kernel(kernel)) {
+      Grid grid{static_cast<uint32_t>(n / kMatmulBlockN), static_cast<uint32_t>(m / kMatmulBlockM), 1};
+      if (grid.x > 65535 || grid.y > 65535) call.fail("m must be at most 65535 * 128 and n at most 65535 * 256");
+      call.launch(kernel, grid, {a, b, c, call.dim(m, "m"), call.dim(n, "n"), call.dim(k, "k")});
       return;
     }
   }

@@ -205,6 +205,31 @@ TEST(Kernels, WarpgroupSoftmaxBf16) {
   EXPECT_EQ(std::bit_cast<uint32_t>(got[size_t(blocks) * n * n]), 0xA5A5A5A5u) << "written past the end";
 }
 
+// tests/kernels/block_tiles.cpp: block tiles over a 64 x 128 x 64 product against fp64 (the
+// accumulator starts at 0.25), B as stored and transposed, A from a buffer or staged in shared memory.
+template <typename T, uint32_t BM, uint32_t BN, uint32_t KS, bool BT>
+void check_block_product(const std::string& kernel) {
+  const uint32_t m = 64, n = 128, k = 64;
+  std::vector<T> a = random16<T>(size_t(m) * k, -2, 2);
+  std::vector<T> b = random16<T>(size_t(k) * n, -2, 2);   // K x N, or N x K when transposed
+  float alpha = random_floats(1, 0.5f, 1.5f)[0];
+  auto ba = upload(a), bb = upload(b);
+  auto out = poisoned<float>(size_t(m) * n + 1);
+  auto out16 = poisoned<T>(size_t(m) * n + 1);
+  env().mod.kernel(kernel).launch(quiver::Grid{n / BN, m / BM}, ba, bb, out, out16, n, k, alpha);
+  env().dev.synchronize();
+  expect_product<T>(kernel, a, b, BT, [](size_t, size_t) { return 0.25; }, alpha, m, n, k, download(out), download(out16));
+}
+
+TEST(Kernels, BlockProductHalf) { check_block_product<quiver::half, 32, 64, 16, false>("block_product<half, 32, 64, 16, false>"); }
+TEST(Kernels, BlockProductHalfTransposed) {
+  check_block_product<quiver::half, 64, 32, 32, true>("block_product<half, 64, 32, 32, true>");
+}
+TEST(Kernels, BlockProductBf16Transposed) {
+  check_block_product<quiver::bf16, 32, 32, 16, true>("block_product<bf16, 32, 32, 16, true>");
+}
+TEST(Kernels, BlockProductFromShared) { check_block_product<quiver::half, 32, 32, 16, false>("block_product_shared"); }
+
 TEST(Kernels, WarpgroupProductBf16N128) { check_warpgroup_product<quiver::bf16, 128, false>(); }
 TEST(Kernels, WarpgroupProductBf16N128Transposed) { check_warpgroup_product<quiver::bf16, 128, true>(); }
 TEST(Kernels, WarpgroupProductHalfN64) { check_warpgroup_product<quiver::half, 64, false>(); }

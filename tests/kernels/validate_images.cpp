@@ -47,19 +47,26 @@ static std::string check_cooperative_matrix_words(const std::vector<std::byte>& 
   std::memcpy(w.data(), data.data(), data.size());
   if (w[0] != 0x07230203u) return "no SPIR-V magic";
   if (w[1] != 0x00010600u) return "not SPIR-V 1.6 (the version MLIR gives cooperative-matrix instructions)";
-  bool capability = false, product = false, signed_product = false, int8 = false, half = false;
+  bool capability = false, product = false, signed_product = false, int8 = false, half = false, workgroup = false;
   std::map<uint32_t, std::pair<bool, uint32_t>> scalar;   // id -> (is float, width) of OpTypeInt / OpTypeFloat
+  std::map<uint32_t, uint32_t> constant;                  // id -> value of a one-word OpConstant
   for (size_t i = 5; i < w.size();) {
     const uint32_t count = w[i] >> 16, opcode = w[i] & 0xffffu;
     if (count == 0 || i + count > w.size()) return "a malformed instruction at word " + std::to_string(i);
     if (opcode == 17 && count == 2 && w[i + 1] == 6022) capability = true;   // OpCapability CooperativeMatrixKHR
     if (opcode == 21 && count >= 3) scalar[w[i + 1]] = {false, w[i + 2]};   // OpTypeInt
     if (opcode == 22 && count >= 3) scalar[w[i + 1]] = {true, w[i + 2]};    // OpTypeFloat
+    if (opcode == 43 && count == 4) constant[w[i + 2]] = w[i + 3];          // OpConstant type, id, value
     // OpTypeCooperativeMatrixKHR result, component type, scope, rows, columns, use (constant ids).
     if (opcode == 4456 && count >= 7) {
       auto it = scalar.find(w[i + 2]);
-      if (it != scalar.end() && !it->second.first && it->second.second == 8) int8 = true;
-      if (it != scalar.end() && it->second.first && it->second.second == 16) half = true;
+      auto scope = constant.find(w[i + 3]);
+      if (scope != constant.end() && scope->second == 2) {   // Workgroup: block tiles
+        workgroup = true;
+      } else {
+        if (it != scalar.end() && !it->second.first && it->second.second == 8) int8 = true;
+        if (it != scalar.end() && it->second.first && it->second.second == 16) half = true;
+      }
     }
     if (opcode == 4459) {   // OpCooperativeMatrixMulAddKHR type, result, A, B, C [, operands]
       product = true;
@@ -80,6 +87,12 @@ static std::string check_cooperative_matrix_words(const std::vector<std::byte>& 
                 : "no int8 cooperative matrix, but the image requires " + int8_config;
   if (int8 && !signed_product) return "int8 cooperative matrices, but no product with signed components";
   if (half && !requires_(half_config)) return "half cooperative matrices, but the image does not require " + half_config;
+  const bool workgroup_products = std::any_of(requirements.begin(), requirements.end(), [](const std::string& r) {
+    return r.rfind("cooperative_matrix_workgroup:", 0) == 0;
+  });
+  if (workgroup != (workgroup_products && requires_("extension:VK_NV_cooperative_matrix2")))
+    return workgroup ? "workgroup-scope cooperative matrices, but the image requires no workgroup product of VK_NV_cooperative_matrix2"
+                     : "no workgroup-scope cooperative matrix, but the image requires workgroup products";
   return "";
 }
 

@@ -29,6 +29,8 @@ TEST(OpsImageChoice, VulkanTakesTheCooperativeMatrixImageOnlyWhereTheDeviceOffer
   // So does the int8 tile matmul (that image requires the 16x16x32 int8 configuration too).
   EXPECT_EQ(lib.has_kernel("matmul_w8a8_tiles"), coop) << image;
   EXPECT_FALSE(lib.has_kernel("matmul_tiles_nn<half>")) << image;
+  // Block tiles' matmuls need workgroup-scope cooperative matrices as well (VK_NV_cooperative_matrix2).
+  if (!coop) EXPECT_FALSE(lib.has_kernel("matmul_block_nn<half>")) << image;
   EXPECT_TRUE(lib.has_kernel("matmul_nn<half>")) << image;
 }
 

@@ -110,5 +110,44 @@ TEST(VulkanImageChoice, SubgroupSizeIsOfferedOnlyWhenFixed) {
   EXPECT_EQ(choose_spirv_image(m, VK_API_VERSION_1_3, offers, report, why), 1);
 }
 
+// Block tiles' products (docs/matrix.md "Block tiles") are checked against the device's
+// workgroup-scope flexible-dimension granularities: each of M, N, K a multiple of the one for
+// those types and that workgroup size, none above the maximum dimension.
+TEST(VulkanImageChoice, WorkgroupProductsAreCheckedAgainstGranularities) {
+  VkCooperativeMatrixFlexibleDimensionsPropertiesNV p{};
+  p.MGranularity = p.NGranularity = 32;
+  p.KGranularity = 16;
+  p.AType = p.BType = 0;          // f16
+  p.CType = p.ResultType = 1;     // f32
+  p.scope = 2;                    // workgroup
+  p.workgroupInvocations = 256;
+  const std::string g256 = cooperative_matrix_granularity_offer(p);
+  EXPECT_EQ(g256, "cooperative_matrix_workgroup_granularity:32x32x16:f16*f16+f32:256");
+  p.scope = 3;                    // subgroup: not a workgroup-scope offer
+  EXPECT_EQ(cooperative_matrix_granularity_offer(p), "");
+  std::set<std::string> offers = {g256, "cooperative_matrix_workgroup_max_dimension:1024"};
+  EXPECT_TRUE(requirement_offered(offers, "cooperative_matrix_workgroup:128x256x64:f16*f16+f32:256"));
+  EXPECT_TRUE(requirement_offered(offers, "cooperative_matrix_workgroup:32x1024x16:f16*f16+f32:256"));
+  EXPECT_FALSE(requirement_offered(offers, "cooperative_matrix_workgroup:48x256x64:f16*f16+f32:256"));   // 48 % 32
+  EXPECT_FALSE(requirement_offered(offers, "cooperative_matrix_workgroup:128x256x24:f16*f16+f32:256"));  // 24 % 16
+  EXPECT_FALSE(requirement_offered(offers, "cooperative_matrix_workgroup:128x256x64:f16*f16+f32:128"));  // no 128 entry
+  EXPECT_FALSE(requirement_offered(offers, "cooperative_matrix_workgroup:128x256x64:bf16*bf16+f32:256"));
+  EXPECT_FALSE(requirement_offered(offers, "cooperative_matrix_workgroup:128x2048x64:f16*f16+f32:256"));  // > max
+  EXPECT_FALSE(requirement_offered(offers, "cooperative_matrix_workgroup:128x256x64:f16*f16+f32:256x"));
+  EXPECT_FALSE(requirement_offered(offers, "cooperative_matrix_workgroup:0x256x64:f16*f16+f32:256"));
+  EXPECT_FALSE(requirement_offered({g256}, "cooperative_matrix_workgroup:128x256x64:f16*f16+f32:256"));  // no max
+  // In the choice: the image with block tiles where offered, else the portable one, saying why.
+  format::Manifest m = two_images();
+  std::vector<std::string> blocks = kCoop;
+  blocks.push_back("cooperative_matrix_workgroup:128x256x64:f16*f16+f32:256");
+  m.images[1].requirements = blocks;
+  std::set<std::string> device(kCoop.begin(), kCoop.end());
+  std::string report, why;
+  EXPECT_EQ(choose_spirv_image(m, VK_API_VERSION_1_3, device, report, why), 2);
+  EXPECT_NE(report.find("needs cooperative_matrix_workgroup:128x256x64"), std::string::npos) << report;
+  device.insert(offers.begin(), offers.end());
+  EXPECT_EQ(choose_spirv_image(m, VK_API_VERSION_1_3, device, report, why), 1);
+}
+
 }  // namespace
 }  // namespace quiver::backend::vulkan

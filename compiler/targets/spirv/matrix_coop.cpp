@@ -1,5 +1,6 @@
 #include "targets/spirv/matrix_coop.h"
 
+#include "ir/block_tiles.h"
 #include "ir/legalize.h"
 #include "ir/matrix.h"
 #include "targets/spirv/matrix_coop_lanes.h"
@@ -56,6 +57,23 @@ std::string call_unsupported(mlir::func::CallOp call, MatrixOp op) {
   return "an unknown matrix operation";
 }
 
+// A value this lowering makes a cooperative matrix: a subgroup tile or a block tile.
+bool is_coop_value_type(mlir::Type t) { return ir::is_tile_type(t) || ir::is_block_tile_type(t); }
+
+// Element-wise operations cooperative matrices take (component-wise instructions), besides
+// splat constants.
+bool coop_elementwise(mlir::Operation* op) {
+  return llvm::isa<mlir::cf::BranchOp, mlir::cf::CondBranchOp, mlir::vector::BroadcastOp, mlir::vector::SplatOp,
+                   mlir::arith::AddFOp, mlir::arith::SubFOp, mlir::arith::MulFOp, mlir::arith::DivFOp,
+                   mlir::arith::NegFOp, mlir::arith::AddIOp, mlir::arith::SubIOp, mlir::ub::PoisonOp>(op);
+}
+
+bool splat_constant(mlir::Operation* op) {
+  auto c = llvm::dyn_cast<mlir::arith::ConstantOp>(op);
+  auto dense = c ? llvm::dyn_cast<mlir::DenseElementsAttr>(c.getValue()) : nullptr;
+  return dense && dense.isSplat();
+}
+
 bool touches_tiles(mlir::Operation* op) {
   return llvm::any_of(op->getOperandTypes(), ir::is_matrix_type) ||
          llvm::any_of(op->getResultTypes(), ir::is_matrix_type);
@@ -84,20 +102,62 @@ bool coop_lowerable(mlir::func::FuncOp fn, std::string& why) {
     }
     if (!touches_tiles(op)) return;
     any_tile = true;
-    if (llvm::isa<mlir::cf::BranchOp, mlir::cf::CondBranchOp, mlir::vector::BroadcastOp, mlir::vector::SplatOp,
-                  mlir::arith::AddFOp, mlir::arith::SubFOp, mlir::arith::MulFOp, mlir::arith::DivFOp,
-                  mlir::arith::NegFOp, mlir::arith::AddIOp, mlir::arith::SubIOp, mlir::ub::PoisonOp>(op))
-      return;
+    if (coop_elementwise(op) || splat_constant(op)) return;
     // An int32 accumulator to a float one: OpConvertSToF, component-wise (both MatrixAccumulator).
     if (llvm::isa<mlir::arith::SIToFPOp>(op)) return;
-    if (auto c = llvm::dyn_cast<mlir::arith::ConstantOp>(op)) {
-      auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(c.getValue());
-      if (dense && dense.isSplat()) return;
-    }
     why = "element-wise " + describe(op) + " on a tile (cooperative matrices take + - * / only)";
   });
   if (!any_tile && why.empty()) why = "it uses no matrix tiles";
   return why.empty();
+}
+
+bool block_coop_lowerable(mlir::func::FuncOp fn, std::string& why) {
+  bool any = false;
+  fn.walk([&](mlir::Operation* op) {
+    if (!why.empty()) return;
+    if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op)) {
+      if (auto b = ir::block_op_of(call.getCallee())) {
+        any = true;
+        mlir::ValueRange args = call.getOperands();
+        bool ok = *b == ir::BlockOp::Store
+                      ? memory_element(args[0]).isF32() || memory_element(args[0]).isF16()
+                      : memory_element(args[1]).isF16() && memory_element(args[4]).isF16();
+        if (!ok) why = "bf16 block tiles (no bf16 cooperative matrices in this image) (" + describe(op) + ")";
+        return;
+      }
+    }
+    bool block = llvm::any_of(op->getOperandTypes(), ir::is_block_tile_type) ||
+                 llvm::any_of(op->getResultTypes(), ir::is_block_tile_type);
+    if (!block) return;
+    any = true;
+    if (!coop_elementwise(op) && !splat_constant(op))
+      why = "element-wise " + describe(op) + " on a block tile (cooperative matrices take + - * / only)";
+  });
+  if (!any && why.empty()) why = "it uses no block tiles";
+  return why.empty();
+}
+
+std::vector<std::string> block_coop_requirements(llvm::ArrayRef<mlir::func::FuncOp> kernels) {
+  std::vector<std::string> out;
+  if (kernels.empty()) return out;
+  out = {"extension:VK_KHR_cooperative_matrix", "extension:VK_NV_cooperative_matrix2",
+         "feature:cooperativeMatrixWorkgroupScope", "feature:cooperativeMatrixFlexibleDimensions"};
+  for (mlir::func::FuncOp fn : kernels) {
+    auto block = fn->getAttrOfType<mlir::DenseI32ArrayAttr>("qv.block");
+    int64_t threads = block ? int64_t(block[0]) * block[1] * block[2] : 0;
+    fn.walk([&](mlir::func::CallOp call) {
+      auto b = ir::block_op_of(call.getCallee());
+      if (!b || *b == ir::BlockOp::Store) return;
+      auto tile = llvm::cast<mlir::VectorType>(call.getResult(0).getType());
+      std::string r = "cooperative_matrix_workgroup:" + std::to_string(tile.getDimSize(0)) + "x" +
+                      std::to_string(tile.getDimSize(1)) + "x" + std::to_string(ir::block_product_depth(call.getCallee())) +
+                      ":f16*f16+f32:" + std::to_string(threads);
+      if (!llvm::is_contained(out, r)) out.push_back(r);
+    });
+  }
+  out.push_back("feature:shaderFloat16");
+  out.push_back("feature:vulkanMemoryModel");
+  return out;
 }
 
 void mark_right_operands(mlir::ModuleOp module, llvm::ArrayRef<mlir::func::FuncOp> kernels) {
@@ -238,6 +298,60 @@ struct MatrixCallLowering final : mlir::OpConversionPattern<mlir::func::CallOp> 
   }
 };
 
+// func.call @qv.block_* -> workgroup-scope OpCooperativeMatrix{Load,MulAdd,Store}KHR: the
+// operands of a product are loaded by the whole workgroup from where they lie (the driver stages
+// them), the product is one instruction.
+struct BlockCallLowering final : mlir::OpConversionPattern<mlir::func::CallOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  mlir::LogicalResult matchAndRewrite(mlir::func::CallOp call, OpAdaptor adaptor,
+                                      mlir::ConversionPatternRewriter& rewriter) const override {
+    auto op = ir::block_op_of(call.getCallee());
+    if (!op) return mlir::failure();
+    const auto& converter = *getTypeConverter<mlir::SPIRVTypeConverter>();
+    mlir::Location l = call.getLoc();
+    mlir::ValueRange args = adaptor.getOperands();
+    using Layout = mlir::spirv::CooperativeMatrixLayoutKHR;
+    using Use = mlir::spirv::CooperativeMatrixUseKHR;
+    auto pointer = [&](unsigned at) -> mlir::Value {
+      auto memref = llvm::cast<mlir::MemRefType>(call.getOperand(at).getType());
+      return mlir::spirv::getElementPtr(converter, memref, args[at], mlir::ValueRange{args[at + 1]}, l, rewriter);
+    };
+    if (*op == ir::BlockOp::Store) {
+      mlir::Value ptr = pointer(0);
+      if (!ptr) return rewriter.notifyMatchFailure(call, "no pointer");
+      mlir::Value value = args[3];
+      auto acc = llvm::cast<mlir::spirv::CooperativeMatrixType>(value.getType());
+      mlir::Type memory = tile_component(memory_element(call.getOperand(0)));
+      if (memory != acc.getElementType())   // float to half: round to nearest even
+        value = rewriter.create<mlir::spirv::FConvertOp>(
+            l, mlir::spirv::CooperativeMatrixType::get(memory, acc.getRows(), acc.getColumns(), acc.getScope(), Use::MatrixAcc),
+            value);
+      rewriter.create<mlir::spirv::KHRCooperativeMatrixStoreOp>(l, ptr, value, Layout::RowMajor, args[2],
+                                                               mlir::spirv::MemoryAccessAttr());
+      rewriter.eraseOp(call);
+      return mlir::success();
+    }
+    auto acc = llvm::dyn_cast<mlir::spirv::CooperativeMatrixType>(args[0].getType());
+    mlir::Value a = pointer(1), b = pointer(4);
+    if (!acc || !a || !b) return rewriter.notifyMatchFailure(call, "no cooperative-matrix type or pointer");
+    const int64_t depth = ir::block_product_depth(call.getCallee());
+    mlir::Type half = mlir::Float16Type::get(rewriter.getContext());
+    auto scope = mlir::spirv::Scope::Workgroup;
+    auto type_a = mlir::spirv::CooperativeMatrixType::get(half, acc.getRows(), depth, scope, Use::MatrixA);
+    auto type_b = mlir::spirv::CooperativeMatrixType::get(half, depth, acc.getColumns(), scope, Use::MatrixB);
+    // B given as its N x K transpose (B[k][j] = m[j * stride + k]) is B stored column-major.
+    Layout layout_b = *op == ir::BlockOp::MmaBT ? Layout::ColumnMajor : Layout::RowMajor;
+    mlir::Value ta = rewriter.create<mlir::spirv::KHRCooperativeMatrixLoadOp>(l, type_a, a, Layout::RowMajor, args[3],
+                                                                             mlir::spirv::MemoryAccessAttr());
+    mlir::Value tb = rewriter.create<mlir::spirv::KHRCooperativeMatrixLoadOp>(l, type_b, b, layout_b, args[6],
+                                                                             mlir::spirv::MemoryAccessAttr());
+    rewriter.replaceOpWithNewOp<mlir::spirv::KHRCooperativeMatrixMulAddOp>(call, ta, tb, args[0],
+                                                                         mlir::spirv::CooperativeMatrixOperandsKHRAttr());
+    return mlir::success();
+  }
+};
+
 // A splat tile (constant, broadcast, splat) -> OpCompositeConstruct of its one scalar, which
 // for a cooperative matrix fills every element.
 mlir::Value construct_splat(mlir::ConversionPatternRewriter& rewriter, mlir::Location l, mlir::Type coop,
@@ -249,7 +363,7 @@ struct TileConstantLowering final : mlir::OpConversionPattern<mlir::arith::Const
   using OpConversionPattern::OpConversionPattern;
   mlir::LogicalResult matchAndRewrite(mlir::arith::ConstantOp c, OpAdaptor,
                                       mlir::ConversionPatternRewriter& rewriter) const override {
-    if (!ir::is_tile_type(c.getType())) return mlir::failure();
+    if (!is_coop_value_type(c.getType())) return mlir::failure();
     auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(c.getValue());
     mlir::Type coop = getTypeConverter()->convertType(c.getType());
     if (!dense || !dense.isSplat() || !coop) return rewriter.notifyMatchFailure(c, "not a splat tile");
@@ -268,7 +382,7 @@ struct TileBroadcastLowering final : mlir::OpConversionPattern<Op> {
   using mlir::OpConversionPattern<Op>::OpConversionPattern;
   mlir::LogicalResult matchAndRewrite(Op op, typename Op::Adaptor adaptor,
                                       mlir::ConversionPatternRewriter& rewriter) const override {
-    if (!ir::is_tile_type(op.getType())) return mlir::failure();
+    if (!is_coop_value_type(op.getType())) return mlir::failure();
     mlir::Type coop = this->getTypeConverter()->convertType(op.getType());
     if (!coop) return mlir::failure();
     rewriter.replaceOp(op, construct_splat(rewriter, op.getLoc(), coop, adaptor.getOperands()[0]));
@@ -281,7 +395,7 @@ struct TilePoisonLowering final : mlir::OpConversionPattern<mlir::ub::PoisonOp> 
   using OpConversionPattern::OpConversionPattern;
   mlir::LogicalResult matchAndRewrite(mlir::ub::PoisonOp op, OpAdaptor,
                                       mlir::ConversionPatternRewriter& rewriter) const override {
-    if (!ir::is_tile_type(op.getType())) return mlir::failure();
+    if (!is_coop_value_type(op.getType())) return mlir::failure();
     mlir::Type coop = getTypeConverter()->convertType(op.getType());
     if (!coop) return mlir::failure();
     rewriter.replaceOpWithNewOp<mlir::spirv::UndefOp>(op, coop);
@@ -295,7 +409,7 @@ struct TileScaleLowering final : mlir::OpConversionPattern<mlir::arith::MulFOp> 
   using OpConversionPattern::OpConversionPattern;
   mlir::LogicalResult matchAndRewrite(mlir::arith::MulFOp mul, OpAdaptor adaptor,
                                       mlir::ConversionPatternRewriter& rewriter) const override {
-    if (!ir::is_tile_type(mul.getType())) return mlir::failure();
+    if (!is_coop_value_type(mul.getType())) return mlir::failure();
     for (int side = 0; side < 2; ++side) {
       mlir::Value converted;
       if (mlir::Value scalar = splat_source(mul->getOperand(side))) {
@@ -357,8 +471,11 @@ std::vector<std::string> cooperative_matrix_requirements(llvm::ArrayRef<mlir::fu
 void populate_matrix_coop_patterns(mlir::SPIRVTypeConverter& converter, mlir::RewritePatternSet& patterns) {
   // Added last, tried first: tiles never reach the converter's own vector rule (which stops at 4).
   converter.addConversion([](mlir::VectorType t) -> std::optional<mlir::Type> {
-    if (!ir::is_tile_type(t)) return std::nullopt;
     using Use = mlir::spirv::CooperativeMatrixUseKHR;
+    if (ir::is_block_tile_type(t))   // M x N, the whole workgroup's
+      return mlir::spirv::CooperativeMatrixType::get(t.getElementType(), t.getDimSize(0), t.getDimSize(1),
+                                                     mlir::spirv::Scope::Workgroup, Use::MatrixAcc);
+    if (!ir::is_tile_type(t)) return std::nullopt;
     mlir::Type element = tile_component(t.getElementType());
     if (t.getRank() == 2) return coop_type(element, Use::MatrixB, t.getDimSize(0), t.getDimSize(1));   // K x 16
     if (element.isF32() || element.isInteger(32)) return coop_type(element, Use::MatrixAcc);
@@ -366,7 +483,7 @@ void populate_matrix_coop_patterns(mlir::SPIRVTypeConverter& converter, mlir::Re
   });
   mlir::MLIRContext* ctx = patterns.getContext();
   // Benefit 2: ahead of ArithToSPIRV's patterns for the same ops, which know only vectors.
-  patterns.add<MatrixCallLowering, TileConstantLowering, TileBroadcastLowering<mlir::vector::BroadcastOp>,
+  patterns.add<MatrixCallLowering, BlockCallLowering, TileConstantLowering, TileBroadcastLowering<mlir::vector::BroadcastOp>,
                TileBroadcastLowering<mlir::vector::SplatOp>, TileScaleLowering, TilePoisonLowering,
                SubgroupBarrierLowering>(
       converter, ctx, /*benefit=*/2);

@@ -42,6 +42,14 @@ void mark_right_operands(mlir::ModuleOp module, llvm::ArrayRef<mlir::func::FuncO
 // the int8 one where a kernel has int8 tiles. Called before legalisation.
 std::vector<std::string> cooperative_matrix_requirements(llvm::ArrayRef<mlir::func::FuncOp> kernels);
 
+// Block tiles (ir/block_tiles.h) as workgroup-scope cooperative matrices (VK_NV_cooperative_matrix2's
+// workgroup scope and flexible sizes; the instructions are SPV_KHR_cooperative_matrix's): whether
+// every block-tile operation of `fn` has that form (half operands, float or half stores, + - * /),
+// and what a device must offer for `kernels` ("cooperative_matrix_workgroup:MxNxK:f16*f16+f32:T"
+// per product shape and block size T, docs/format.md). A kernel without block tiles is not lowerable.
+bool block_coop_lowerable(mlir::func::FuncOp fn, std::string& why);
+std::vector<std::string> block_coop_requirements(llvm::ArrayRef<mlir::func::FuncOp> kernels);
+
 // Tile types to cooperative matrix types, and the matrix intrinsics / tile arithmetic to
 // cooperative-matrix instructions. Needs CooperativeMatrixKHR, Float16 and Int8 in the target env.
 void populate_matrix_coop_patterns(mlir::SPIRVTypeConverter& converter, mlir::RewritePatternSet& patterns);

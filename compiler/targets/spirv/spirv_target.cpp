@@ -6,6 +6,7 @@
 #include <optional>
 #include <fstream>
 
+#include "ir/block_tiles.h"
 #include "ir/legalize.h"
 #include "ir/matrix.h"
 #include "ir/math.h"
@@ -27,6 +28,7 @@
 #include "targets/spirv/lower.h"
 #include "targets/spirv/integer_dot.h"
 #include "targets/spirv/matrix_coop.h"
+#include "targets/spirv/specialize.h"
 #include "targets/spirv/matrix_coop_lanes.h"
 #include "targets/spirv/prepare.h"
 #include "targets/spirv/validate.h"
@@ -64,8 +66,10 @@ class SpirvTarget final : public Target {
   // word_views: buffers also viewed as 16-byte words (wide accesses). glsl_exp2: f32 exp2 as
   // GLSL.std.450 Exp2 (Vulkan); the MSL target keeps the portable polynomial, whose error
   // docs/numerics.md states for every target.
-  SpirvTarget(bool word_views, bool glsl_exp2, bool cooperative_matrix_arch)
-      : word_views_(word_views), glsl_exp2_(glsl_exp2), cooperative_matrix_arch_(cooperative_matrix_arch) {}
+  // specialize: QV_SPECIALIZE parameters as specialization constants (specialize.h; Vulkan).
+  SpirvTarget(bool word_views, bool glsl_exp2, bool cooperative_matrix_arch, bool specialize)
+      : word_views_(word_views), glsl_exp2_(glsl_exp2), cooperative_matrix_arch_(cooperative_matrix_arch),
+        specialize_(specialize) {}
   std::string_view name() const override { return kTargetName; }
 
   // The portable image, and where the module has matrix tiles, one whose tiles are cooperative
@@ -127,6 +131,9 @@ class SpirvTarget final : public Target {
 
     std::vector<mlir::func::FuncOp> funcs = spirv_target::find_kernel_functions(module, kernels);
     for (size_t i = 0; i < funcs.size(); ++i) spirv_target::check_kernel_types(funcs[i], kernels[i]);
+    std::vector<std::vector<unsigned>> specialized;
+    for (mlir::func::FuncOp fn : funcs)
+      specialized.push_back(specialize_ ? spirv_target::specialized_parameters(fn) : std::vector<unsigned>{});
     bool lane_shares = false;
     std::vector<std::string> requirements;
     if (coop) {
@@ -148,7 +155,14 @@ class SpirvTarget final : public Target {
           log(kernels[i].symbol + " keeps the portable tiles in " + kCoopArch + ": " + why);
         }
       }
-      if (on_matrices.empty()) return std::nullopt;
+      // Block tiles: workgroup-scope cooperative products where every operation has that form.
+      llvm::SmallVector<mlir::func::FuncOp> on_blocks;
+      for (size_t i = 0; i < funcs.size(); ++i) {
+        std::string why;
+        if (spirv_target::block_coop_lowerable(funcs[i], why)) on_blocks.push_back(funcs[i]);
+        else if (why != "it uses no block tiles") log(kernels[i].symbol + " keeps the portable block tiles in " + kCoopArch + ": " + why);
+      }
+      if (on_matrices.empty() && on_blocks.empty()) return std::nullopt;
       // The image will require 32-invocation subgroups: every kernel in it may count on them
       // (divisions by the subgroup size fold, loops over lanes unroll).
       if (lane_shares)
@@ -158,7 +172,10 @@ class SpirvTarget final : public Target {
                                     .getResult());
           op.erase();
         });
-      requirements = spirv_target::cooperative_matrix_requirements(on_matrices);
+      if (!on_matrices.empty()) requirements = spirv_target::cooperative_matrix_requirements(on_matrices);
+      for (std::string& r : spirv_target::block_coop_requirements(on_blocks))
+        if (!llvm::is_contained(requirements, r)) requirements.push_back(std::move(r));
+      ir::expand_block_ops(module, [&](mlir::func::FuncOp fn) { return !llvm::is_contained(on_blocks, fn); });
       ir::expand_matrix_ops(module, [&](mlir::func::FuncOp fn) { return !llvm::is_contained(on_matrices, fn); });
       spirv_target::mark_right_operands(module, on_matrices);
     }
@@ -173,6 +190,7 @@ class SpirvTarget final : public Target {
     legal.bf16_as_bits = true;
     legal.f16_as_bits = true;
     legal.expand_matrix = !coop;
+    legal.expand_block_tiles = !coop;
     // The Vulkan 1.3 image takes qv::dot4_i8 as OpSDot (integer_dot.h); the portable one computes
     // it byte by byte.
     const bool integer_dot = coop && spirv_target::uses_dot4_i8(module);
@@ -198,6 +216,7 @@ class SpirvTarget final : public Target {
       std::string error;
       mlir::spirv::ModuleOp spv = spirv_target::convert_kernel_module(gpu_module, error, coop);
       if (!spv) throw TargetError(kernel.symbol, kTargetName, "lowering to SPIR-V failed:\n" + error);
+      spirv_target::specialize_parameters(spv, kernel.symbol, specialized[i]);
       per_kernel.push_back(spv);
     }
 
@@ -248,6 +267,7 @@ class SpirvTarget final : public Target {
   bool word_views_;
   bool glsl_exp2_;
   bool cooperative_matrix_arch_;
+  bool specialize_;
 
   // The merged module is invalid: validate each kernel's own module to name the culprit.
   [[noreturn]] static void throw_validation_error(
@@ -272,12 +292,12 @@ class SpirvTarget final : public Target {
 
 }  // namespace
 
-std::unique_ptr<Target> create_spirv_target() { return std::make_unique<SpirvTarget>(true, true, true); }
+std::unique_ptr<Target> create_spirv_target() { return std::make_unique<SpirvTarget>(true, true, true, true); }
 
 // For the MSL target: one SPIR-V variable per binding (Metal takes one buffer per [[buffer(i)]]),
 // so no word views of buffers; vector accesses are element by element.
 std::unique_ptr<Target> create_spirv_target_one_variable_per_binding() {
-  return std::make_unique<SpirvTarget>(false, false, false);
+  return std::make_unique<SpirvTarget>(false, false, false, false);
 }
 
 }  // namespace quiver::compiler

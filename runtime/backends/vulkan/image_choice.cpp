@@ -36,6 +36,43 @@ const char* scope_name(uint32_t scope) {
 
 }  // namespace
 
+std::string cooperative_matrix_granularity_offer(const VkCooperativeMatrixFlexibleDimensionsPropertiesNV& p) {
+  const char* a = component_name(p.AType);
+  const char* b = component_name(p.BType);
+  const char* c = component_name(p.CType);
+  if (!a || !b || !c || p.ResultType != p.CType || p.saturatingAccumulation || p.scope != 2 || p.workgroupInvocations == 0)
+    return "";
+  return "cooperative_matrix_workgroup_granularity:" + std::to_string(p.MGranularity) + "x" +
+         std::to_string(p.NGranularity) + "x" + std::to_string(p.KGranularity) + ":" + a + "*" + b + "+" + c + ":" +
+         std::to_string(p.workgroupInvocations);
+}
+
+bool requirement_offered(const std::set<std::string>& offers, const std::string& r) {
+  if (offers.count(r)) return true;
+  const std::string kind = "cooperative_matrix_workgroup:";
+  if (r.compare(0, kind.size(), kind) != 0) return false;
+  unsigned m = 0, n = 0, k = 0, threads = 0;
+  char types[64] = {};
+  int end = 0;
+  if (std::sscanf(r.c_str() + kind.size(), "%ux%ux%u:%63[^:]:%u%n", &m, &n, &k, types, &threads, &end) != 5 ||
+      r.c_str()[kind.size() + end] != '\0' || m == 0 || n == 0 || k == 0)
+    return false;
+  unsigned max_dimension = 0;
+  for (const std::string& o : offers)
+    std::sscanf(o.c_str(), "cooperative_matrix_workgroup_max_dimension:%u", &max_dimension);
+  if (m > max_dimension || n > max_dimension || k > max_dimension) return false;
+  const std::string granularity = "cooperative_matrix_workgroup_granularity:";
+  for (auto it = offers.lower_bound(granularity); it != offers.end() && it->compare(0, granularity.size(), granularity) == 0;
+       ++it) {
+    unsigned gm = 0, gn = 0, gk = 0, gt = 0;
+    char gtypes[64] = {};
+    if (std::sscanf(it->c_str() + granularity.size(), "%ux%ux%u:%63[^:]:%u", &gm, &gn, &gk, gtypes, &gt) != 5) continue;
+    if (gt == threads && std::string(gtypes) == types && gm && gn && gk && m % gm == 0 && n % gn == 0 && k % gk == 0)
+      return true;
+  }
+  return false;
+}
+
 std::string subgroup_size_requirement(uint32_t min_subgroup_size, uint32_t max_subgroup_size) {
   if (min_subgroup_size == 0 || min_subgroup_size != max_subgroup_size) return "";
   return "subgroup_size:" + std::to_string(min_subgroup_size);
@@ -80,7 +117,7 @@ int choose_spirv_image(const format::Manifest& manifest, uint32_t device_api_ver
       continue;
     std::string missing;
     for (const std::string& r : image.requirements)
-      if (!offers.count(r)) missing += (missing.empty() ? "" : ", ") + r;
+      if (!requirement_offered(offers, r)) missing += (missing.empty() ? "" : ", ") + r;
     if (!missing.empty()) {
       skipped += (skipped.empty() ? "" : "; ") + image.arch + " needs " + missing;
       continue;

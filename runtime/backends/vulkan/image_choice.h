@@ -38,12 +38,63 @@ typedef VkResult(VKAPI_PTR* PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKH
     VkPhysicalDevice, uint32_t*, VkCooperativeMatrixPropertiesKHR*);
 #endif
 
+// VK_NV_cooperative_matrix2 (workgroup-scope cooperative matrices of flexible sizes), for Vulkan
+// headers older than 1.3.298. Values from the Vulkan registry.
+#ifndef VK_NV_cooperative_matrix2
+#define VK_NV_cooperative_matrix2 1
+#define VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME "VK_NV_cooperative_matrix2"
+inline constexpr VkStructureType VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV =
+    static_cast<VkStructureType>(1000593000);
+inline constexpr VkStructureType VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV =
+    static_cast<VkStructureType>(1000593001);
+inline constexpr VkStructureType VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV =
+    static_cast<VkStructureType>(1000593002);
+struct VkPhysicalDeviceCooperativeMatrix2FeaturesNV {
+  VkStructureType sType;
+  void* pNext;
+  VkBool32 cooperativeMatrixWorkgroupScope;
+  VkBool32 cooperativeMatrixFlexibleDimensions;
+  VkBool32 cooperativeMatrixReductions;
+  VkBool32 cooperativeMatrixConversions;
+  VkBool32 cooperativeMatrixPerElementOperations;
+  VkBool32 cooperativeMatrixTensorAddressing;
+  VkBool32 cooperativeMatrixBlockLoads;
+};
+struct VkPhysicalDeviceCooperativeMatrix2PropertiesNV {
+  VkStructureType sType;
+  void* pNext;
+  uint32_t cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
+  uint32_t cooperativeMatrixFlexibleDimensionsMaxDimension;
+  uint32_t cooperativeMatrixWorkgroupScopeReservedSharedMemory;
+};
+struct VkCooperativeMatrixFlexibleDimensionsPropertiesNV {
+  VkStructureType sType;
+  void* pNext;
+  uint32_t MGranularity, NGranularity, KGranularity;
+  uint32_t AType, BType, CType, ResultType;   // VkComponentTypeKHR
+  VkBool32 saturatingAccumulation;
+  uint32_t scope;                             // VkScopeKHR
+  uint32_t workgroupInvocations;
+};
+typedef VkResult(VKAPI_PTR* PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV)(
+    VkPhysicalDevice, uint32_t*, VkCooperativeMatrixFlexibleDimensionsPropertiesNV*);
+#endif
+
 namespace quiver::backend::vulkan {
 
 // One cooperative-matrix configuration as images name it:
 // "cooperative_matrix:16x16x16:f16*f16+f32:subgroup" (M x N x K, A * B + C, scope), with
 // "->R" before the scope where the result type R differs from C.
 std::string cooperative_matrix_requirement(const VkCooperativeMatrixPropertiesKHR& p);
+
+// A workgroup-scope flexible-dimensions configuration as an offer:
+// "cooperative_matrix_workgroup_granularity:32x32x16:f16*f16+f32:256" (M, N, K granularity, types,
+// workgroup invocations), or "" for other scopes and types this runtime does not name.
+std::string cooperative_matrix_granularity_offer(const VkCooperativeMatrixFlexibleDimensionsPropertiesNV& p);
+// Whether `offers` meet requirement `r`: it is one of them, or it is
+// "cooperative_matrix_workgroup:MxNxK:types:T" and an offered granularity for those types and T
+// divides M, N and K, none above the offered "cooperative_matrix_workgroup_max_dimension:D".
+bool requirement_offered(const std::set<std::string>& offers, const std::string& r);
 
 // "subgroup_size:N" when every subgroup of a SPIR-V 1.6 compute shader has N invocations on the
 // device (its minimum and maximum subgroup sizes are both N), else "".

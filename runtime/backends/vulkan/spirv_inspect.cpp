@@ -1,5 +1,6 @@
 #include "spirv_inspect.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <unordered_map>
@@ -12,6 +13,7 @@ constexpr uint32_t kOpExecutionMode = 16;
 constexpr uint32_t kOpConstant = 43;
 constexpr uint32_t kOpConstantComposite = 44;
 constexpr uint32_t kOpDecorate = 71;
+constexpr uint32_t kDecorationSpecId = 1;
 constexpr uint32_t kExecutionModeLocalSize = 17;
 constexpr uint32_t kDecorationBuiltIn = 11;
 constexpr uint32_t kBuiltInWorkgroupSize = 25;
@@ -84,6 +86,8 @@ SpirvInfo inspect_spirv(std::span<const uint32_t> words) {
     } else if (opcode == kOpDecorate && operands.size() >= 3 && operands[1] == kDecorationBuiltIn &&
                operands[2] == kBuiltInWorkgroupSize) {
       workgroup_size_ids.push_back(operands[0]);
+    } else if (opcode == kOpDecorate && operands.size() == 3 && operands[1] == kDecorationSpecId) {
+      info.spec_ids.push_back(operands[2]);
     } else if (opcode == kOpConstant && operands.size() == 3) {
       scalar_constants[operands[1]] = operands[2];
     } else if (opcode == kOpConstantComposite && operands.size() >= 2) {
@@ -91,6 +95,8 @@ SpirvInfo inspect_spirv(std::span<const uint32_t> words) {
     }
     at += word_count;
   }
+  std::sort(info.spec_ids.begin(), info.spec_ids.end());
+  info.spec_ids.erase(std::unique(info.spec_ids.begin(), info.spec_ids.end()), info.spec_ids.end());
   for (const Mode& m : local_sizes)
     for (SpirvEntryPoint& e : info.entry_points)
       if (e.id == m.entry) e.local_size = m.size;

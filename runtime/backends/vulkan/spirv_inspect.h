@@ -25,6 +25,9 @@ struct SpirvEntryPoint {
 struct SpirvInfo {
   uint32_t version = 0;   // 0x00010500 = SPIR-V 1.5
   std::vector<SpirvEntryPoint> entry_points;
+  // The SpecId of every specialization constant, ascending, once each: quiver's SPIR-V target
+  // makes one per QV_SPECIALIZE parameter, SpecId = the parameter's index (docs/abi.md).
+  std::vector<uint32_t> spec_ids;
   const SpirvEntryPoint* find(const std::string& name) const;
 };
 

@@ -272,6 +272,43 @@ void enable_cooperative_matrix(Context& ctx, VkPhysicalDeviceFeatures2& enabled,
     if (std::string r = cooperative_matrix_requirement(configs[i]); !r.empty()) ctx.offers.insert(r);
 }
 
+// VK_NV_cooperative_matrix2's workgroup scope and flexible sizes (block tiles, docs/matrix.md):
+// enabled when the device has both; its flexible-dimensions configurations become granularity
+// offers that "cooperative_matrix_workgroup:..." requirements are checked against (image_choice.h).
+void enable_cooperative_matrix2(Context& ctx, VkPhysicalDeviceFeatures2& enabled,
+                                VkPhysicalDeviceCooperativeMatrix2FeaturesNV& features,
+                                std::vector<const char*>& extensions) {
+  const Api& vk = ctx.vk;
+  auto flexible = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV>(
+      vk.vkGetInstanceProcAddr(ctx.instance, "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV"));
+  VkPhysicalDeviceCooperativeMatrix2FeaturesNV have{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+  VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  query.pNext = &have;
+  vk.vkGetPhysicalDeviceFeatures2(ctx.physical, &query);
+  if (!have.cooperativeMatrixWorkgroupScope || !have.cooperativeMatrixFlexibleDimensions || !flexible) return;
+  VkPhysicalDeviceCooperativeMatrix2PropertiesNV limits{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV};
+  VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  properties.pNext = &limits;
+  vk.vkGetPhysicalDeviceProperties2(ctx.physical, &properties);
+  uint32_t count = 0;
+  if (flexible(ctx.physical, &count, nullptr) != VK_SUCCESS) return;
+  std::vector<VkCooperativeMatrixFlexibleDimensionsPropertiesNV> configs(count);
+  for (auto& c : configs) c = {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV};
+  if (flexible(ctx.physical, &count, configs.data()) != VK_SUCCESS) return;
+  features.cooperativeMatrixWorkgroupScope = VK_TRUE;
+  features.cooperativeMatrixFlexibleDimensions = VK_TRUE;
+  features.pNext = enabled.pNext;
+  enabled.pNext = &features;
+  extensions.push_back(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
+  ctx.offers.insert(std::string("extension:") + VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
+  ctx.offers.insert("feature:cooperativeMatrixWorkgroupScope");
+  ctx.offers.insert("feature:cooperativeMatrixFlexibleDimensions");
+  ctx.offers.insert("cooperative_matrix_workgroup_max_dimension:" +
+                    std::to_string(limits.cooperativeMatrixFlexibleDimensionsMaxDimension));
+  for (uint32_t i = 0; i < count; ++i)
+    if (std::string r = cooperative_matrix_granularity_offer(configs[i]); !r.empty()) ctx.offers.insert(r);
+}
+
 }  // namespace
 
 size_t instances_created() { return g_instances_created.load(std::memory_order_relaxed); }
@@ -370,6 +407,7 @@ std::shared_ptr<Context> Context::open(size_t index, size_t& device_count, std::
   std::vector<const char*> extensions;
   VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomic_float{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
   VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop_features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  VkPhysicalDeviceCooperativeMatrix2FeaturesNV coop2_features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
   if (e12.shaderFloat16) ctx->offers.insert("feature:shaderFloat16");
   if (e12.vulkanMemoryModel) ctx->offers.insert("feature:vulkanMemoryModel");
   if (e13.shaderIntegerDotProduct) ctx->offers.insert("feature:shaderIntegerDotProduct");
@@ -398,6 +436,11 @@ std::shared_ptr<Context> Context::open(size_t index, size_t& device_count, std::
     for (const auto& p : props)
       if (std::string_view(p.extensionName) == VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME)
         enable_cooperative_matrix(*ctx, enabled, coop_features, extensions);
+    // The NV extension builds on the KHR one: only where that was enabled.
+    if (coop_features.cooperativeMatrix)
+      for (const auto& p : props)
+        if (std::string_view(p.extensionName) == VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME)
+          enable_cooperative_matrix2(*ctx, enabled, coop2_features, extensions);
     ctx->creation_feedback = has13;
     for (const auto& p : props)
       if (!has13 && std::string_view(p.extensionName) == VK_EXT_PIPELINE_CREATION_FEEDBACK_EXTENSION_NAME) {

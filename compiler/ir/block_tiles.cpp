@@ -1,0 +1,210 @@
+// Block-tile intrinsics: names and the portable fallback (ir/block_tiles.h).
+#include "ir/block_tiles.h"
+
+#include <stdexcept>
+
+#include "ir/matrix.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace quiver::ir {
+
+namespace {
+
+constexpr std::pair<BlockOp, const char*> kNames[] = {
+    {BlockOp::Mma, "qv.block_mma"}, {BlockOp::MmaBT, "qv.block_mma_bt"}, {BlockOp::Store, "qv.block_store"}};
+
+const char* base_name(BlockOp op) {
+  for (auto [o, name] : kNames)
+    if (o == op) return name;
+  return "";
+}
+
+// Thread t of the block holds tile elements t, t + T, t + 2T, ... (row-major), so a warp's
+// stores write consecutive addresses.
+class FallbackExpander {
+ public:
+  FallbackExpander(mlir::func::CallOp call, mlir::Value thread, int64_t threads)
+      : b_(call), l_(call.getLoc()), call_(call), thread_(thread), threads_(threads) {}
+
+  void expand(BlockOp op, int64_t cols) {
+    mlir::ValueRange args = call_.getOperands();
+    if (op == BlockOp::Store) store(args, cols);
+    else call_.getResult(0).replaceAllUsesWith(product(args, cols, op == BlockOp::MmaBT));
+    call_.erase();
+  }
+
+ private:
+  mlir::Value index(int64_t v) { return b_.create<mlir::arith::ConstantIndexOp>(l_, v); }
+  mlir::Value as_index(mlir::Value v) {
+    return v.getType().isIndex() ? v : b_.create<mlir::arith::IndexCastUIOp>(l_, b_.getIndexType(), v).getResult();
+  }
+  // Row and column of the thread's element i.
+  std::pair<mlir::Value, mlir::Value> position(int64_t i, int64_t cols) {
+    mlir::Value e = b_.create<mlir::arith::AddIOp>(l_, thread_, index(i * threads_));
+    return {b_.create<mlir::arith::DivUIOp>(l_, e, index(cols)), b_.create<mlir::arith::RemUIOp>(l_, e, index(cols))};
+  }
+  mlir::Value widen(mlir::Value v) {
+    return v.getType().isF32() ? v : b_.create<mlir::arith::ExtFOp>(l_, b_.getF32Type(), v).getResult();
+  }
+
+  // args: c, a, a_off, lda, b, b_off, ldb. Element i: sum over k of A[r][k] B[k][c], in k order.
+  mlir::Value product(mlir::ValueRange args, int64_t cols, bool transposed) {
+    mlir::Value c = args[0], a = args[1], b = args[4];
+    mlir::Value a_off = as_index(args[2]), lda = as_index(args[3]), b_off = as_index(args[5]), ldb = as_index(args[6]);
+    int64_t share = llvm::cast<mlir::VectorType>(c.getType()).getNumElements();
+    int64_t depth = block_product_depth(call_.getCallee());
+    // Per element: where its row of A starts, where its column of B starts and B's step along k.
+    llvm::SmallVector<mlir::Value> a_row, b_col;
+    for (int64_t i = 0; i < share; ++i) {
+      auto [r, col] = position(i, cols);
+      a_row.push_back(b_.create<mlir::arith::AddIOp>(l_, a_off, b_.create<mlir::arith::MulIOp>(l_, r, lda)));
+      b_col.push_back(b_.create<mlir::arith::AddIOp>(
+          l_, b_off, transposed ? b_.create<mlir::arith::MulIOp>(l_, col, ldb).getResult() : col));
+    }
+    mlir::Value b_step = transposed ? index(1) : ldb;
+    // A loop over k in branches, as the front end writes loops (legalisation structures it):
+    // before -> header(k, acc) -> body -> header ... -> after(acc), the call at after's start.
+    mlir::Block* before = call_->getBlock();
+    mlir::Block* after = before->splitBlock(call_.getOperation());
+    mlir::Region* region = before->getParent();
+    auto* header = new mlir::Block();
+    auto* body = new mlir::Block();
+    region->getBlocks().insert(after->getIterator(), header);
+    region->getBlocks().insert(after->getIterator(), body);
+    mlir::Value k = header->addArgument(b_.getIndexType(), l_);
+    mlir::Value acc = header->addArgument(c.getType(), l_);
+    mlir::Value result = after->addArgument(c.getType(), l_);
+    b_.setInsertionPointToEnd(before);
+    b_.create<mlir::cf::BranchOp>(l_, header, mlir::ValueRange{index(0), c});
+    b_.setInsertionPointToEnd(header);
+    mlir::Value more = b_.create<mlir::arith::CmpIOp>(l_, mlir::arith::CmpIPredicate::ult, k, index(depth));
+    b_.create<mlir::cf::CondBranchOp>(l_, more, body, mlir::ValueRange{}, after, mlir::ValueRange{acc});
+    b_.setInsertionPointToEnd(body);
+    mlir::Value b_k = b_.create<mlir::arith::MulIOp>(l_, k, b_step);
+    for (int64_t i = 0; i < share; ++i) {
+      mlir::Value x = widen(b_.create<mlir::memref::LoadOp>(l_, a, mlir::ValueRange{
+                                b_.create<mlir::arith::AddIOp>(l_, a_row[i], k).getResult()}));
+      mlir::Value y = widen(b_.create<mlir::memref::LoadOp>(l_, b, mlir::ValueRange{
+                                b_.create<mlir::arith::AddIOp>(l_, b_col[i], b_k).getResult()}));
+      mlir::Value sum = b_.create<mlir::math::FmaOp>(l_, x, y, b_.create<mlir::vector::ExtractOp>(l_, acc, i));
+      acc = b_.create<mlir::vector::InsertOp>(l_, sum, acc, i);
+    }
+    b_.create<mlir::cf::BranchOp>(l_, header, mlir::ValueRange{b_.create<mlir::arith::AddIOp>(l_, k, index(1)).getResult(), acc});
+    b_.setInsertionPoint(call_);
+    return result;
+  }
+
+  // args: p, off, stride, c.
+  void store(mlir::ValueRange args, int64_t cols) {
+    mlir::Type elem = llvm::cast<mlir::MemRefType>(args[0].getType()).getElementType();
+    mlir::Value off = as_index(args[1]), stride = as_index(args[2]);
+    int64_t share = llvm::cast<mlir::VectorType>(args[3].getType()).getNumElements();
+    for (int64_t i = 0; i < share; ++i) {
+      auto [r, col] = position(i, cols);
+      mlir::Value v = b_.create<mlir::vector::ExtractOp>(l_, args[3], i);
+      if (elem != v.getType()) v = b_.create<mlir::arith::TruncFOp>(l_, elem, v);   // round to nearest even
+      mlir::Value at = b_.create<mlir::arith::AddIOp>(
+          l_, off, b_.create<mlir::arith::AddIOp>(l_, b_.create<mlir::arith::MulIOp>(l_, r, stride), col));
+      b_.create<mlir::memref::StoreOp>(l_, v, args[0], mlir::ValueRange{at});
+    }
+  }
+
+  mlir::OpBuilder b_;
+  mlir::Location l_;
+  mlir::func::CallOp call_;
+  mlir::Value thread_;
+  int64_t threads_;
+};
+
+}  // namespace
+
+std::string block_intrinsic_name(BlockOp op, int64_t k, mlir::TypeRange memories, mlir::Type tile) {
+  std::string name = base_name(op);
+  if (op != BlockOp::Store) name += ".k" + std::to_string(k);
+  for (mlir::Type m : memories) name += "." + matrix_type_tag(m);
+  auto v = llvm::cast<mlir::VectorType>(tile);
+  return name + "." + std::to_string(v.getDimSize(0)) + "x" + std::to_string(v.getDimSize(1));
+}
+
+std::optional<BlockOp> block_op_of(llvm::StringRef callee) {
+  for (auto [op, name] : kNames)
+    if (callee.starts_with(name) && callee.size() > strlen(name) && callee[strlen(name)] == '.') return op;
+  return std::nullopt;
+}
+
+int64_t block_product_depth(llvm::StringRef callee) {
+  auto op = block_op_of(callee);
+  if (!op || *op == BlockOp::Store) return 0;
+  llvm::StringRef rest = callee.drop_front(strlen(base_name(*op)) + 2);   // past ".k"
+  int64_t k = 0;
+  return rest.take_until([](char ch) { return ch == '.'; }).getAsInteger(10, k) ? 0 : k;
+}
+
+bool is_block_tile_type(mlir::Type t) {
+  auto v = llvm::dyn_cast<mlir::VectorType>(t);
+  return v && v.getRank() == 2 && v.getElementType().isF32();
+}
+
+void expand_block_ops(mlir::ModuleOp module, llvm::function_ref<bool(mlir::func::FuncOp)> only) {
+  bool calls_remain = false;
+  for (mlir::func::FuncOp fn : module.getOps<mlir::func::FuncOp>()) {
+    if (fn.isExternal()) continue;
+    llvm::SmallVector<std::pair<mlir::func::CallOp, BlockOp>> calls;
+    bool tiles = false;
+    fn.walk([&](mlir::Operation* op) {
+      if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op))
+        if (auto b = block_op_of(call.getCallee())) calls.push_back({call, *b});
+      tiles = tiles || llvm::any_of(op->getResultTypes(), is_block_tile_type);
+    });
+    if (calls.empty() && !tiles) continue;
+    if (only && !only(fn)) {
+      calls_remain = calls_remain || !calls.empty();
+      continue;
+    }
+    auto block = fn->getAttrOfType<mlir::DenseI32ArrayAttr>("qv.block");
+    if (!block || block.size() != 3)
+      throw std::runtime_error("internal error: block tiles in a function without its block shape");
+    const int64_t threads = int64_t(block[0]) * block[1] * block[2];
+    auto name = fn->getAttrOfType<mlir::StringAttr>("qv.name");
+    std::string kernel = name ? name.str() : fn.getSymName().str();
+    fn.walk([&](mlir::Operation* op) {
+      for (mlir::Type t : op->getResultTypes())
+        if (is_block_tile_type(t) && llvm::cast<mlir::VectorType>(t).getNumElements() % threads != 0)
+          throw std::runtime_error(
+              "kernel '" + kernel + "': a qv::block_acc of " + std::to_string(llvm::cast<mlir::VectorType>(t).getDimSize(0)) +
+              " x " + std::to_string(llvm::cast<mlir::VectorType>(t).getDimSize(1)) +
+              " elements is not a multiple of the block's " + std::to_string(threads) +
+              " threads (the portable fallback gives each thread an equal share)");
+    });
+    // Column counts survive the retyping in the calls' original types.
+    llvm::SmallVector<int64_t> cols;
+    for (auto [call, op] : calls) {
+      mlir::Type tile = op == BlockOp::Store ? call.getOperand(3).getType() : call.getResult(0).getType();
+      cols.push_back(llvm::cast<mlir::VectorType>(tile).getDimSize(1));
+    }
+    retype_vector_values(fn, is_block_tile_type, [&](mlir::VectorType t) {
+      return mlir::VectorType::get({t.getNumElements() / threads}, t.getElementType());
+    });
+    mlir::OpBuilder b(&fn.getBody().front(), fn.getBody().front().begin());
+    mlir::Location l = fn.getLoc();
+    auto dim = [&](mlir::gpu::Dimension d) { return b.create<mlir::gpu::ThreadIdOp>(l, d).getResult(); };
+    mlir::Value x = dim(mlir::gpu::Dimension::x), y = dim(mlir::gpu::Dimension::y), z = dim(mlir::gpu::Dimension::z);
+    auto c = [&](int64_t v) { return b.create<mlir::arith::ConstantIndexOp>(l, v).getResult(); };
+    mlir::Value yz = b.create<mlir::arith::AddIOp>(l, y, b.create<mlir::arith::MulIOp>(l, z, c(block[1])));
+    mlir::Value thread = b.create<mlir::arith::AddIOp>(l, x, b.create<mlir::arith::MulIOp>(l, yz, c(block[0])));
+    for (size_t i = 0; i < calls.size(); ++i) FallbackExpander(calls[i].first, thread, threads).expand(calls[i].second, cols[i]);
+  }
+  if (calls_remain) return;
+  llvm::SmallVector<mlir::func::FuncOp> decls;
+  for (mlir::func::FuncOp fn : module.getOps<mlir::func::FuncOp>())
+    if (fn.isExternal() && block_op_of(fn.getSymName())) decls.push_back(fn);
+  for (mlir::func::FuncOp fn : decls) fn.erase();
+}
+
+}  // namespace quiver::ir
