@@ -327,36 +327,44 @@ std::vector<std::byte> FatBinary::image_data(size_t index) const {
     if (p.error) std::rethrow_exception(p.error);
     return std::move(p.data);
   }
+  return check_image(image_frame(index), manifest_.images[index], index, label_);
+}
+
+std::span<const std::byte> FatBinary::image_frame(size_t index) const {
   if (index >= manifest_.images.size())
     throw Error(ErrorCode::InvalidArgument, label_ + ": image index " + std::to_string(index) +
                                                 " out of range (the file has " +
                                                 std::to_string(manifest_.images.size()) + " images)");
   const Image& im = manifest_.images[index];
   // parse() proved offset + size lies inside data_.
-  std::span<const std::byte> frame = data_.subspan(im.offset, im.size);
+  return data_.subspan(im.offset, im.size);
+}
+
+std::vector<std::byte> FatBinary::check_image(std::span<const std::byte> frame, const Image& im, size_t index,
+                                              const std::string& label) {
   uint64_t sum = fnv1a64(frame);
   if (sum != im.checksum)
-    fail(label_, image_field(index, "checksum"), "mismatch: the manifest says " + checksum_hex(im.checksum) +
+    fail(label, image_field(index, "checksum"), "mismatch: the manifest says " + checksum_hex(im.checksum) +
                                                      ", the image bytes hash to " + checksum_hex(sum) +
                                                      " (the image is corrupt)");
   size_t frame_size = ZSTD_findFrameCompressedSize(frame.data(), frame.size());
   if (ZSTD_isError(frame_size))
-    fail(label_, image_field(index, ""), std::string("not a zstd frame: ") + ZSTD_getErrorName(frame_size));
+    fail(label, image_field(index, ""), std::string("not a zstd frame: ") + ZSTD_getErrorName(frame_size));
   if (frame_size != frame.size())
-    fail(label_, image_field(index, "size"), "the zstd frame is " + std::to_string(frame_size) +
+    fail(label, image_field(index, "size"), "the zstd frame is " + std::to_string(frame_size) +
                                                  " bytes but the image is " + std::to_string(frame.size()));
   unsigned long long declared = ZSTD_getFrameContentSize(frame.data(), frame.size());
-  if (declared == ZSTD_CONTENTSIZE_ERROR) fail(label_, image_field(index, ""), "not a zstd frame");
+  if (declared == ZSTD_CONTENTSIZE_ERROR) fail(label, image_field(index, ""), "not a zstd frame");
   if (declared == ZSTD_CONTENTSIZE_UNKNOWN)
-    fail(label_, image_field(index, "raw_size"), "the zstd frame does not record its content size");
+    fail(label, image_field(index, "raw_size"), "the zstd frame does not record its content size");
   if (declared > limits::kMaxImageRawBytes)
-    fail(label_, image_field(index, "raw_size"), "the zstd frame declares " + std::to_string(declared) +
+    fail(label, image_field(index, "raw_size"), "the zstd frame declares " + std::to_string(declared) +
                                                      " bytes, over the " +
                                                      std::to_string(limits::kMaxImageRawBytes) + "-byte limit");
   if (declared != im.raw_size)
-    fail(label_, image_field(index, "raw_size"), "the manifest says " + std::to_string(im.raw_size) +
+    fail(label, image_field(index, "raw_size"), "the manifest says " + std::to_string(im.raw_size) +
                                                      " bytes, the zstd frame declares " + std::to_string(declared));
-  return decompress_bounded(frame, im.raw_size, label_, image_field(index, ""), image_field(index, "raw_size"));
+  return decompress_bounded(frame, im.raw_size, label, image_field(index, ""), image_field(index, "raw_size"));
 }
 
 int FatBinary::find_image(Target target, std::string_view arch) const {

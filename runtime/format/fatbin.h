@@ -61,6 +61,14 @@ class FatBinary {
   // so that checksums and decompression run outside it (docs/runtime.md, "Thread safety"). A
   // FatBinary with prefetched images belongs to one thread (image_data then moves them out).
   void prefetch(size_t index);
+  // Image `index`'s stored bytes (its zstd frame, unchecked), valid as long as the file's bytes
+  // are: a reader that decompresses an image later, when the FatBinary may be gone (the Vulkan
+  // backend, at a kernel's first launch), copies them and hands them to check_image then.
+  std::span<const std::byte> image_frame(size_t index) const;
+  // image_data's checks and decompression of `frame`, image `index` of the file `label` whose
+  // manifest entry is `image`: the same errors, naming the same file and fields.
+  static std::vector<std::byte> check_image(std::span<const std::byte> frame, const Image& image, size_t index,
+                                            const std::string& label);
   // First image with this target (and arch, when non-empty); -1 when absent.
   int find_image(Target target, std::string_view arch = {}) const;
 

@@ -702,6 +702,10 @@ Manifest manifest_from_json(std::string_view text, std::string_view label, bool 
 
   // Per kernel, the targets whose images list it.
   std::vector<TargetSet> covered(m.kernels.size());
+  // Per kernel, the (target, arch) pairs whose images list it: one image each at most (several
+  // images may share a target and arch, e.g. the SPIR-V target's one image per kernel, but then
+  // hold different kernels). Hashed, so a file of many images costs time linear in its size.
+  std::vector<std::unordered_set<std::string>> arch_of_kernel(m.kernels.size());
 
   const Node& images = r.array(doc, "", "images", limits::kMaxImages);
   i = 0;
@@ -719,9 +723,6 @@ Manifest manifest_from_json(std::string_view text, std::string_view label, bool 
     im.target = *t;
     im.arch = r.string(ij, p, "arch", limits::kMaxArchBytes, false);
     if (!is_printable_ascii(im.arch)) r.fail(p + "arch", "must be printable ASCII without spaces");
-    for (const Image& other : m.images)
-      if (other.target == im.target && other.arch == im.arch)
-        r.fail(p + "arch", "a second image for " + target + " " + im.arch);
     im.offset = r.unsigned_int(ij, p, "offset", std::numeric_limits<uint64_t>::max());
     im.size = r.unsigned_int(ij, p, "size", std::numeric_limits<uint64_t>::max());
     im.raw_size = r.unsigned_int(ij, p, "raw_size", limits::kMaxImageRawBytes);
@@ -748,6 +749,8 @@ Manifest manifest_from_json(std::string_view text, std::string_view label, bool 
       if (std::find(kernel.targets.begin(), kernel.targets.end(), im.target) == kernel.targets.end())
         r.fail(field(), "kernel \"" + kernel.name + "\" does not list target " + target);
       if (!listed.insert(sym).second) r.fail(field(), "symbol \"" + std::string(sym) + "\" listed twice");
+      if (!arch_of_kernel[found->second].insert(target + " " + im.arch).second)
+        r.fail(field(), "kernel \"" + kernel.name + "\" is in a second image for " + target + " " + im.arch);
       im.kernels.emplace_back(sym);
       covered[found->second].set(static_cast<size_t>(im.target));
     }

@@ -76,7 +76,8 @@ inline constexpr uint64_t kMaxManifestBytes = 16ull << 20;
 inline constexpr uint64_t kMaxImageRawBytes = 1ull << 30;    // decompressed bytes of one image
 inline constexpr size_t kMaxKernels = 4096;
 inline constexpr size_t kMaxParams = 64;
-inline constexpr size_t kMaxImages = 256;
+// The SPIR-V target makes an image per kernel and arch (docs/format.md "SPIR-V images").
+inline constexpr size_t kMaxImages = 16384;
 // Well above the number of image kinds: a file of a newer minor may list kinds this reader does
 // not know (it drops them), so the table's size is no bound on what it must accept.
 inline constexpr size_t kMaxTargetsPerKernel = 64;

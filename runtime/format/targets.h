@@ -28,8 +28,8 @@ enum class ImageKind : uint8_t { Text, Binary };
   X(METALLIB, "metallib", Binary, "metallib")  \
   X(WGSL, "wgsl", Text, "WGSL")
 
-// One compiled artefact kind. A .qfb holds at most one image per (target, arch). The values are
-// in-memory only (the manifest stores names), so new kinds may go anywhere in the table.
+// One compiled artefact kind. A .qfb holds each kernel in at most one image per (target, arch).
+// The values are in-memory only (the manifest stores names), so new kinds may go anywhere in the table.
 enum class Target : uint8_t {
 #define QUIVER_FORMAT_TARGET_ENUMERATOR(e, name, kind, label) e,
   QUIVER_FORMAT_TARGETS(QUIVER_FORMAT_TARGET_ENUMERATOR)

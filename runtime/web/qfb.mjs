@@ -11,7 +11,7 @@ export const FORMAT_MAJOR = 1;
 export const FORMAT_MINOR = 0;
 const HEADER_SIZE = 64, MAX_HEADER_SIZE = 4096, IMAGE_ALIGNMENT = 16n;
 export const LIMITS = Object.freeze({
-  maxManifestBytes: 16 << 20, maxImageRawBytes: 1 << 30, maxKernels: 4096, maxParams: 64, maxImages: 256,
+  maxManifestBytes: 16 << 20, maxImageRawBytes: 1 << 30, maxKernels: 4096, maxParams: 64, maxImages: 16384,
   maxTargetsPerKernel: 64, maxNameBytes: 4096, maxSymbolBytes: 512, maxArchBytes: 64, maxBlockThreads: 1024,
   maxSharedBytes: 16 << 20, maxJsonDepth: 16, maxJsonValues: 2000000, maxWindowLog: 27,
 });
@@ -320,6 +320,7 @@ export function parseManifest(bytes, label, skipUnknownTargets = false) {
   // images must not cost 4096 x 4096 x 256 string comparisons.
   const names = new Set(), symbols = new Map();   // symbol -> kernel
   const covered = new Map();   // symbol -> the targets whose images list that kernel
+  const archsOf = new Map();   // symbol -> the "target arch" of the images that list it
   kernels.forEach((kj, i) => {
     const path = `kernels[${i}]`, p = path + '.';
     r.object(kj, path);
@@ -331,6 +332,7 @@ export function parseManifest(bytes, label, skipUnknownTargets = false) {
     if (symbols.has(k.symbol)) r.fail(p + 'symbol', `duplicate kernel symbol "${k.symbol}"`);
     symbols.set(k.symbol, k);
     covered.set(k.symbol, new Set());
+    archsOf.set(k.symbol, new Set());
     k.params = r.array(kj, p, 'params', LIMITS.maxParams).map((pj, a) => readParam(r, pj, `${p}params[${a}]`));
     const block = r.array(kj, p, 'block', 3);
     if (block.length !== 3) r.fail(p + 'block', `expected 3 dimensions, got ${block.length}`);
@@ -371,7 +373,6 @@ export function parseManifest(bytes, label, skipUnknownTargets = false) {
     }
     const im = { target, arch: r.string(ij, p, 'arch', LIMITS.maxArchBytes, false) };
     if (!isPrintableAscii(im.arch)) r.fail(p + 'arch', 'must be printable ASCII without spaces');
-    if (m.images.some((o) => o.target === im.target && o.arch === im.arch)) r.fail(p + 'arch', `a second image for ${target} ${im.arch}`);
     im.offset = r.unsignedInt(ij, p, 'offset', 0xffffffffffffffffn);
     im.size = r.unsignedInt(ij, p, 'size', 0xffffffffffffffffn);
     im.rawSize = r.unsignedInt(ij, p, 'raw_size', LIMITS.maxImageRawBytes);
@@ -388,6 +389,10 @@ export function parseManifest(bytes, label, skipUnknownTargets = false) {
       if (!kernel) r.fail(field, `no kernel has the symbol "${sym}"`);
       if (!kernel.targets.includes(im.target)) r.fail(field, `kernel "${kernel.name}" does not list target ${target}`);
       if (listed.has(sym)) r.fail(field, `symbol "${sym}" listed twice`);
+      // Several images may share a target and arch (SPIR-V: one image per kernel), not a kernel.
+      const where = `${target} ${im.arch}`;
+      if (archsOf.get(sym).has(where)) r.fail(field, `kernel "${kernel.name}" is in a second image for ${where}`);
+      archsOf.get(sym).add(where);
       listed.add(sym);
       im.kernels.push(sym);
       covered.get(sym).add(im.target);

@@ -13,6 +13,7 @@
 // Usage: msl_reflection_check file.qfb. Exit 0 when every kernel agrees (and there is one).
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <set>
 #include <string>
 
@@ -100,9 +101,18 @@ int main(int argc, char** argv) {
       std::cout << "FAIL  the fat binary needs both a spirv and an msl image\n";
       return 1;
     }
-    std::vector<std::byte> spirv_bytes = fb.image_data(static_cast<size_t>(spirv_index));
-    std::vector<uint32_t> words(spirv_bytes.size() / 4);
-    std::memcpy(words.data(), spirv_bytes.data(), words.size() * 4);
+    // Each kernel's words: the first SPIR-V image holding it (the portable one; the SPIR-V target
+    // writes an image per kernel and arch).
+    const std::string spirv_arch = manifest.images[static_cast<size_t>(spirv_index)].arch;
+    std::map<std::string, std::vector<uint32_t>> words_of;
+    for (size_t i = 0; i < manifest.images.size(); ++i) {
+      const auto& image = manifest.images[i];
+      if (image.target != quiver::format::Target::SPIRV || image.arch != spirv_arch) continue;
+      std::vector<std::byte> spirv_bytes = fb.image_data(i);
+      std::vector<uint32_t> words(spirv_bytes.size() / 4);
+      std::memcpy(words.data(), spirv_bytes.data(), words.size() * 4);
+      for (const std::string& symbol : image.kernels) words_of.emplace(symbol, words);
+    }
     std::vector<std::byte> msl_bytes = fb.image_data(static_cast<size_t>(msl_index));
     quiver::msl_image::Image msl;
     std::string error;
@@ -120,7 +130,12 @@ int main(int argc, char** argv) {
       ++checked;
       std::vector<std::string> problems;
 
-      spirv_cross::Compiler spv(words);
+      if (!words_of.count(k.symbol)) {
+        std::cout << "FAIL  " << k.name << ": no " << spirv_arch << " SPIR-V image holds it\n";
+        ++failures;
+        continue;
+      }
+      spirv_cross::Compiler spv(words_of[k.symbol]);
       spv.set_entry_point(k.symbol, spv::ExecutionModelGLCompute);
       spirv_cross::ShaderResources resources = spv.get_shader_resources(spv.get_active_interface_variables());
       if (!resources.uniform_buffers.empty() || !resources.push_constant_buffers.empty())

@@ -153,5 +153,32 @@ TEST(SpirvCooperativeMatrix, BlocksOfPartialSubgroupsGetNoLaneShares) {
   }
 }
 
+// Each kernel's image requires what that kernel needs: built together in the cooperative-matrix
+// arch, the tile kernel's image requires its configuration, 32-invocation subgroups and the
+// integer dot product; saxpy's image (no tiles) requires nothing and declares no
+// cooperative-matrix capability, so a device without the extension still takes it.
+TEST(SpirvCooperativeMatrix, RequirementsArePerKernel) {
+  compiler::TargetOptions options;
+  options.archs = {"vulkan1.3_coopmat"};
+  TestKernel saxpy = saxpy_kernel();
+  std::string ir = with_type(softmax_ir("f16"), "f16");
+  ir.insert(ir.rfind('}'), saxpy.ir + "\n");
+  std::vector<CompiledSpirv> images =
+      compile_spirv_images(ir, {softmax_manifest(format::ScalarType::F16, 64), saxpy.manifest}, options);
+  ASSERT_EQ(images.size(), 2u);
+  EXPECT_EQ(images[0].image.kernels, std::vector<std::string>{"qv_k0_softmax"});
+  EXPECT_EQ(images[1].image.kernels, std::vector<std::string>{saxpy.manifest.symbol});
+  for (const CompiledSpirv& image : images) EXPECT_EQ(image.image.arch, "vulkan1.3_coopmat");
+  EXPECT_TRUE(has_requirement(images[0].image, "cooperative_matrix:16x16x16:f16*f16+f32:subgroup"));
+  EXPECT_TRUE(has_requirement(images[0].image, "subgroup_size:32"));
+  EXPECT_TRUE(has_requirement(images[0].image, "feature:shaderIntegerDotProduct"));
+  EXPECT_EQ(images[1].image.requirements, std::vector<std::string>{});
+  constexpr uint32_t kCapabilityCooperativeMatrixKHR = 6022;
+  const std::vector<uint32_t> tile_caps = reflect_spirv(images[0].words).capabilities;
+  const std::vector<uint32_t> saxpy_caps = reflect_spirv(images[1].words).capabilities;
+  EXPECT_TRUE(std::count(tile_caps.begin(), tile_caps.end(), kCapabilityCooperativeMatrixKHR));
+  EXPECT_FALSE(std::count(saxpy_caps.begin(), saxpy_caps.end(), kCapabilityCooperativeMatrixKHR));
+}
+
 }  // namespace
 }  // namespace quiver::test

@@ -1,6 +1,7 @@
 // Runs the spirv target's output on a Vulkan device (lavapipe on CI machines): every test kernel
-// comes from ONE module holding all of them, gets fresh random inputs and poisoned outputs, and
-// is compared with a host reference. Elements past `n` must keep their poison.
+// comes from ONE build of all of them (each kernel's own image), gets fresh random inputs and
+// poisoned outputs, and is compared with a host reference. Elements past `n` must keep their
+// poison.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -17,9 +18,12 @@ namespace {
 constexpr uint32_t kPoison32 = 0x7fc0dead;   // a NaN no kernel computes
 constexpr std::byte kPoisonByte{0xAB};
 
-const CompiledSpirv& all_kernels_module() {
-  static const CompiledSpirv module = compile_spirv(all_test_kernels());
-  return module;
+// The image of kernel `entry` out of one build of every test kernel.
+const std::vector<uint32_t>& image_of(const std::string& entry) {
+  static const std::vector<CompiledSpirv> images = compile_spirv_each(all_test_kernels());
+  for (const CompiledSpirv& image : images)
+    if (image.image.kernels == std::vector<std::string>{entry}) return image.words;
+  throw std::runtime_error("no image holds only " + entry);
 }
 
 class SpirvOnVulkan : public ::testing::Test {
@@ -35,7 +39,7 @@ class SpirvOnVulkan : public ::testing::Test {
     RecordProperty("seed", std::to_string(seed_));
   }
   void run(const std::string& entry, uint32_t groups, std::vector<std::vector<std::byte>*> args) {
-    vk_->run(all_kernels_module().words, entry, {groups, 1, 1}, args);
+    vk_->run(image_of(entry), entry, {groups, 1, 1}, args);
   }
   std::vector<float> random_floats(size_t n, float lo, float hi) {
     std::uniform_real_distribution<float> d(lo, hi);

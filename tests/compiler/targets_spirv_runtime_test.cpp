@@ -20,16 +20,17 @@ class SpirvThroughRuntime : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     std::vector<TestKernel> kernels = {saxpy_kernel(), block_sum_kernel(), ints_kernel()};
-    CompiledSpirv compiled = compile_spirv(kernels);
+    std::vector<CompiledSpirv> compiled = compile_spirv_each(kernels);
     format::Manifest manifest;
     manifest.compiler_version = "targets_spirv_runtime_test";
     manifest.source_hash = "0000000000000000";
     for (const TestKernel& k : kernels) manifest.kernels.push_back(k.manifest);
     manifest.kernels[1].shared_bytes = 128 * 4;
     manifest.kernels[1].uses_barrier = true;
-    format::ImageInput image{format::Target::SPIRV, compiled.image.arch, compiled.image.data,
-                             compiled.image.kernels};
-    fatbin_ = new std::vector<std::byte>(format::write_fatbin(manifest, {&image, 1}));
+    std::vector<format::ImageInput> images;
+    for (const CompiledSpirv& c : compiled)
+      images.push_back({format::Target::SPIRV, c.image.arch, c.image.data, c.image.kernels, c.image.requirements});
+    fatbin_ = new std::vector<std::byte>(format::write_fatbin(manifest, images));
   }
   static void TearDownTestSuite() {
     delete fatbin_;

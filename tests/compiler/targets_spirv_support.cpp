@@ -27,9 +27,9 @@ std::unique_ptr<Target> create_spirv_target();
 
 namespace quiver::test {
 
-CompiledSpirv compile_spirv_ir(const std::string& module_text,
-                               const std::vector<format::Kernel>& kernels,
-                               const compiler::TargetOptions& options) {
+std::vector<CompiledSpirv> compile_spirv_images(const std::string& module_text,
+                                                const std::vector<format::Kernel>& kernels,
+                                                const compiler::TargetOptions& options) {
   mlir::DialectRegistry registry;
   registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect, mlir::gpu::GPUDialect,
                   mlir::index::IndexDialect, mlir::math::MathDialect,
@@ -47,21 +47,29 @@ CompiledSpirv compile_spirv_ir(const std::string& module_text,
     module = mlir::parseSourceString<mlir::ModuleOp>(module_text, &ctx);
   }
   if (!module) throw std::runtime_error("test IR does not parse:\n" + parse_errors);
-  std::vector<compiler::TargetImage> images =
-      compiler::create_spirv_target()->compile(*module, kernels, options);
-  if (images.size() != 1)
-    throw std::runtime_error("the spirv target returned " + std::to_string(images.size()) +
-                             " images, expected one");
-  CompiledSpirv out;
-  out.image = std::move(images.front());
-  if (out.image.data.size() % 4 != 0)
-    throw std::runtime_error("SPIR-V image size is not a multiple of 4");
-  out.words.resize(out.image.data.size() / 4);
-  std::memcpy(out.words.data(), out.image.data.data(), out.image.data.size());
+  std::vector<CompiledSpirv> out;
+  for (compiler::TargetImage& image : compiler::create_spirv_target()->compile(*module, kernels, options)) {
+    if (image.data.size() % 4 != 0) throw std::runtime_error("SPIR-V image size is not a multiple of 4");
+    CompiledSpirv compiled;
+    compiled.words.resize(image.data.size() / 4);
+    std::memcpy(compiled.words.data(), image.data.data(), image.data.size());
+    compiled.image = std::move(image);
+    out.push_back(std::move(compiled));
+  }
   return out;
 }
 
-CompiledSpirv compile_spirv(const std::vector<TestKernel>& kernels) {
+CompiledSpirv compile_spirv_ir(const std::string& module_text,
+                               const std::vector<format::Kernel>& kernels,
+                               const compiler::TargetOptions& options) {
+  std::vector<CompiledSpirv> images = compile_spirv_images(module_text, kernels, options);
+  if (images.size() != 1)
+    throw std::runtime_error("the spirv target returned " + std::to_string(images.size()) +
+                             " images, expected one");
+  return std::move(images.front());
+}
+
+std::vector<CompiledSpirv> compile_spirv_each(const std::vector<TestKernel>& kernels) {
   std::string text = "module {\n";
   std::vector<format::Kernel> manifest;
   for (const TestKernel& k : kernels) {
@@ -69,7 +77,15 @@ CompiledSpirv compile_spirv(const std::vector<TestKernel>& kernels) {
     manifest.push_back(k.manifest);
   }
   text += "}\n";
-  return compile_spirv_ir(text, manifest);
+  std::vector<CompiledSpirv> images = compile_spirv_images(text, manifest);
+  if (images.size() != kernels.size())
+    throw std::runtime_error("the spirv target returned " + std::to_string(images.size()) + " images for " +
+                             std::to_string(kernels.size()) + " kernels");
+  return images;
+}
+
+CompiledSpirv compile_spirv(const TestKernel& kernel) {
+  return compile_spirv_ir("module {\n" + kernel.ir + "\n}\n", {kernel.manifest});
 }
 
 const SpirvEntryPoint* SpirvModuleInfo::find(const std::string& name) const {

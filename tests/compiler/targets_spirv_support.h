@@ -22,12 +22,18 @@ struct CompiledSpirv {
 };
 
 // Parses `module_text` (a whole `module { ... }`) and runs the spirv target on it; TargetError
-// propagates, an IR parse error throws std::runtime_error.
+// propagates, an IR parse error throws std::runtime_error. Every image the target returns.
+std::vector<CompiledSpirv> compile_spirv_images(const std::string& module_text,
+                                                const std::vector<format::Kernel>& kernels,
+                                                const compiler::TargetOptions& options = {});
+// The same, for a build that must give exactly one image (one kernel, one arch).
 CompiledSpirv compile_spirv_ir(const std::string& module_text,
                                const std::vector<format::Kernel>& kernels,
                                const compiler::TargetOptions& options = {});
-// The kernels' functions in one module, compiled together.
-CompiledSpirv compile_spirv(const std::vector<TestKernel>& kernels);
+// The kernels' functions in one module, compiled together: one image per kernel, in order.
+std::vector<CompiledSpirv> compile_spirv_each(const std::vector<TestKernel>& kernels);
+// One kernel's image.
+CompiledSpirv compile_spirv(const TestKernel& kernel);
 
 // A resource variable as the module declares it.
 struct SpirvBinding {

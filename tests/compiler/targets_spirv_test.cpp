@@ -97,7 +97,7 @@ void expect_entry_matches(const SpirvModuleInfo& info, const format::Kernel& ker
 TEST(SpirvTarget, EachKernelAloneIsValidWithManifestEntryPointAndBindings) {
   for (const TestKernel& kernel : all_test_kernels()) {
     SCOPED_TRACE(kernel.manifest.symbol);
-    CompiledSpirv out = compile_spirv({kernel});
+    CompiledSpirv out = compile_spirv(kernel);
     EXPECT_EQ(out.image.target, format::Target::SPIRV);
     EXPECT_EQ(out.image.arch, "vulkan1.2");
     EXPECT_EQ(out.image.kernels, std::vector<std::string>{kernel.manifest.symbol});
@@ -110,19 +110,55 @@ TEST(SpirvTarget, EachKernelAloneIsValidWithManifestEntryPointAndBindings) {
   }
 }
 
-TEST(SpirvTarget, SeveralKernelsShareOneModule) {
+// The literal string operand starting at word `at` (SPIR-V: UTF-8, NUL-terminated, padded).
+std::string literal_string(std::span<const uint32_t> words, size_t at, size_t end) {
+  std::string s;
+  for (size_t w = at; w < end; ++w)
+    for (int b = 0; b < 4; ++b) {
+      char c = static_cast<char>((words[w] >> (8 * b)) & 0xff);
+      if (c == 0) return s;
+      s += c;
+    }
+  return s;
+}
+
+// Several kernels built together give one image per kernel: read from the words alone (not the
+// compiler's reflection), each module has exactly one OpEntryPoint, its own kernel's, one
+// OpFunction, and no name of another kernel anywhere; each passes spirv-val.
+TEST(SpirvTarget, SeveralKernelsGetAModuleEach) {
+  constexpr uint32_t kOpName = 5, kOpEntryPoint = 15, kOpFunction = 54;
   std::vector<TestKernel> kernels = all_test_kernels();
-  CompiledSpirv out = compile_spirv(kernels);
-  auto [status, text] = run_spirv_val(out.words);
-  EXPECT_EQ(status, 0) << text;
-  SpirvModuleInfo info = reflect_spirv(out.words);
-  ASSERT_EQ(info.entry_points.size(), kernels.size());
-  std::vector<std::string> symbols;
-  for (const TestKernel& k : kernels) {
-    symbols.push_back(k.manifest.symbol);
-    expect_entry_matches(info, k.manifest);
+  std::vector<CompiledSpirv> images = compile_spirv_each(kernels);
+  ASSERT_EQ(images.size(), kernels.size());
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const std::string& symbol = kernels[k].manifest.symbol;
+    SCOPED_TRACE(symbol);
+    const CompiledSpirv& out = images[k];
+    EXPECT_EQ(out.image.kernels, std::vector<std::string>{symbol});
+    EXPECT_EQ(out.image.arch, "vulkan1.2");
+    auto [status, text] = run_spirv_val(out.words);
+    EXPECT_EQ(status, 0) << text;
+    ASSERT_GE(out.words.size(), 5u);
+    EXPECT_EQ(out.words[0], 0x07230203u);
+    std::vector<std::string> entry_points, names;
+    size_t functions = 0;
+    for (size_t at = 5; at < out.words.size();) {
+      const uint32_t count = out.words[at] >> 16, opcode = out.words[at] & 0xffff;
+      ASSERT_GT(count, 0u) << "word " << at;
+      ASSERT_LE(at + count, out.words.size()) << "word " << at;
+      if (opcode == kOpEntryPoint) entry_points.push_back(literal_string(out.words, at + 3, at + count));
+      if (opcode == kOpName) names.push_back(literal_string(out.words, at + 2, at + count));
+      if (opcode == kOpFunction) ++functions;
+      at += count;
+    }
+    EXPECT_EQ(entry_points, std::vector<std::string>{symbol});
+    EXPECT_EQ(functions, 1u);
+    for (const TestKernel& other : kernels) {
+      if (other.manifest.symbol == symbol) continue;
+      for (const std::string& name : names) EXPECT_EQ(name.find(other.manifest.symbol), std::string::npos) << name;
+    }
+    expect_entry_matches(reflect_spirv(out.words), kernels[k].manifest);
   }
-  EXPECT_EQ(out.image.kernels, symbols);
 }
 
 // Buffers of vec4 are read and written 16 bytes at a time through word views (docs/abi.md):
@@ -130,7 +166,7 @@ TEST(SpirvTarget, SeveralKernelsShareOneModule) {
 // the f32 arrays (every access is a whole vector). SpirvOnVulkan.Vec4BuffersAnd2DBlock runs it.
 TEST(SpirvTarget, VectorBufferAccessesGoThroughWordViews) {
   TestKernel k = vec4_kernel();
-  SpirvModuleInfo info = reflect_spirv(compile_spirv({k}).words);
+  SpirvModuleInfo info = reflect_spirv(compile_spirv(k).words);
   const SpirvEntryPoint* entry = info.find(k.manifest.symbol);
   ASSERT_NE(entry, nullptr);
   for (uint32_t binding : {0u, 1u}) {
@@ -149,14 +185,14 @@ TEST(SpirvTarget, VectorBufferAccessesGoThroughWordViews) {
 // Capabilities follow use: a float-only kernel must not demand shaderInt64 or 8-bit storage.
 TEST(SpirvTarget, CapabilitiesAreOnlyThoseTheKernelsUse) {
   constexpr uint32_t kInt64 = 11, kInt8 = 39, kStorageBuffer8BitAccess = 4448, kShader = 1;
-  SpirvModuleInfo saxpy = reflect_spirv(compile_spirv({saxpy_kernel()}).words);
+  SpirvModuleInfo saxpy = reflect_spirv(compile_spirv(saxpy_kernel()).words);
   auto has = [](const SpirvModuleInfo& m, uint32_t cap) {
     return std::find(m.capabilities.begin(), m.capabilities.end(), cap) != m.capabilities.end();
   };
   EXPECT_TRUE(has(saxpy, kShader));
   EXPECT_FALSE(has(saxpy, kInt64));
   EXPECT_FALSE(has(saxpy, kInt8));
-  SpirvModuleInfo ints = reflect_spirv(compile_spirv({ints_kernel()}).words);
+  SpirvModuleInfo ints = reflect_spirv(compile_spirv(ints_kernel()).words);
   EXPECT_TRUE(has(ints, kInt64));
   EXPECT_TRUE(has(ints, kInt8));
   EXPECT_TRUE(has(ints, kStorageBuffer8BitAccess));
@@ -168,12 +204,12 @@ TEST(SpirvTarget, KeepTempsWritesTheModule) {
   compiler::TargetOptions options;
   options.keep_temps_dir = dir.string();
   CompiledSpirv out = compile_spirv_ir("module {" + k.ir + "}", {k.manifest}, options);
-  std::ifstream in(dir / "spirv.vulkan1.2.spv", std::ios::binary);
+  std::ifstream in(dir / ("spirv.vulkan1.2." + k.manifest.symbol + ".spv"), std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(bytes.size(), out.image.data.size());
   EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(),
                          reinterpret_cast<const char*>(out.image.data.data())));
-  EXPECT_TRUE(fs::exists(dir / "spirv.vulkan1.2.mlir"));
+  EXPECT_TRUE(fs::exists(dir / ("spirv.vulkan1.2." + k.manifest.symbol + ".mlir")));
   fs::remove_all(dir);
 }
 

@@ -240,9 +240,10 @@ std::vector<Case> cases() {
                }, {"'images[0].kernels[1]'", "twice"}});
   c.push_back({"UnknownImageTarget", [](Parts& p) { return edit(p, [](json& m) { m["images"][1]["target"] = "dxil"; }); },
                {"'images[1].target'", "dxil"}});
-  c.push_back({"DuplicateTargetArch", [](Parts& p) {
+  // Images may share a (target, arch) (SPIR-V: one per kernel), a kernel may not be in two.
+  c.push_back({"KernelInTwoImagesOfOneTargetArch", [](Parts& p) {
                  return edit(p, [](json& m) { m["images"][1]["target"] = "ptx"; m["images"][1]["arch"] = "sm_80"; });
-               }, {"'images[1].arch'", "second image"}});
+               }, {"'images[1].kernels[0]'", "saxpy", "second image for ptx sm_80"}});
   c.push_back({"ChecksumNotHex", [](Parts& p) { return edit(p, [](json& m) { m["images"][0]["checksum"] = "12345"; }); },
                {"'images[0].checksum'"}});
   c.push_back({"RawSizeAbsurd",
@@ -341,6 +342,22 @@ TEST_P(Malformed, IsRefusedNamingTheField) {
 
 INSTANTIATE_TEST_SUITE_P(Format, Malformed, testing::ValuesIn(cases()),
                          [](const testing::TestParamInfo<Case>& p) { return std::string(p.param.name); });
+
+// The layout the SPIR-V target writes: two images of one (target, arch), a kernel each.
+TEST(Malformed, ImagesSharingATargetArchWithDisjointKernelsAreAccepted) {
+  std::mt19937_64 rng(std::random_device{}());
+  Parts parts = sample_parts(rng);
+  Bytes file = edit(parts, [](json& m) {
+    m["images"][0]["kernels"] = {"qv_k1_reduce_half_128"};
+    m["images"][1]["target"] = "ptx";
+    m["images"][1]["arch"] = "sm_80";
+    m["kernels"][0]["targets"] = {"ptx", "cpu"};   // its spirv image became a ptx one
+  });
+  qf::FatBinary fb = qf::FatBinary::parse(file, kLabel);
+  ASSERT_EQ(fb.manifest().images.size(), 3u);
+  EXPECT_EQ(fb.manifest().images[0].arch, fb.manifest().images[1].arch);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(fb.image_data(i), parts.raw[i]) << "image " << i;
+}
 
 TEST(Malformed, ImageIndexOutOfRangeIsAnArgumentError) {
   std::mt19937_64 rng(1);

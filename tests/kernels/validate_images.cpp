@@ -9,7 +9,9 @@
 // CooperativeMatrixKHR capability, a cooperative-matrix product in the module, and requirements
 // that match its matrix types: the int8 configuration (16x16x32) exactly where it has int8
 // matrices, whose products then carry the signed-components operands; the half one (16x16x16)
-// where it has half matrices.
+// where it has half matrices. A kernel's image in the cooperative-matrix arch that has no
+// cooperative matrices (the SPIR-V target writes an image per kernel) must require no
+// configuration, and goes to spirv-val like the portable ones.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -37,6 +39,21 @@ static bool spirv_val_knows_cooperative_matrix() {
   size_t at = text.find("SPIRV-Tools v");
   if (at == std::string::npos || std::sscanf(text.c_str() + at, "SPIRV-Tools v%u.%u", &year, &minor) != 2) return false;
   return year > 2023 || (year == 2023 && minor >= 4);
+}
+
+// Whether the module declares the CooperativeMatrixKHR capability (malformed words: false, for
+// spirv-val to report).
+static bool declares_cooperative_matrix(const std::vector<std::byte>& data) {
+  if (data.size() % 4 != 0 || data.size() < 20) return false;
+  std::vector<uint32_t> w(data.size() / 4);
+  std::memcpy(w.data(), data.data(), data.size());
+  for (size_t i = 5; i < w.size();) {
+    const uint32_t count = w[i] >> 16, opcode = w[i] & 0xffffu;
+    if (count == 0 || i + count > w.size()) return false;
+    if (opcode == 17 && count == 2 && w[i + 1] == 6022) return true;   // OpCapability CooperativeMatrixKHR
+    i += count;
+  }
+  return false;
 }
 
 // The structural check of a cooperative-matrix image; "" when it passes.
@@ -135,7 +152,15 @@ int main(int argc, char** argv) {
         const bool coop = img.arch.find("_coopmat") != std::string::npos;
         const std::string env = img.arch.substr(0, img.arch.find('_'));   // "vulkan1.3_coopmat" -> vulkan1.3
         ++spirv;
-        if (coop && !full_coop_validation) {
+        if (coop && !full_coop_validation && !declares_cooperative_matrix(data)) {
+          auto configuration = [](const std::string& r) { return r.rfind("cooperative_matrix:", 0) == 0; };
+          if (std::any_of(img.requirements.begin(), img.requirements.end(), configuration)) {
+            std::cout << "FAIL  SPIR-V image " << i << " (" << img.arch
+                      << ") has no cooperative matrix but requires a configuration\n";
+            ++failures;
+            continue;
+          }
+        } else if (coop && !full_coop_validation) {
           std::string problem = check_cooperative_matrix_words(data, img.requirements);
           std::cout << (problem.empty() ? "ok    " : "FAIL  ") << "structural check of SPIR-V image " << i << " ("
                     << img.arch << "; this spirv-val predates SPV_KHR_cooperative_matrix)"

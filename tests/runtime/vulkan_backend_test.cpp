@@ -78,7 +78,7 @@ class VulkanBackend : public ::testing::TestWithParam<bool> {
 TEST_P(VulkanBackend, NamesBackendDeviceAndImage) {
   EXPECT_EQ(device_->backend_name(), "vulkan");
   EXPECT_FALSE(device_->device_name().empty());
-  EXPECT_EQ(module_->backend_image(), "spirv vulkan1.2");
+  EXPECT_EQ(module_->backend_image(), "spirv vulkan1.2 (4 kernels)");
   std::printf("vulkan device: %s\n", device_->device_name().c_str());
 }
 
@@ -222,7 +222,9 @@ TEST_P(VulkanBackend, GridBeyondDeviceLimitNamesKernel) {
 INSTANTIATE_TEST_SUITE_P(MemoryPath, VulkanBackend, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "Staged" : "Native"; });
 
-// ---- Bad files: each is refused at load with an error naming the file and what is wrong ----
+// ---- Bad files: each is refused with an error naming the file and what is wrong: at load when
+// the file or its choice of images is wrong, at a kernel's first launch when its image is (images
+// are read then, docs/runtime.md "Vulkan pipelines") ----
 
 class VulkanBadFiles : public ::testing::Test {
  protected:
@@ -241,6 +243,38 @@ class VulkanBadFiles : public ::testing::Test {
       return e;
     }
     ADD_FAILURE() << "the file loaded";
+    return quiver::Error(ErrorCode::InvalidArgument, "");
+  }
+  // Loads `file` and returns the error of the first launch of saxpy, or of block_sum
+  // (fails the test if the load fails or the launch succeeds).
+  quiver::Error launch_error(const std::vector<std::byte>& file, bool block_sum = false) {
+    try {
+      quiver::Module mod = device_->load(file, "bad.qfb");
+      auto a = device_->alloc<float>(256);
+      auto b = device_->alloc<float>(256);
+      auto launch = [&] {
+        if (block_sum)
+          mod.kernel("block_sum").launch(quiver::Grid{1}, a, b, uint32_t{1});
+        else
+          mod.kernel("saxpy").launch(quiver::Grid{1}, a, b, 1.0f, uint32_t{1});
+      };
+      try {
+        launch();
+      } catch (const quiver::Error& e) {
+        // A second launch meets the same error: the bad image is never handed to the driver.
+        try {
+          launch();
+          ADD_FAILURE() << "the second launch succeeded";
+        } catch (const quiver::Error& again) {
+          EXPECT_EQ(std::string(again.what()), std::string(e.what()));
+        }
+        return e;
+      }
+    } catch (const quiver::Error& e) {
+      ADD_FAILURE() << "the load failed: " << e.what();
+      return e;
+    }
+    ADD_FAILURE() << "the kernel launched";
     return quiver::Error(ErrorCode::InvalidArgument, "");
   }
   std::optional<quiver::Device> device_;
@@ -263,15 +297,16 @@ TEST_F(VulkanBadFiles, NoSpirvImageListsTheImagesThere) {
 TEST_F(VulkanBadFiles, MissingEntryPointNamesKernel) {
   quiver::format::Manifest m = test_manifest();
   m.kernels[1].symbol = "qv_k1_not_there";
-  quiver::Error e = load_error(make_fatbin(m, spirv_module(),
-                                           {"qv_k0_saxpy", "qv_k1_not_there", "qv_k2_int_mix", "qv_k3_grid2d"}));
+  quiver::Error e = launch_error(make_fatbin(m, spirv_module(),
+                                             {"qv_k0_saxpy", "qv_k1_not_there", "qv_k2_int_mix", "qv_k3_grid2d"}),
+                                 true);
   EXPECT_EQ(e.code(), ErrorCode::InvalidFatBinary);
   EXPECT_NE(std::string(e.what()).find("block_sum"), std::string::npos) << e.what();
   EXPECT_NE(std::string(e.what()).find("qv_k1_not_there"), std::string::npos) << e.what();
 }
 
 TEST_F(VulkanBadFiles, LocalSizeMismatchNamesKernelAndBothShapes) {
-  quiver::Error e = load_error(make_fatbin(test_manifest({128, 1, 1}), spirv_module()));
+  quiver::Error e = launch_error(make_fatbin(test_manifest({128, 1, 1}), spirv_module()));
   EXPECT_EQ(e.code(), ErrorCode::InvalidFatBinary);
   const std::string what = e.what();
   EXPECT_NE(what.find("saxpy"), std::string::npos) << what;
@@ -281,25 +316,25 @@ TEST_F(VulkanBadFiles, LocalSizeMismatchNamesKernelAndBothShapes) {
 
 TEST_F(VulkanBadFiles, NotSpirvIsRefused) {
   std::vector<std::byte> garbage(64, std::byte{0x5A});
-  quiver::Error e = load_error(make_fatbin(test_manifest(), garbage));
+  quiver::Error e = launch_error(make_fatbin(test_manifest(), garbage));
   EXPECT_EQ(e.code(), ErrorCode::InvalidFatBinary);
   EXPECT_NE(std::string(e.what()).find("magic"), std::string::npos) << e.what();
 
   std::vector<std::byte> truncated = spirv_module();
   truncated.resize(truncated.size() / 2 + 2);   // not even whole words
-  e = load_error(make_fatbin(test_manifest(), truncated));
+  e = launch_error(make_fatbin(test_manifest(), truncated));
   EXPECT_EQ(e.code(), ErrorCode::InvalidFatBinary);
   EXPECT_NE(std::string(e.what()).find("bad.qfb"), std::string::npos) << e.what();
 
   truncated.resize(truncated.size() & ~size_t{3});   // whole words, cut mid-instruction
-  e = load_error(make_fatbin(test_manifest(), truncated));
+  e = launch_error(make_fatbin(test_manifest(), truncated));
   EXPECT_EQ(e.code(), ErrorCode::InvalidFatBinary);
 }
 
 TEST_F(VulkanBadFiles, AmbiguousWorkgroupSizeBuiltinIsRefused) {
   // The raw spirv-link output: four BuiltIn WorkgroupSize constants, one per shader. A driver
   // would run every kernel with one of them (lavapipe ran saxpy 8 times over); the backend refuses.
-  quiver::Error e = load_error(make_fatbin(test_manifest(), quiver::test::to_bytes(quiver::test::linked_spirv_words())));
+  quiver::Error e = launch_error(make_fatbin(test_manifest(), quiver::test::to_bytes(quiver::test::linked_spirv_words())));
   EXPECT_EQ(e.code(), ErrorCode::InvalidFatBinary);
   EXPECT_NE(std::string(e.what()).find("WorkgroupSize"), std::string::npos) << e.what();
   EXPECT_NE(std::string(e.what()).find("bad.qfb"), std::string::npos) << e.what();
@@ -324,6 +359,61 @@ TEST_F(VulkanBadFiles, KernelAbsentFromImageIsNotFoundAtLaunch) {
   }
 }
 
+
+// Images per kernel (the SPIR-V target's layout): saxpy has an image requiring cooperative
+// matrices (garbage bytes: reading it would fail the launch) beside its portable one, block_sum
+// only a portable one. A device without the feature (lavapipe) runs both kernels from portable
+// images, and says which images it took and why the other was not.
+TEST_F(VulkanBadFiles, EachKernelTakesAnImageTheDeviceSupports) {
+  quiver::format::Manifest m = test_manifest();
+  m.kernels.resize(2);
+  std::vector<quiver::format::ImageInput> images;
+  const std::vector<std::string> coop = {"extension:VK_KHR_cooperative_matrix",
+                                         "cooperative_matrix:16x16x16:f16*f16+f32:subgroup"};
+  images.push_back({Target::SPIRV, "vulkan1.3_coopmat", std::vector<std::byte>(64, std::byte{0x5A}),
+                    {"qv_k0_saxpy"}, coop});
+  images.push_back({Target::SPIRV, "vulkan1.2", spirv_module(), {"qv_k0_saxpy"}});
+  images.push_back({Target::SPIRV, "vulkan1.2", spirv_module(), {"qv_k1_block_sum"}});
+  quiver::Module mod = device_->load(quiver::format::write_fatbin(m, images, 3), "per_kernel.qfb");
+  const std::string image(mod.backend_image());
+  const bool offers_coop = image.find("not vulkan1.3_coopmat") == std::string::npos;
+  if (offers_coop) GTEST_SKIP() << "the device offers the cooperative-matrix configuration: " << image;
+  EXPECT_EQ(image, "spirv vulkan1.2 (2 kernels) (not vulkan1.3_coopmat needs " + coop[0] + ", " + coop[1] +
+                       " (1 kernel))");
+  EXPECT_TRUE(mod.has_kernel("saxpy"));
+  EXPECT_TRUE(mod.has_kernel("block_sum"));
+
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  const uint32_t n = 1000;
+  std::vector<float> x(n), y(n);
+  for (auto& v : x) v = dist(rng);
+  for (auto& v : y) v = dist(rng);
+  const float a = dist(rng);
+  auto bx = device_->alloc<float>(n);
+  auto by = device_->alloc<float>(n);
+  bx.upload(x);
+  by.upload(y);
+  mod.kernel("saxpy").launch(quiver::Grid{(n + 255) / 256}, bx, by, a, n);
+  std::vector<float> got(n);
+  by.download(got);
+  for (uint32_t i = 0; i < n; ++i)
+    ASSERT_NEAR(got[i], a * x[i] + y[i], 1e-5f * (std::fabs(a * x[i]) + std::fabs(y[i]) + 1.0f)) << "i=" << i;
+
+  auto partial = device_->alloc<float>(4);
+  partial.upload(std::vector<float>(4, nan_poison()));
+  mod.kernel("block_sum").launch(quiver::Grid{4}, bx, partial, n);
+  std::vector<float> sums(4);
+  partial.download(sums);
+  for (uint32_t b = 0; b < 4; ++b) {
+    double expect = 0, magnitude = 0;
+    for (uint32_t i = b * 256; i < std::min(n, (b + 1) * 256); ++i) {
+      expect += x[i];
+      magnitude += std::fabs(x[i]);
+    }
+    EXPECT_NEAR(sums[b], expect, 1e-5 * magnitude) << "block " << b;
+  }
+}
 
 // Device::elapsed_ms_each: runs queued back to back, each timed by its own query pair (started
 // by the run's first launch, or by a timestamp of its own when the run launches nothing), all

@@ -1,6 +1,6 @@
 // The Vulkan backend's choice among a fat binary's SPIR-V images (runtime/backends/vulkan/
-// image_choice.h): a device gets the most specialised image whose every requirement it offers,
-// and the portable one when it lacks a feature.
+// image_choice.h): for each kernel, a device gets the most specialised image holding it whose
+// every requirement it offers, and the portable one when it lacks a feature.
 #include <gtest/gtest.h>
 
 #include "backends/vulkan/image_choice.h"
@@ -8,12 +8,31 @@
 namespace quiver::backend::vulkan {
 namespace {
 
-format::Image spirv(const std::string& arch, std::vector<std::string> requirements = {}) {
+format::Image spirv(const std::string& arch, std::vector<std::string> requirements = {},
+                    std::vector<std::string> kernels = {"k"}) {
   format::Image image;
   image.target = format::Target::SPIRV;
   image.arch = arch;
   image.requirements = std::move(requirements);
+  image.kernels = std::move(kernels);
   return image;
+}
+
+format::Kernel kernel(const std::string& symbol) {
+  format::Kernel k;
+  k.name = symbol + "_name";
+  k.symbol = symbol;
+  return k;
+}
+
+// The image chosen for the one kernel "k" of `m`; `report` gets what was skipped, `why` why none.
+int choose_spirv_image(format::Manifest m, uint32_t version, const std::set<std::string>& offers,
+                       std::string& report, std::string& why) {
+  m.kernels = {kernel("k")};
+  SpirvChoice choice = choose_spirv_images(m, version, offers);
+  report = choice.skipped;
+  why = choice.why[0];
+  return choice.image[0];
 }
 
 const std::vector<std::string> kCoop = {"extension:VK_KHR_cooperative_matrix",
@@ -53,7 +72,39 @@ TEST(VulkanImageChoice, NoUsableImageSaysWhatTheFileHas) {
   std::string report, why;
   EXPECT_EQ(choose_spirv_image(m, VK_API_VERSION_1_3, {}, report, why), -1);
   EXPECT_NE(why.find("vulkan1.3_coopmat needs extension:VK_KHR_cooperative_matrix"), std::string::npos) << why;
-  EXPECT_NE(why.find("the file has: spirv vulkan1.3_coopmat, spirv vulkan1.4"), std::string::npos) << why;
+  EXPECT_NE(why.find("the file has for it: spirv vulkan1.3_coopmat, spirv vulkan1.4"), std::string::npos) << why;
+}
+
+// One image per kernel and arch (the SPIR-V target's layout): each kernel is chosen on its own
+// images, so a device without cooperative matrices gets the tile kernel's portable image while
+// the other kernel keeps its (requirement-free) Vulkan 1.3 one; the summaries count kernels.
+TEST(VulkanImageChoice, EachKernelGetsTheBestOfItsOwnImages) {
+  format::Manifest m;
+  m.kernels = {kernel("tiles"), kernel("norm"), kernel("old")};
+  m.images = {spirv("vulkan1.3_coopmat", kCoop, {"tiles"}), spirv("vulkan1.3_coopmat", {}, {"norm"}),
+              spirv("vulkan1.2", {}, {"tiles"}), spirv("vulkan1.2", {}, {"norm"}), spirv("vulkan1.4", {}, {"old"})};
+  const std::set<std::string> all(kCoop.begin(), kCoop.end());
+  SpirvChoice with = choose_spirv_images(m, VK_API_VERSION_1_3, all);
+  EXPECT_EQ(with.image, (std::vector<int>{0, 1, -1}));
+  EXPECT_EQ(with.taken, "vulkan1.3_coopmat (2 kernels)");
+  EXPECT_EQ(with.skipped, "");
+  EXPECT_TRUE(with.any());
+  EXPECT_NE(with.why[2].find("the file has for it: spirv vulkan1.4"), std::string::npos) << with.why[2];
+  EXPECT_EQ(with.why[0], "");
+
+  SpirvChoice without = choose_spirv_images(m, VK_API_VERSION_1_3, {});
+  EXPECT_EQ(without.image, (std::vector<int>{2, 1, -1}));
+  EXPECT_EQ(without.taken, "vulkan1.2 (1 kernel), vulkan1.3_coopmat (1 kernel)");
+  EXPECT_EQ(without.skipped, "not vulkan1.3_coopmat needs " + kCoop[0] + ", " + kCoop[1] + ", " + kCoop[2] + ", " +
+                                 kCoop[3] + " (1 kernel)");
+
+  SpirvChoice old = choose_spirv_images(m, VK_API_VERSION_1_2, all);
+  EXPECT_EQ(old.image, (std::vector<int>{2, 3, -1}));
+  EXPECT_EQ(old.taken, "vulkan1.2 (2 kernels)");
+
+  format::Manifest none = m;
+  none.images = {none.images[4]};
+  EXPECT_FALSE(choose_spirv_images(none, VK_API_VERSION_1_3, all).any());
 }
 
 TEST(VulkanImageChoice, NewerVersionWinsThenMoreRequirements) {

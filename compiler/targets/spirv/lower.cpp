@@ -282,7 +282,13 @@ mlir::OwningOpRef<mlir::spirv::ModuleOp> combine_modules(
   (*combined)->setAttr(mlir::spirv::getTargetEnvAttrName(), vulkan12_target_env(ctx, cooperative_matrix));
   if (!update_vce(*combined, error)) return {};
   list_interfaces(*combined);
-  if (cooperative_matrix) use_vulkan_memory_model(*combined);
+  // Only a module with cooperative matrices: SPV_KHR_cooperative_matrix requires the Vulkan
+  // memory model, under which device-scope atomics would need one more capability and device
+  // feature (VulkanMemoryModelDeviceScope); a kernel of the cooperative-matrix arch without
+  // matrices (its image is its own) keeps GLSL450's model, as the portable images do.
+  if (cooperative_matrix && llvm::is_contained(combined->getVceTriple()->getCapabilities(),
+                                               mlir::spirv::Capability::CooperativeMatrixKHR))
+    use_vulkan_memory_model(*combined);
   return combined;
 }
 

@@ -28,8 +28,10 @@ mlir::spirv::TargetEnvAttr vulkan12_target_env(mlir::MLIRContext* ctx, bool coop
 mlir::spirv::ModuleOp convert_kernel_module(mlir::gpu::GPUModuleOp gpu_module, std::string& error,
                                             bool cooperative_matrix = false);
 
-// Merges per-kernel modules into one (identical globals are shared), then deduces the minimal
-// version/capabilities/extensions. Null and `error` set on failure.
+// Merges per-kernel modules into one (identical globals are shared; the spirv target passes one
+// module, its kernel's), then deduces the minimal version/capabilities/extensions, lists entry
+// point interfaces and, where cooperative matrices are used, takes the Vulkan memory model. Null
+// and `error` set on failure.
 mlir::OwningOpRef<mlir::spirv::ModuleOp> combine_modules(
     llvm::ArrayRef<mlir::spirv::ModuleOp> modules, std::string& error, bool cooperative_matrix = false);
 

@@ -1,9 +1,11 @@
-// The SPIR-V target: neutral IR → one Vulkan 1.2 compute module holding every kernel as an
-// OpEntryPoint named by its manifest symbol (docs/abi.md "SPIR-V"). Each kernel is lowered in a
-// module of its own, so a failure names the kernel; the modules are then merged, and the result
-// must pass spirv-val before it becomes an image.
+// The SPIR-V target: neutral IR → one Vulkan compute module per kernel, its OpEntryPoint named by
+// the kernel's manifest symbol (docs/abi.md "SPIR-V"). Legalisation and math lowering run once on
+// the whole module; each kernel is then lowered to a spirv.module of its own, so a failure names
+// the kernel, and becomes an image of its own that must pass spirv-val. One kernel per image
+// because drivers process a whole SPIR-V module for every pipeline they create from it (NVIDIA's
+// and lavapipe's both: docs/format.md "SPIR-V images"): a program launching one kernel of a
+// 68-kernel library should not pay for the other 67.
 #include <cstring>
-#include <optional>
 #include <fstream>
 
 #include "ir/block_tiles.h"
@@ -72,14 +74,15 @@ class SpirvTarget final : public Target {
         specialize_(specialize) {}
   std::string_view name() const override { return kTargetName; }
 
-  // The portable image, and where the module has matrix tiles, one whose tiles are cooperative
-  // matrices (matrix_coop.h); the runtime loads the best one the device supports.
+  // The portable images, and where the module has matrix tiles, images whose tiles are
+  // cooperative matrices (matrix_coop.h); the runtime loads, kernel by kernel, the best image the
+  // device supports.
   std::vector<std::string> default_archs() const override {
     if (!cooperative_matrix_arch_) return {kArch};
     return {kArch, kCoopArch};
   }
 
-  // The portable and the cooperative-matrix image share no lowering work (each legalises its own
+  // The portable and the cooperative-matrix images share no lowering work (each legalises its own
   // copy): one group each, so quiverc -j builds them side by side. Unknown archs: one group, for
   // compile() to report.
   std::vector<std::vector<std::string>> arch_groups(const mlir::ModuleOp&, std::span<const format::Kernel>,
@@ -102,21 +105,23 @@ class SpirvTarget final : public Target {
     if (kernels.empty()) return {};
     std::vector<TargetImage> images;
     for (size_t i = 0; i < archs.size(); ++i) {
-      // Legalisation rewrites the module: every image but the last gets a copy.
+      // Legalisation rewrites the module: every arch but the last gets a copy.
       mlir::OwningOpRef<mlir::ModuleOp> copy;
       if (i + 1 < archs.size()) copy = module.clone();
       mlir::ModuleOp m = copy ? *copy : module;
-      std::optional<TargetImage> image = compile_image(m, kernels, options, archs[i] == kCoopArch);
-      if (image) images.push_back(std::move(*image));
+      std::vector<TargetImage> arch_images = compile_arch(m, kernels, options, archs[i] == kCoopArch);
+      for (TargetImage& image : arch_images) images.push_back(std::move(image));
     }
     return images;
   }
 
  private:
-  // One image: portable, or (`coop`) with the kernels that coop_lowerable takes on cooperative
-  // matrices; nothing when `coop` and no kernel has tiles it takes.
-  std::optional<TargetImage> compile_image(mlir::ModuleOp module, std::span<const format::Kernel> kernels,
-                                           const TargetOptions& options, bool coop) {
+  // One image per kernel, in `kernels` order: portable, or (`coop`) with the kernels that
+  // coop_lowerable takes on cooperative matrices; none when `coop` and no kernel has tiles it
+  // takes. Each image requires what its own kernel needs, no more: a kernel without tiles in the
+  // cooperative-matrix arch requires no cooperative-matrix configuration.
+  std::vector<TargetImage> compile_arch(mlir::ModuleOp module, std::span<const format::Kernel> kernels,
+                                        const TargetOptions& options, bool coop) {
     mlir::MLIRContext* ctx = module.getContext();
     // The image's arch names its kept files: both images of one build share the directory.
     const std::string image_arch = coop ? kCoopArch : kArch;
@@ -134,14 +139,15 @@ class SpirvTarget final : public Target {
     std::vector<std::vector<unsigned>> specialized;
     for (mlir::func::FuncOp fn : funcs)
       specialized.push_back(specialize_ ? spirv_target::specialized_parameters(fn) : std::vector<unsigned>{});
-    bool lane_shares = false;
-    std::vector<std::string> requirements;
+    // Per kernel: the device features its image requires.
+    std::vector<std::vector<std::string>> requirements(kernels.size());
     if (coop) {
       llvm::SmallVector<mlir::func::FuncOp> on_matrices;
       for (size_t i = 0; i < funcs.size(); ++i) {
         std::string why, lanes_why;
         if (spirv_target::coop_lowerable(funcs[i], why)) {
           on_matrices.push_back(funcs[i]);
+          requirements[i] = spirv_target::cooperative_matrix_requirements({funcs[i]});
         } else if (spirv_target::lanes_applicable(funcs[i], lanes_why)) {
           // Row statistics, to_matrix_a and other accumulator math run on lane shares.
           spirv_target::move_accumulator_math_to_lanes(module, funcs[i]);
@@ -150,7 +156,16 @@ class SpirvTarget final : public Target {
             throw TargetError(kernels[i].symbol, kTargetName, "internal: lane shares left " + still);
           log(kernels[i].symbol + " runs accumulator math on lane shares (" + why + ")");
           on_matrices.push_back(funcs[i]);
-          lane_shares = true;
+          requirements[i] = spirv_target::cooperative_matrix_requirements({funcs[i]});
+          // The image will require 32-invocation subgroups: the kernel may count on them
+          // (divisions by the subgroup size fold, loops over lanes unroll).
+          requirements[i].push_back(spirv_target::kShareSubgroupRequirement);
+          funcs[i].walk([](mlir::gpu::SubgroupSizeOp op) {
+            mlir::OpBuilder b(op);
+            op.replaceAllUsesWith(
+                b.create<mlir::arith::ConstantIndexOp>(op.getLoc(), spirv_target::kShareSubgroupSize).getResult());
+            op.erase();
+          });
         } else {
           log(kernels[i].symbol + " keeps the portable tiles in " + kCoopArch + ": " + why);
         }
@@ -159,22 +174,15 @@ class SpirvTarget final : public Target {
       llvm::SmallVector<mlir::func::FuncOp> on_blocks;
       for (size_t i = 0; i < funcs.size(); ++i) {
         std::string why;
-        if (spirv_target::block_coop_lowerable(funcs[i], why)) on_blocks.push_back(funcs[i]);
-        else if (why != "it uses no block tiles") log(kernels[i].symbol + " keeps the portable block tiles in " + kCoopArch + ": " + why);
+        if (spirv_target::block_coop_lowerable(funcs[i], why)) {
+          on_blocks.push_back(funcs[i]);
+          for (std::string& r : spirv_target::block_coop_requirements({funcs[i]}))
+            if (!llvm::is_contained(requirements[i], r)) requirements[i].push_back(std::move(r));
+        } else if (why != "it uses no block tiles") {
+          log(kernels[i].symbol + " keeps the portable block tiles in " + kCoopArch + ": " + why);
+        }
       }
-      if (on_matrices.empty() && on_blocks.empty()) return std::nullopt;
-      // The image will require 32-invocation subgroups: every kernel in it may count on them
-      // (divisions by the subgroup size fold, loops over lanes unroll).
-      if (lane_shares)
-        module.walk([](mlir::gpu::SubgroupSizeOp op) {
-          mlir::OpBuilder b(op);
-          op.replaceAllUsesWith(b.create<mlir::arith::ConstantIndexOp>(op.getLoc(), spirv_target::kShareSubgroupSize)
-                                    .getResult());
-          op.erase();
-        });
-      if (!on_matrices.empty()) requirements = spirv_target::cooperative_matrix_requirements(on_matrices);
-      for (std::string& r : spirv_target::block_coop_requirements(on_blocks))
-        if (!llvm::is_contained(requirements, r)) requirements.push_back(std::move(r));
+      if (on_matrices.empty() && on_blocks.empty()) return {};
       ir::expand_block_ops(module, [&](mlir::func::FuncOp fn) { return !llvm::is_contained(on_blocks, fn); });
       ir::expand_matrix_ops(module, [&](mlir::func::FuncOp fn) { return !llvm::is_contained(on_matrices, fn); });
       spirv_target::mark_right_operands(module, on_matrices);
@@ -206,7 +214,7 @@ class SpirvTarget final : public Target {
       throw TargetError(all_kernels(kernels), kTargetName, e.what());
     }
 
-    std::vector<mlir::spirv::ModuleOp> per_kernel;
+    std::vector<TargetImage> images;
     for (size_t i = 0; i < funcs.size(); ++i) {
       const format::Kernel& kernel = kernels[i];
       log("lowering " + kernel.symbol);
@@ -217,50 +225,57 @@ class SpirvTarget final : public Target {
       mlir::spirv::ModuleOp spv = spirv_target::convert_kernel_module(gpu_module, error, coop);
       if (!spv) throw TargetError(kernel.symbol, kTargetName, "lowering to SPIR-V failed:\n" + error);
       spirv_target::specialize_parameters(spv, kernel.symbol, specialized[i]);
-      per_kernel.push_back(spv);
+      // The kernel's module made whole on its own: minimal version, capabilities and extensions,
+      // entry point interfaces, memory model.
+      mlir::OwningOpRef<mlir::spirv::ModuleOp> own = spirv_target::combine_modules({spv}, error, coop);
+      if (!own) throw TargetError(kernel.symbol, kTargetName, error);
+      images.push_back(kernel_image(*own, kernel, image_arch, std::move(requirements[i]), options, coop));
     }
+    return images;
+  }
+
+  // Serializes (and for the portable arch validates) one kernel's module into its image.
+  TargetImage kernel_image(mlir::spirv::ModuleOp own, const format::Kernel& kernel, const std::string& image_arch,
+                           std::vector<std::string> requirements, const TargetOptions& options, bool coop) {
+    // Kept files: one pair per kernel and arch (both archs of one build share the directory).
+    const std::string temp = options.keep_temps_dir + "/spirv." + image_arch + "." + kernel.symbol;
+    if (!options.keep_temps_dir.empty()) write_mlir(temp + ".mlir", own);
 
     std::string error;
-    mlir::OwningOpRef<mlir::spirv::ModuleOp> combined =
-        spirv_target::combine_modules(per_kernel, error, coop);
-    if (!combined) throw TargetError(all_kernels(kernels), kTargetName, error);
-    if (!options.keep_temps_dir.empty())
-      write_mlir(options.keep_temps_dir + "/spirv." + image_arch + ".mlir", *combined);
-
     std::vector<uint32_t> words;
-    if (!spirv_target::serialize_module(*combined, words, error))
-      throw TargetError(all_kernels(kernels), kTargetName, error);
+    if (!spirv_target::serialize_module(own, words, error)) throw TargetError(kernel.symbol, kTargetName, error);
     if (glsl_exp2_) {
       size_t stand_ins = 0;
-      combined->walk([&](mlir::spirv::GLExpOp) { ++stand_ins; });
+      own.walk([&](mlir::spirv::GLExpOp) { ++stand_ins; });
       size_t retagged = spirv_target::retag_exp_as_exp2(words);
       if (retagged != stand_ins)
-        throw TargetError(all_kernels(kernels), kTargetName,
+        throw TargetError(kernel.symbol, kTargetName,
                           "internal: " + std::to_string(stand_ins) + " GL.Exp stand-ins for exp2, " +
                               std::to_string(retagged) + " retagged to Exp2 in the binary");
     }
-    if (!options.keep_temps_dir.empty())
-      write_file(options.keep_temps_dir + "/spirv." + image_arch + ".spv", words.data(), words.size() * 4);
+    if (!options.keep_temps_dir.empty()) write_file(temp + ".spv", words.data(), words.size() * 4);
 
     // SPIRV-Tools as Debian 12 ships it (2023.1) predates SPV_KHR_cooperative_matrix and rejects
-    // its instructions as unknown: the cooperative-matrix image is checked by the SPIR-V
+    // its instructions as unknown: the cooperative-matrix images are checked by the SPIR-V
     // dialect's verifier (types, uses, operands of every cooperative-matrix op) and by the
-    // driver that loads it (docs/targets.md).
+    // driver that loads them (docs/targets.md).
     if (!coop) {
-      log("validating");
       std::string invalid = spirv_target::validate_vulkan12(words);
-      if (!invalid.empty()) throw_validation_error(per_kernel, kernels, invalid);
+      if (!invalid.empty())
+        throw TargetError(kernel.symbol, kTargetName, "spirv-val rejected the generated module:\n" + invalid);
     }
 
     TargetImage image;
     image.target = format::Target::SPIRV;
     image.arch = image_arch;
     image.requirements = std::move(requirements);
-    if (lane_shares) image.requirements.push_back(spirv_target::kShareSubgroupRequirement);
+    // OpSDot (the Vulkan 1.3 arch's qv::dot4_i8) needs the device's integer dot product.
+    bool integer_dot = false;
+    own.walk([&](mlir::spirv::SDotOp) { integer_dot = true; });
     if (integer_dot) image.requirements.push_back(spirv_target::kIntegerDotRequirement);
     image.data.resize(words.size() * sizeof(uint32_t));
     std::memcpy(image.data.data(), words.data(), image.data.size());
-    for (const format::Kernel& k : kernels) image.kernels.push_back(k.symbol);
+    image.kernels = {kernel.symbol};
     return image;
   }
 
@@ -268,26 +283,6 @@ class SpirvTarget final : public Target {
   bool glsl_exp2_;
   bool cooperative_matrix_arch_;
   bool specialize_;
-
-  // The merged module is invalid: validate each kernel's own module to name the culprit.
-  [[noreturn]] static void throw_validation_error(
-      std::span<mlir::spirv::ModuleOp> per_kernel, std::span<const format::Kernel> kernels,
-      const std::string& combined_message) {
-    for (size_t i = 0; i < per_kernel.size(); ++i) {
-      mlir::OwningOpRef<mlir::spirv::ModuleOp> single = per_kernel[i].clone();
-      std::string error;
-      std::vector<uint32_t> words;
-      if (!spirv_target::update_vce(*single, error) ||
-          !spirv_target::serialize_module(*single, words, error))
-        continue;
-      std::string invalid = spirv_target::validate_vulkan12(words);
-      if (!invalid.empty())
-        throw TargetError(kernels[i].symbol, kTargetName,
-                          "spirv-val rejected the generated module:\n" + invalid);
-    }
-    throw TargetError(all_kernels(kernels), kTargetName,
-                      "spirv-val rejected the merged module:\n" + combined_message);
-  }
 };
 
 }  // namespace

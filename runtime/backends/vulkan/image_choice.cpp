@@ -1,6 +1,9 @@
 #include "image_choice.h"
 
 #include <cstdio>
+#include <map>
+#include <string_view>
+#include <unordered_map>
 
 namespace quiver::backend::vulkan {
 namespace {
@@ -102,40 +105,90 @@ uint32_t parse_vulkan_arch(const std::string& arch) {
   return VK_MAKE_API_VERSION(0, major, minor, 0);
 }
 
-int choose_spirv_image(const format::Manifest& manifest, uint32_t device_api_version,
-                       const std::set<std::string>& offers, std::string& report, std::string& why) {
-  int best = -1;
-  uint32_t best_version = 0;
-  size_t best_requirements = 0;
-  std::string skipped;
+bool SpirvChoice::any() const {
+  for (int i : image)
+    if (i >= 0) return true;
+  return false;
+}
+
+namespace {
+
+// "a (3 kernels), b (1 kernel)" in first-seen order.
+std::string counted(const std::vector<std::pair<std::string, size_t>>& groups, const char* separator) {
+  std::string out;
+  for (const auto& [what, n] : groups)
+    out += (out.empty() ? "" : separator) + what + " (" + std::to_string(n) + (n == 1 ? " kernel)" : " kernels)");
+  return out;
+}
+
+void count(std::vector<std::pair<std::string, size_t>>& groups, std::map<std::string, size_t>& where,
+           const std::string& what) {
+  auto [it, added] = where.emplace(what, groups.size());
+  if (added) groups.emplace_back(what, 0);
+  ++groups[it->second].second;
+}
+
+}  // namespace
+
+SpirvChoice choose_spirv_images(const format::Manifest& manifest, uint32_t device_api_version,
+                                const std::set<std::string>& offers) {
+  const size_t n = manifest.kernels.size();
+  SpirvChoice choice;
+  choice.image.assign(n, -1);
+  choice.why.assign(n, "");
+  std::unordered_map<std::string_view, size_t> kernel_of;
+  kernel_of.reserve(n);
+  for (size_t k = 0; k < n; ++k) kernel_of.emplace(manifest.kernels[k].symbol, k);
+  std::vector<uint32_t> best_version(n, 0);
+  std::vector<size_t> best_requirements(n, 0);
+  std::vector<std::string> has(n), skipped(n);   // per kernel: its SPIR-V images; why some were not taken
+  std::vector<std::pair<std::string, size_t>> skip_groups;
+  std::map<std::string, size_t> skip_index;
   for (size_t i = 0; i < manifest.images.size(); ++i) {
     const format::Image& image = manifest.images[i];
     if (image.target != format::Target::SPIRV) continue;
     const uint32_t v = parse_vulkan_arch(image.arch);
-    if (v == 0 || VK_API_VERSION_MAJOR(v) != VK_API_VERSION_MAJOR(device_api_version) ||
-        VK_API_VERSION_MINOR(v) > VK_API_VERSION_MINOR(device_api_version))
-      continue;
+    const bool version_ok = v != 0 && VK_API_VERSION_MAJOR(v) == VK_API_VERSION_MAJOR(device_api_version) &&
+                            VK_API_VERSION_MINOR(v) <= VK_API_VERSION_MINOR(device_api_version);
     std::string missing;
     for (const std::string& r : image.requirements)
       if (!requirement_offered(offers, r)) missing += (missing.empty() ? "" : ", ") + r;
-    if (!missing.empty()) {
-      skipped += (skipped.empty() ? "" : "; ") + image.arch + " needs " + missing;
-      continue;
-    }
-    const size_t n = image.requirements.size();
-    if (best < 0 || v > best_version || (v == best_version && n > best_requirements)) {
-      best = static_cast<int>(i);
-      best_version = v;
-      best_requirements = n;
+    const std::string not_taken = missing.empty() ? "" : image.arch + " needs " + missing;
+    for (const std::string& symbol : image.kernels) {
+      auto found = kernel_of.find(symbol);
+      if (found == kernel_of.end()) continue;   // the reader checked every symbol: not reached
+      const size_t k = found->second;
+      has[k] += (has[k].empty() ? "spirv " : ", spirv ") + image.arch;
+      if (!version_ok) continue;
+      if (!not_taken.empty()) {
+        skipped[k] += (skipped[k].empty() ? "" : "; ") + not_taken;
+        count(skip_groups, skip_index, not_taken);
+        continue;
+      }
+      const size_t r = image.requirements.size();
+      if (choice.image[k] < 0 || v > best_version[k] || (v == best_version[k] && r > best_requirements[k])) {
+        choice.image[k] = static_cast<int>(i);
+        best_version[k] = v;
+        best_requirements[k] = r;
+      }
     }
   }
-  report = skipped.empty() ? "" : "not " + skipped;
-  if (best < 0)
-    why = "it needs a 'spirv' image of arch vulkan1.2 or another version up to the device's (Vulkan " +
-          std::to_string(VK_API_VERSION_MAJOR(device_api_version)) + "." +
-          std::to_string(VK_API_VERSION_MINOR(device_api_version)) + ") whose requirements the device meets" +
-          (skipped.empty() ? "" : " (" + report + ")") + "; the file has: " + format::describe_images(manifest);
-  return best;
+  std::vector<std::pair<std::string, size_t>> taken_groups;
+  std::map<std::string, size_t> taken_index;
+  for (size_t k = 0; k < n; ++k) {
+    if (choice.image[k] >= 0) {
+      count(taken_groups, taken_index, manifest.images[static_cast<size_t>(choice.image[k])].arch);
+      continue;
+    }
+    choice.why[k] = "it needs a 'spirv' image of arch vulkan1.2 or another version up to the device's (Vulkan " +
+                    std::to_string(VK_API_VERSION_MAJOR(device_api_version)) + "." +
+                    std::to_string(VK_API_VERSION_MINOR(device_api_version)) + ") whose requirements the device meets" +
+                    (skipped[k].empty() ? "" : " (not " + skipped[k] + ")") + "; the file has for it: " +
+                    (has[k].empty() ? std::string("no SPIR-V image") : has[k]);
+  }
+  choice.taken = counted(taken_groups, ", ");
+  choice.skipped = skip_groups.empty() ? "" : "not " + counted(skip_groups, "; ");
+  return choice;
 }
 
 }  // namespace quiver::backend::vulkan

@@ -1,6 +1,7 @@
-// Which SPIR-V image of a fat binary a Vulkan device runs: images carry requirements (format::Image
-// ::requirements, docs/format.md "Image requirements") and the device offers a set of them
-// (device_offers); the backend loads the best image whose every requirement is offered.
+// Which SPIR-V images of a fat binary a Vulkan device runs: images carry requirements
+// (format::Image::requirements, docs/format.md "Image requirements") and the device offers a set
+// of them (device_offers); for each kernel, the backend loads the best image holding it whose
+// every requirement is offered.
 #pragma once
 
 #include <cstdint>
@@ -100,13 +101,26 @@ bool requirement_offered(const std::set<std::string>& offers, const std::string&
 // device (its minimum and maximum subgroup sizes are both N), else "".
 std::string subgroup_size_requirement(uint32_t min_subgroup_size, uint32_t max_subgroup_size);
 
-// The SPIR-V image to load (an index into manifest.images), or -1 with `why` saying what the
-// file has. Usable: target spirv, arch "vulkan<major>.<minor>" with an optional "_<variant>"
-// suffix, a version the device supports, and every requirement in `offers`. Best: the newest
-// version, then the most requirements (the most specialised image). `report` says which was
-// taken and why any image with requirements was not ("" when there were none to skip).
-int choose_spirv_image(const format::Manifest& manifest, uint32_t device_api_version,
-                       const std::set<std::string>& offers, std::string& report, std::string& why);
+// Which SPIR-V image serves each kernel of a fat binary (the SPIR-V target writes one image per
+// kernel and arch; docs/format.md "SPIR-V images").
+struct SpirvChoice {
+  std::vector<int> image;          // per manifest kernel: an index into manifest.images, or -1
+  std::vector<std::string> why;    // per manifest kernel without an image: why; "" otherwise
+  // Which images were taken, by arch: "vulkan1.3_coopmat (68 kernels), vulkan1.2 (3 kernels)".
+  std::string taken;
+  // Why images with requirements were not: "not vulkan1.3_coopmat needs X (3 kernels); ..."
+  // ("" when none was skipped).
+  std::string skipped;
+  bool any() const;   // whether some kernel has an image
+};
+
+// Per kernel, among the SPIR-V images holding it: usable ones have arch "vulkan<major>.<minor>"
+// with an optional "_<variant>" suffix, a version the device supports, and every requirement in
+// `offers`; the best is the newest version, then the one with the most requirements (the most
+// specialised). A kernel with no usable image gets `why`, naming what its images need. Time
+// linear in the manifest.
+SpirvChoice choose_spirv_images(const format::Manifest& manifest, uint32_t device_api_version,
+                                const std::set<std::string>& offers);
 
 // "vulkan1.2" and "vulkan1.3_coopmat" -> VK_API_VERSION_1_2; 0 when the arch is not of that form.
 uint32_t parse_vulkan_arch(const std::string& arch);

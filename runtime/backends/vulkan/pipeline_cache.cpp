@@ -289,8 +289,8 @@ void count_pipeline_created(bool cache_hit) {
 
 // ---------------------------------------------------------------------------------------------
 
-PipelineCache::PipelineCache(Context& ctx, std::span<const std::byte> spirv)
-    : ctx_(ctx), identity_(cache_identity(ctx)), image_hash_(hash_bytes(spirv)), dir_(cache_directory()) {
+PipelineCache::PipelineCache(Context& ctx, uint64_t images_hash)
+    : ctx_(ctx), identity_(cache_identity(ctx)), image_hash_(images_hash), dir_(cache_directory()) {
   std::optional<std::vector<std::byte>> data;
   if (!dir_.empty()) {
     path_ = dir_ + "/" + cache_file_name(identity_.key, image_hash_);

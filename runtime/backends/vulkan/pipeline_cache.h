@@ -2,7 +2,7 @@
 // processes so that a kernel's pipeline is compiled by the driver once per machine, not once per
 // process (NVIDIA's driver takes ~0.25 s a kernel; lavapipe tens of ms).
 //
-// One file per (device, driver, SPIR-V image): "vulkan-<identity>-<image>.qvpc" in the cache
+// One file per (device, driver, module's SPIR-V images): "vulkan-<identity>-<images>.qvpc" in the cache
 // directory ($QUIVER_CACHE_DIR, else $XDG_CACHE_HOME/quiver, else $HOME/.cache/quiver; an empty
 // QUIVER_CACHE_DIR turns the disk cache off). The driver's data is framed by a header of our
 // own (magic, version, identity and image hashes, size, checksums); a file that is missing,
@@ -94,7 +94,9 @@ struct FileStamp {
 // every pipeline the module creates, written back by save().
 class PipelineCache {
  public:
-  PipelineCache(Context& ctx, std::span<const std::byte> spirv);
+  // `images_hash` names the SPIR-V images the module takes its kernels from (a hash over their
+  // checksums): another set of images is another file.
+  PipelineCache(Context& ctx, uint64_t images_hash);
   PipelineCache(const PipelineCache&) = delete;
   PipelineCache& operator=(const PipelineCache&) = delete;
   ~PipelineCache();

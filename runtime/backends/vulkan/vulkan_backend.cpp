@@ -1,14 +1,17 @@
 // The Vulkan backend: loader dlopen'd at run time (vulkan_api.h), one compute queue, storage
-// buffers, one compute pipeline per kernel of the image. Argument binding follows docs/abi.md:
-// parameter i is the storage buffer at set 0, binding i; a scalar is written into a small
-// host-visible buffer and bound at an offset aligned to minStorageBufferOffsetAlignment.
+// buffers, one compute pipeline per kernel, each kernel from the best SPIR-V image holding it
+// (image_choice.h). Argument binding follows docs/abi.md: parameter i is the storage buffer at
+// set 0, binding i; a scalar is written into a small host-visible buffer and bound at an offset
+// aligned to minStorageBufferOffsetAlignment.
 //
 // Pipelines are created when their kernel is first launched, not at load: the driver compiles
 // each one (NVIDIA's ~0.25 s, so the op library's ~75 kernels kept a process 18 s from its first
-// op), and a program launches few of a library's kernels. Everything that can be checked without
-// compiling still is at load (the entry point, its LocalSize, the device's limits), so a bad file
-// is refused there and a kernel over a limit says so at its launch as before. Compiled pipelines
-// go through the module's PipelineCache, which keeps them on disk between processes.
+// op), and a program launches few of a library's kernels. For the same reason a kernel's image is
+// decompressed, checked (checksum, entry point, LocalSize) and made a VkShaderModule at its first
+// launch too: load only chooses the images and copies their compressed bytes, and a bad image
+// fails the launches of its kernels. Compiled pipelines go through the module's PipelineCache,
+// which keeps them on disk between processes.
+#include <algorithm>
 #include <utility>
 #include <array>
 #include <cstdio>
@@ -63,11 +66,15 @@ class VulkanBuffer final : public Buffer {
 
 // One kernel's pipeline and layouts, made at its first launch; destroyed with the module (after
 // it has drained).
+constexpr size_t kNoImage = ~size_t{0};
+
 struct KernelPipeline {
   Context* context = nullptr;
   std::string name;
   std::string symbol;
   uint32_t param_count = 0;
+  size_t image = kNoImage;              // index into the module's images_
+  std::array<uint32_t, 3> block{};      // the manifest's, which the entry point's LocalSize must match
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkPipeline pipeline = VK_NULL_HANDLE;
@@ -90,6 +97,19 @@ struct ShaderModule {
   ~ShaderModule() {
     if (handle) context->vk.vkDestroyShaderModule(context->device, handle, nullptr);
   }
+};
+
+// A SPIR-V image some kernels of the module come from (the SPIR-V target writes one per kernel;
+// older files one for all). At load only its compressed frame is copied: the caller's bytes may
+// not outlive the load. Checked, decompressed and handed to the driver (a VkShaderModule) at the
+// first launch of one of its kernels, once: drivers process a module's every kernel for each
+// pipeline made from it, and a program launches few of a library's kernels.
+struct LazyImage {
+  size_t index = 0;        // in the manifest
+  format::Image entry;     // its manifest entry (checksum, raw_size, kernels)
+  std::vector<std::byte> frame;
+  ShaderModule shader;
+  SpirvInfo info;          // its entry points, once decompressed
 };
 
 // Why a kernel of this shape cannot run on this device ("" when it can).
@@ -115,64 +135,57 @@ std::string check_limits(const VkPhysicalDeviceLimits& limits, const format::Ker
 
 class VulkanModule final : public Module {
  public:
-  // `skipped` says which images with requirements the device could not take (image_choice.h).
-  VulkanModule(std::shared_ptr<Context> context, const format::FatBinary& fatbin, size_t image_index,
-               const std::string& skipped)
+  // `choice` says which image serves each kernel (image_choice.h).
+  VulkanModule(std::shared_ptr<Context> context, const format::FatBinary& fatbin, const SpirvChoice& choice)
       : context_(std::move(context)), label_(fatbin.label()) {
     Context& ctx = *context_;
-    const format::Image& image = fatbin.manifest().images[image_index];
-    description_ = "spirv " + image.arch + (skipped.empty() ? "" : " (" + skipped + ")");
-    info_ = ImageInfo::of(image);
-    const std::string where = "vulkan: " + label_ + ", image 'spirv " + image.arch + "'";
-
-    std::vector<std::byte> data = fatbin.image_data(image_index);
-    if (data.size() % 4 != 0)
-      throw Error(ErrorCode::InvalidFatBinary, where + ": " + std::to_string(data.size()) +
-                                                   " bytes is not a whole number of SPIR-V words");
-    std::vector<uint32_t> words(data.size() / 4);
-    if (!data.empty()) std::memcpy(words.data(), data.data(), data.size());
-    SpirvInfo info;
-    try {
-      info = inspect_spirv(words);
-    } catch (const std::invalid_argument& e) {
-      throw Error(ErrorCode::InvalidFatBinary, where + ": " + e.what());
-    }
-
-    // One shader module for the whole image: cheap (drivers copy or parse the SPIR-V; compiling
-    // waits for a pipeline), and every kernel's pipeline names its entry point in it.
-    shader_.context = &ctx;
-    VkShaderModuleCreateInfo shader_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    shader_info.codeSize = data.size();
-    shader_info.pCode = words.data();
-    ctx.check(ctx.vk.vkCreateShaderModule(ctx.device, &shader_info, nullptr, &shader_.handle),
-              "vkCreateShaderModule for " + label_);
-
-    for (const format::Kernel& k : fatbin.manifest().kernels) {
+    const format::Manifest& manifest = fatbin.manifest();
+    description_ = "spirv " + choice.taken + (choice.skipped.empty() ? "" : " (" + choice.skipped + ")");
+    info_.target = format::Target::SPIRV;
+    std::vector<int> lazy_of_image(manifest.images.size(), -1);
+    for (size_t k = 0; k < manifest.kernels.size(); ++k) {
+      const format::Kernel& kernel = manifest.kernels[k];
       auto p = std::make_unique<KernelPipeline>();
       p->context = &ctx;
-      p->name = k.name;
-      p->symbol = k.symbol;
-      p->param_count = static_cast<uint32_t>(k.params.size());
-      bool in_image = false;
-      for (const std::string& s : image.kernels) in_image = in_image || s == k.symbol;
-      if (!in_image) {
-        p->unusable = "it is not in the loaded image '" + description_ + "' of " + label_;
+      p->name = kernel.name;
+      p->symbol = kernel.symbol;
+      p->param_count = static_cast<uint32_t>(kernel.params.size());
+      const int image = choice.image[k];
+      if (image < 0) {
+        p->unusable = "it is not in a SPIR-V image of " + label_ + " this device can load: " + choice.why[k];
       } else {
-        const SpirvEntryPoint* entry = info.find(k.symbol);
-        if (!entry || entry->execution_model != kExecutionModelGLCompute)
-          throw Error(ErrorCode::InvalidFatBinary, where + " lists kernel '" + k.name +
-                                                       "' but has no GLCompute entry point '" +
-                                                       k.symbol + "'");
-        if (entry->local_size && *entry->local_size != k.block)
-          throw Error(ErrorCode::InvalidFatBinary,
-                      where + ": entry point '" + k.symbol + "' of kernel '" + k.name +
-                          "' has LocalSize " + dims(*entry->local_size) + " but the manifest says block " +
-                          dims(k.block));
-        p->unusable = check_limits(ctx.properties.limits, k);
+        int& lazy = lazy_of_image[static_cast<size_t>(image)];
+        if (lazy < 0) {
+          lazy = static_cast<int>(images_.size());
+          auto li = std::make_unique<LazyImage>();
+          li->index = static_cast<size_t>(image);
+          li->entry = manifest.images[li->index];
+          std::span<const std::byte> frame = fatbin.image_frame(li->index);
+          li->frame.assign(frame.begin(), frame.end());
+          li->shader.context = &ctx;
+          if (!std::count(archs_.begin(), archs_.end(), li->entry.arch)) archs_.push_back(li->entry.arch);
+          images_.push_back(std::move(li));
+        }
+        p->image = static_cast<size_t>(lazy);
+        p->unusable = check_limits(ctx.properties.limits, kernel);
+        p->block = kernel.block;
+        info_.kernels.push_back(kernel.symbol);
       }
       pipelines_.push_back(std::move(p));
     }
-    cache_ = std::make_unique<PipelineCache>(ctx, data);
+    for (const std::string& arch : archs_) info_.arch += (info_.arch.empty() ? "" : ", ") + arch;
+    // One cache file for the module, named by the images it takes kernels from (their checksums,
+    // in manifest order of the kernels), so another choice of images gets another file.
+    std::vector<std::byte> key;
+    for (const auto& p : pipelines_) {
+      if (p->image == kNoImage) continue;
+      const format::Image& e = images_[p->image]->entry;
+      const size_t at = key.size();
+      key.resize(at + sizeof e.checksum + p->symbol.size() + 1);
+      std::memcpy(key.data() + at, &e.checksum, sizeof e.checksum);
+      std::memcpy(key.data() + at + sizeof e.checksum, p->symbol.c_str(), p->symbol.size() + 1);
+    }
+    cache_ = std::make_unique<PipelineCache>(ctx, hash_bytes(key));
   }
 
   ~VulkanModule() override {
@@ -190,7 +203,7 @@ class VulkanModule final : public Module {
     KernelPipeline& p = *pipelines_[kernel];
     const std::string who = "vulkan: kernel '" + p.name + "'";
     if (!p.unusable.empty())
-      throw Error(p.unusable.starts_with("it is not in") ? ErrorCode::NotFound : ErrorCode::DeviceError,
+      throw Error(p.image == kNoImage ? ErrorCode::NotFound : ErrorCode::DeviceError,
                   who + " cannot run on " + ctx.name + ": " + p.unusable);
     if (args.size() != p.param_count)
       throw Error(ErrorCode::InvalidArgument, who + " takes " + std::to_string(p.param_count) +
@@ -295,6 +308,7 @@ class VulkanModule final : public Module {
   bool create_pipeline(KernelPipeline& p) {
     Context& ctx = *context_;
     const std::string who = "kernel '" + p.name + "' of " + label_;
+    VkShaderModule shader = shader_module(p);
     std::vector<VkDescriptorSetLayoutBinding> bindings(p.param_count);
     for (uint32_t i = 0; i < bindings.size(); ++i) {
       bindings[i].binding = i;
@@ -319,7 +333,7 @@ class VulkanModule final : public Module {
     VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
     info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
     info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    info.stage.module = shader_.handle;
+    info.stage.module = shader;
     info.stage.pName = p.symbol.c_str();
     info.layout = p.layout;
     VkPipelineCreationFeedback whole{}, stage{};
@@ -338,6 +352,46 @@ class VulkanModule final : public Module {
     count_pipeline_created(hit);
     if (statistics) print_statistics(ctx, p.pipeline, p.symbol);
     return hit;
+  }
+
+  // The shader module of `p`'s image, made at the first launch of one of its kernels: the image
+  // is checked (checksum, size, zstd frame), decompressed and inspected then, and `p`'s entry
+  // point checked against the manifest. A bad image fails each launch of its kernels naming file,
+  // image and kernel; it is never handed to the driver.
+  VkShaderModule shader_module(KernelPipeline& p) {
+    Context& ctx = *context_;
+    LazyImage& image = *images_[p.image];
+    const std::string where = "vulkan: " + label_ + ", image " + std::to_string(image.index) + " 'spirv " +
+                              image.entry.arch + "'";
+    if (!image.shader.handle) {
+      std::vector<std::byte> data = format::FatBinary::check_image(image.frame, image.entry, image.index, label_);
+      if (data.size() % 4 != 0)
+        throw Error(ErrorCode::InvalidFatBinary, where + ": " + std::to_string(data.size()) +
+                                                     " bytes is not a whole number of SPIR-V words");
+      std::vector<uint32_t> words(data.size() / 4);
+      if (!data.empty()) std::memcpy(words.data(), data.data(), data.size());
+      try {
+        image.info = inspect_spirv(words);
+      } catch (const std::invalid_argument& e) {
+        throw Error(ErrorCode::InvalidFatBinary, where + ": " + e.what());
+      }
+      VkShaderModuleCreateInfo shader_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+      shader_info.codeSize = data.size();
+      shader_info.pCode = words.data();
+      ctx.check(ctx.vk.vkCreateShaderModule(ctx.device, &shader_info, nullptr, &image.shader.handle),
+                "vkCreateShaderModule for " + where);
+      image.frame = {};   // not needed again
+      image.frame.shrink_to_fit();
+    }
+    const SpirvEntryPoint* entry = image.info.find(p.symbol);
+    if (!entry || entry->execution_model != kExecutionModelGLCompute)
+      throw Error(ErrorCode::InvalidFatBinary, where + " lists kernel '" + p.name + "' but has no GLCompute entry point '" +
+                                                   p.symbol + "'");
+    if (entry->local_size && *entry->local_size != p.block)
+      throw Error(ErrorCode::InvalidFatBinary, where + ": entry point '" + p.symbol + "' of kernel '" + p.name +
+                                                   "' has LocalSize " + dims(*entry->local_size) +
+                                                   " but the manifest says block " + dims(p.block));
+    return image.shader.handle;
   }
 
   // One line per executable: "quiver vulkan stats <symbol>: <name>=<value>, ...".
@@ -375,7 +429,8 @@ class VulkanModule final : public Module {
   std::string label_;
   std::string description_;
   ImageInfo info_;
-  ShaderModule shader_;
+  std::vector<std::string> archs_;                    // of the images taken, first-seen order
+  std::vector<std::unique_ptr<LazyImage>> images_;    // the images kernels are taken from
   std::unique_ptr<PipelineCache> cache_;
   bool unsaved_ = false;   // a pipeline was compiled (not found in the cache) and not yet written
   std::vector<std::unique_ptr<KernelPipeline>> pipelines_;   // manifest order
@@ -416,22 +471,18 @@ class VulkanDevice final : public Device {
       context_->copy_from_device(buffer.allocation, dst, bytes);
   }
 
-  std::vector<size_t> images_to_load(const format::FatBinary& fatbin) const override {
-    std::string report, why;
-    const int best = choose_spirv_image(fatbin.manifest(), context_->properties.apiVersion, context_->offers,
-                                        report, why);
-    if (best < 0) return {};
-    return {static_cast<size_t>(best)};
-  }
+  // None: load reads no image (each is decompressed at its first kernel's launch).
+  std::vector<size_t> images_to_load(const format::FatBinary&) const override { return {}; }
 
   std::unique_ptr<Module> load(const format::FatBinary& fatbin) override {
-    std::string report, why;
-    const int best = choose_spirv_image(fatbin.manifest(), context_->properties.apiVersion, context_->offers,
-                                        report, why);
-    if (best < 0)
-      throw Error(ErrorCode::NotFound, "vulkan: " + fatbin.label() + " has no SPIR-V image for " + context_->name +
-                                           ": " + why);
-    return std::make_unique<VulkanModule>(context_, fatbin, static_cast<size_t>(best), report);
+    const format::Manifest& manifest = fatbin.manifest();
+    SpirvChoice choice = choose_spirv_images(manifest, context_->properties.apiVersion, context_->offers);
+    if (!choice.any())
+      throw Error(ErrorCode::NotFound,
+                  "vulkan: " + fatbin.label() + " has no SPIR-V image for " + context_->name + ": " +
+                      (manifest.kernels.empty() ? "it has no kernels" : "kernel '" + manifest.kernels[0].name + "': " + choice.why[0]) +
+                      "; the file has: " + format::describe_images(manifest));
+    return std::make_unique<VulkanModule>(context_, fatbin, choice);
   }
 
   void synchronize() override { context_->drain("synchronize"); }
