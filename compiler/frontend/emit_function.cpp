@@ -179,6 +179,8 @@ mlir::func::FuncOp FunctionEmitter::emit_kernel(const clang::FunctionDecl* fd, c
   func_ = builder_.create<mlir::func::FuncOp>(loc(fd->getLocation()), symbol,
                                               builder_.getFunctionType(arg_types, {}));
   entry_ = func_.addEntryBlock();
+  // QV_SPECIALIZE parameters, by index, as a function attribute (targets rewrite signatures).
+  std::vector<int32_t> specialized;
   for (unsigned i = 0; i < fd->getNumParams(); ++i) {
     const clang::ParmVarDecl* p = fd->getParamDecl(i);
     if (!has_qv_annotation(p, "qv.specialize")) continue;
@@ -186,8 +188,9 @@ mlir::func::FuncOp FunctionEmitter::emit_kernel(const clang::FunctionDecl* fd, c
     if (param.is_buffer || (param.type != ScalarType::I32 && param.type != ScalarType::U32))
       error(p->getLocation(), "kernel parameter '" + param.name +
                                   "': QV_SPECIALIZE takes int32_t or uint32_t parameters only");
-    func_.setArgAttr(i, "qv.specialize", builder_.getUnitAttr());
+    specialized.push_back(static_cast<int32_t>(i));
   }
+  if (!specialized.empty()) func_->setAttr("qv.specialize", builder_.getDenseI32ArrayAttr(specialized));
   mlir::Block* exit = new_block();
   builder_.setInsertionPointToEnd(exit);
   builder_.create<mlir::func::ReturnOp>(loc(fd->getEndLoc()));

@@ -177,9 +177,9 @@ void expand_block_ops(mlir::ModuleOp module, llvm::function_ref<bool(mlir::func:
       for (mlir::Type t : op->getResultTypes())
         if (is_block_tile_type(t) && llvm::cast<mlir::VectorType>(t).getNumElements() % threads != 0)
           throw std::runtime_error(
-              "kernel '" + kernel + "': a qv::block_acc of " + std::to_string(llvm::cast<mlir::VectorType>(t).getDimSize(0)) +
-              " x " + std::to_string(llvm::cast<mlir::VectorType>(t).getDimSize(1)) +
-              " elements is not a multiple of the block's " + std::to_string(threads) +
+              "a qv::block_acc of " + std::to_string(llvm::cast<mlir::VectorType>(t).getDimSize(0)) + " x " +
+              std::to_string(llvm::cast<mlir::VectorType>(t).getDimSize(1)) + " elements in kernel '" + kernel +
+              "' is not a multiple of the block's " + std::to_string(threads) +
               " threads (the portable fallback gives each thread an equal share)");
     });
     // Column counts survive the retyping in the calls' original types.

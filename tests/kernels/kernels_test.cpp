@@ -38,6 +38,29 @@ TEST(Kernels, Saxpy) {
   }
 }
 
+// tests/kernels/specialize.cpp over more distinct values of its specialized parameters than the
+// Vulkan backend keeps pipelines for, and back to the first ones: every launch sees its own values
+// (the bound: nothing past element n is written).
+TEST(Kernels, SpecializedParametersTakeEachLaunchsValues) {
+  const uint32_t capacity = 700;
+  std::vector<uint32_t> sizes;
+  for (uint32_t v = 0; v < 20; ++v) sizes.push_back(1 + 31 * v + v % 3);
+  sizes.push_back(sizes[0]);
+  sizes.push_back(sizes[1]);
+  for (size_t run = 0; run < sizes.size(); ++run) {
+    const uint32_t n = sizes[run];
+    const int32_t step = static_cast<int32_t>(run) - 7;
+    const float scale = random_floats(1, 0.5f, 2.0f)[0];
+    auto out = poisoned<float>(capacity);
+    test_kernels::specialized_fill(env().dev, quiver::Grid{(capacity + 63) / 64}, out, n, step, scale);
+    auto got = download(out);
+    for (uint32_t i = 0; i < capacity; ++i) {
+      if (i < n) ASSERT_EQ(got[i], static_cast<float>(i) * scale + static_cast<float>(step)) << "n=" << n << " i=" << i;
+      else ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), 0xA5A5A5A5u) << "n=" << n << ": written at " << i;
+    }
+  }
+}
+
 TEST(Kernels, BlockSumWithBarriers) {
   const uint32_t n = (1u << 20) + 123, blocks = (n + 255) / 256;
   auto in = random_floats(n, -1, 1);

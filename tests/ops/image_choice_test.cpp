@@ -35,8 +35,10 @@ TEST(OpsImageChoice, VulkanTakesCooperativeMatrixImagesOnlyWhereTheDeviceOffersT
     EXPECT_FALSE(coop_int8) << image;
   }
   EXPECT_FALSE(lib.has_kernel("matmul_tiles_nn<half>")) << image;
-  // Block tiles' matmuls need workgroup-scope cooperative matrices as well (VK_NV_cooperative_matrix2).
-  if (!coop) EXPECT_FALSE(lib.has_kernel("matmul_block_nn<half>")) << image;
+  // Block tiles' matmuls need workgroup-scope cooperative matrices too (VK_NV_cooperative_matrix2).
+  const bool block = lib.has_kernel("matmul_block_nn<half>");
+  EXPECT_EQ(lib.has_kernel("matmul_block_nt<half>"), block) << image;
+  if (!coop_half) EXPECT_FALSE(block) << image;
   EXPECT_TRUE(lib.has_kernel("matmul_nn<half>")) << image;
 }
 

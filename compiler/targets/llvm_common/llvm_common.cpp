@@ -54,6 +54,7 @@ class DiagnosticCollector {
           return mlir::success();
         }) {}
   std::string text() const { return text_.empty() ? "unknown error" : text_; }
+  bool empty() const { return text_.empty(); }
 
  private:
   std::string text_;
@@ -135,7 +136,7 @@ void legalize(mlir::ModuleOp module, const quiver::ir::LegalizeOptions& options,
   DiagnosticCollector diags(module.getContext());
   std::string error;
   if (!quiver::ir::legalize(module, options, error))
-    throw TargetError(where.kernel, where.target, error + (diags.text().empty() ? "" : ": " + diags.text()));
+    throw TargetError(where.kernel, where.target, error + (diags.empty() ? "" : ": " + diags.text()));
 }
 
 void align_vector_accesses(mlir::Operation* op) {

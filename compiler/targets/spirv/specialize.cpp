@@ -8,8 +8,8 @@ namespace quiver::compiler::spirv_target {
 
 std::vector<unsigned> specialized_parameters(mlir::func::FuncOp fn) {
   std::vector<unsigned> out;
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-    if (fn.getArgAttr(i, "qv.specialize")) out.push_back(i);
+  if (auto attr = fn->getAttrOfType<mlir::DenseI32ArrayAttr>("qv.specialize"))
+    for (int32_t i : attr.asArrayRef()) out.push_back(static_cast<unsigned>(i));
   return out;
 }
 

@@ -14,8 +14,8 @@
 
 namespace quiver::compiler::spirv_target {
 
-// The parameters of kernel `fn` marked QV_SPECIALIZE (the front end's `qv.specialize` argument
-// attribute), in order.
+// The parameters of kernel `fn` marked QV_SPECIALIZE (the front end's `qv.specialize` function
+// attribute: their indices), in order.
 std::vector<unsigned> specialized_parameters(mlir::func::FuncOp fn);
 
 // In `module` (one kernel's, after conversion), every load of parameter i's binding for i in

@@ -12,13 +12,14 @@
 // fails the launches of its kernels. Compiled pipelines go through the module's PipelineCache,
 // which keeps them on disk between processes.
 #include <algorithm>
-#include <utility>
 #include <array>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/backend.h"
@@ -34,6 +35,10 @@ namespace {
 constexpr VkBufferUsageFlags kStorageUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                              VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                              VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+
+// Specialized pipelines kept per kernel: a model's shapes are a handful; a caller sweeping a
+// specialized parameter over many values recompiles instead of growing without bound.
+constexpr size_t kMaxSpecializations = 16;
 
 std::string dims(const std::array<uint32_t, 3>& d) {
   return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
@@ -77,8 +82,20 @@ struct KernelPipeline {
   std::array<uint32_t, 3> block{};      // the manifest's, which the entry point's LocalSize must match
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
-  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;   // when no parameter is specialized
   std::string unusable;   // why this kernel cannot launch here (not in the image, over a limit)
+  // QV_SPECIALIZE parameters (docs/abi.md): per parameter whether it is a 32-bit integer scalar;
+  // the specialized ones (SpecIds of the image that name such a parameter), known once the image
+  // is read; and a pipeline per set of their values, the least recently used replaced beyond
+  // kMaxSpecializations.
+  std::vector<bool> scalar32;
+  std::optional<std::vector<uint32_t>> specialized;
+  struct Specialization {
+    std::vector<uint32_t> values;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    uint64_t used = 0;
+  };
+  std::vector<Specialization> specializations;
 
   KernelPipeline() = default;
   KernelPipeline(const KernelPipeline&) = delete;
@@ -86,6 +103,7 @@ struct KernelPipeline {
   ~KernelPipeline() {
     const Api& vk = context->vk;
     if (pipeline) vk.vkDestroyPipeline(context->device, pipeline, nullptr);
+    for (const Specialization& sp : specializations) vk.vkDestroyPipeline(context->device, sp.pipeline, nullptr);
     if (layout) vk.vkDestroyPipelineLayout(context->device, layout, nullptr);
     if (set_layout) vk.vkDestroyDescriptorSetLayout(context->device, set_layout, nullptr);
   }
@@ -150,6 +168,8 @@ class VulkanModule final : public Module {
       p->name = kernel.name;
       p->symbol = kernel.symbol;
       p->param_count = static_cast<uint32_t>(kernel.params.size());
+      for (const format::Param& param : kernel.params)
+        p->scalar32.push_back(!param.is_buffer && (param.type == format::ScalarType::I32 || param.type == format::ScalarType::U32));
       const int image = choice.image[k];
       if (image < 0) {
         p->unusable = "it is not in a SPIR-V image of " + label_ + " this device can load: " + choice.why[k];
@@ -237,10 +257,7 @@ class VulkanModule final : public Module {
 
     // The API layer holds the Device's lock around every call into it (backend.h), so one thread
     // at a time gets here: a pipeline is created once, however many threads launch its kernel.
-    if (!p.pipeline) {
-      const bool from_cache = create_pipeline(p);
-      unsaved_ = unsaved_ || !from_cache;
-    }
+    const VkPipeline pipeline = pipeline_for(p, args);
 
     const VkDeviceSize stride = ctx.scalar_stride();
     LaunchSlot& slot = ctx.acquire_slot(p.param_count, stride * std::max<size_t>(args.size(), 1));
@@ -287,7 +304,7 @@ class VulkanModule final : public Module {
     ctx.check(ctx.vk.vkBeginCommandBuffer(slot.commands, &begin), who + ": vkBeginCommandBuffer");
     record_full_barrier(ctx.vk, slot.commands);
     ctx.record_timer_start(slot);
-    ctx.vk.vkCmdBindPipeline(slot.commands, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+    ctx.vk.vkCmdBindPipeline(slot.commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     if (set)
       ctx.vk.vkCmdBindDescriptorSets(slot.commands, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
     ctx.vk.vkCmdDispatch(slot.commands, grid.x, grid.y, grid.z);
@@ -303,12 +320,57 @@ class VulkanModule final : public Module {
   const ImageInfo& image_info() const override { return info_; }
 
  private:
-  // Creates the pipeline (and its layouts, where an earlier attempt did not); returns whether the
-  // driver reports it came from the pipeline cache. Throws naming the kernel.
-  bool create_pipeline(KernelPipeline& p) {
+  // The pipeline for this launch of `p`, created at its first launch (or, with specialized
+  // parameters, at the first launch with these values). The API layer holds the Device's lock
+  // around every call into it (backend.h), so one thread at a time gets here: a pipeline is
+  // created once, however many threads launch its kernel.
+  VkPipeline pipeline_for(KernelPipeline& p, std::span<const LaunchArg> args) {
+    VkShaderModule shader = shader_module(p);
+    if (!p.specialized) {
+      std::vector<uint32_t> ids;
+      for (uint32_t id : images_[p.image]->info.spec_ids)
+        if (id < p.param_count && p.scalar32[id]) ids.push_back(id);
+      p.specialized = std::move(ids);
+    }
+    if (p.specialized->empty()) {
+      if (!p.pipeline) unsaved_ = !create_pipeline(p, shader, {}, p.pipeline) || unsaved_;
+      return p.pipeline;
+    }
+    std::vector<uint32_t> values;
+    for (uint32_t i : *p.specialized) {
+      if (!args[i].scalar || args[i].scalar_size != 4)
+        throw Error(ErrorCode::InvalidArgument, "vulkan: kernel '" + p.name + "' argument " + std::to_string(i) +
+                                                    ": a specialized parameter takes a 32-bit integer");
+      uint32_t v = 0;
+      std::memcpy(&v, args[i].scalar, 4);
+      values.push_back(v);
+    }
+    ++use_clock_;
+    for (KernelPipeline::Specialization& sp : p.specializations)
+      if (sp.values == values) {
+        sp.used = use_clock_;
+        return sp.pipeline;
+      }
+    if (p.specializations.size() >= kMaxSpecializations) {
+      auto oldest = std::min_element(p.specializations.begin(), p.specializations.end(),
+                                     [](const auto& a, const auto& b) { return a.used < b.used; });
+      // A submitted launch may still run it.
+      if (context_->has_pending()) context_->drain("replacing a specialized pipeline of kernel '" + p.name + "'");
+      context_->vk.vkDestroyPipeline(context_->device, oldest->pipeline, nullptr);
+      p.specializations.erase(oldest);
+    }
+    KernelPipeline::Specialization made{std::move(values), VK_NULL_HANDLE, use_clock_};
+    unsaved_ = !create_pipeline(p, shader, made.values, made.pipeline) || unsaved_;
+    p.specializations.push_back(std::move(made));
+    return p.specializations.back().pipeline;
+  }
+
+  // Creates a pipeline of `p` into `out` with `values` for its specialized parameters (and its
+  // layouts, where an earlier attempt did not); returns whether the driver reports it came from
+  // the pipeline cache. Throws naming the kernel.
+  bool create_pipeline(KernelPipeline& p, VkShaderModule shader, const std::vector<uint32_t>& values, VkPipeline& out) {
     Context& ctx = *context_;
     const std::string who = "kernel '" + p.name + "' of " + label_;
-    VkShaderModule shader = shader_module(p);
     std::vector<VkDescriptorSetLayoutBinding> bindings(p.param_count);
     for (uint32_t i = 0; i < bindings.size(); ++i) {
       bindings[i].binding = i;
@@ -336,6 +398,13 @@ class VulkanModule final : public Module {
     info.stage.module = shader;
     info.stage.pName = p.symbol.c_str();
     info.layout = p.layout;
+    // SpecId i is parameter i (docs/abi.md).
+    std::vector<VkSpecializationMapEntry> entries;
+    for (size_t j = 0; j < values.size(); ++j)
+      entries.push_back({(*p.specialized)[j], static_cast<uint32_t>(4 * j), 4});
+    VkSpecializationInfo specialization{static_cast<uint32_t>(entries.size()), entries.data(), 4 * values.size(),
+                                        values.data()};
+    if (!values.empty()) info.stage.pSpecializationInfo = &specialization;
     VkPipelineCreationFeedback whole{}, stage{};
     VkPipelineCreationFeedbackCreateInfo feedback{VK_STRUCTURE_TYPE_PIPELINE_CREATION_FEEDBACK_CREATE_INFO};
     feedback.pPipelineCreationFeedback = &whole;
@@ -345,12 +414,12 @@ class VulkanModule final : public Module {
     const bool statistics = ctx.pipeline_statistics && ctx.vk.vkGetPipelineExecutablePropertiesKHR &&
                             ctx.vk.vkGetPipelineExecutableStatisticsKHR;
     if (statistics) info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
-    ctx.check(ctx.vk.vkCreateComputePipelines(ctx.device, cache_->handle(), 1, &info, nullptr, &p.pipeline),
+    ctx.check(ctx.vk.vkCreateComputePipelines(ctx.device, cache_->handle(), 1, &info, nullptr, &out),
               "vkCreateComputePipelines for " + who);
     const bool hit = (whole.flags & VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT) &&
                      (whole.flags & VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT);
     count_pipeline_created(hit);
-    if (statistics) print_statistics(ctx, p.pipeline, p.symbol);
+    if (statistics) print_statistics(ctx, out, p.symbol);
     return hit;
   }
 
@@ -434,6 +503,7 @@ class VulkanModule final : public Module {
   std::unique_ptr<PipelineCache> cache_;
   bool unsaved_ = false;   // a pipeline was compiled (not found in the cache) and not yet written
   std::vector<std::unique_ptr<KernelPipeline>> pipelines_;   // manifest order
+  uint64_t use_clock_ = 0;   // orders the specialized pipelines' uses
 };
 
 class VulkanDevice final : public Device {
