@@ -68,6 +68,8 @@ LiveObjects live_objects();
 
 // The image a Module loaded, as the manifest lists it: what the API layer answers questions
 // about the loaded code from (Module::has_kernel), where image_description() is text for people.
+// Vulkan takes each kernel from an image of its own: `arch` lists the archs it took and
+// `kernels` every kernel it has an image for.
 struct ImageInfo {
   format::Target target{};
   std::string arch;
@@ -108,7 +110,8 @@ class Device {
   // Throws quiver::Error(NotFound) listing the images the file has when none fits.
   virtual std::unique_ptr<Module> load(const format::FatBinary& fatbin) = 0;
   // The images load(fatbin) will read first (image_data), chosen as load chooses them; none
-  // when it would throw NotFound. Device::load prefetches them outside the device's lock, so
+  // when it would throw NotFound (and none for Vulkan, which reads each image at the first launch
+  // of one of its kernels). Device::load prefetches them outside the device's lock, so
   // that load's image_data calls find them decompressed and checked (FatBinary::prefetch).
   virtual std::vector<size_t> images_to_load(const format::FatBinary& fatbin) const = 0;
   virtual void synchronize() = 0;

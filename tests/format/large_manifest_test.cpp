@@ -210,6 +210,44 @@ TEST_F(LargeManifest, EveryImageListsEveryKernel) {
   expect_in_time(t, file);
 }
 
+// The SPIR-V target's layout at the kernel limit: an image per kernel and arch, 4096 kernels in
+// two archs, 8192 images sharing two (target, arch) pairs. Read in linear time; a kernel listed
+// by a second image of one (target, arch) is refused naming that image's entry.
+TEST_F(LargeManifest, AnImagePerKernelAndArch) {
+  static const char* const kArchs[] = {"vulkan1.2", "vulkan1.3_coopmat"};
+  Parts p;
+  p.manifest = {{"compiler_version", ""}, {"source_hash", ""}, {"kernels", json::array()}, {"images", json::array()}};
+  for (int k = 0; k < 4096; ++k)
+    p.manifest["kernels"].push_back({{"name", "k" + std::to_string(k)},
+                                     {"symbol", "k" + std::to_string(k)},
+                                     {"params", json::array()},
+                                     {"block", {1, 1, 1}},
+                                     {"shared_bytes", 0},
+                                     {"targets", {"spirv"}},
+                                     {"uses_barrier", false}});
+  for (const char* arch : kArchs)
+    for (int k = 0; k < 4096; ++k) {
+      p.raw.push_back(random_bytes(rng, 16));
+      p.frames.push_back(compress(p.raw.back()));
+      p.manifest["images"].push_back({{"target", "spirv"}, {"arch", arch}, {"kernels", {"k" + std::to_string(k)}}});
+    }
+  const auto same = [](const std::string& text) { return text; };
+  Bytes file = with_manifest(p, same);
+  Timed t = read(file);
+  ASSERT_TRUE(t.fb) << t.error;
+  ASSERT_EQ(t.fb->manifest().images.size(), 8192u);
+  EXPECT_EQ(t.fb->manifest().images[8191].kernels, std::vector<std::string>{"k4095"});
+  expect_in_time(t, file);
+
+  p.manifest["images"][4096 + 7]["kernels"] = {"k5"};   // k5 twice in vulkan1.3_coopmat, k7 in none
+  file = with_manifest(p, same);
+  t = read(file);
+  ASSERT_FALSE(t.fb);
+  EXPECT_NE(t.error.find("images[4103].kernels[0]"), std::string::npos) << t.error;
+  EXPECT_NE(t.error.find("second image for spirv vulkan1.3_coopmat"), std::string::npos) << t.error;
+  expect_in_time(t, file);
+}
+
 // Long strings (an 8 MiB key, a 7 MiB value) and a wide array (1.9 million values) in unknown
 // members.
 TEST_F(LargeManifest, LongStringsAndWideArraysAreRead) {

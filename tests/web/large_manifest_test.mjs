@@ -129,6 +129,24 @@ refusedWith(timedRead('over the value limit', buildFile(1, (e) => insertAfter(sm
   assert.equal(fb.manifest.images[255].kernels[4095], 'kernel_4095');
 }
 
+// The SPIR-V target's layout at the kernel limit: an image per kernel and arch (4096 kernels, two
+// archs, 8192 images sharing two (target, arch) pairs); a kernel in two images of one pair is refused.
+{
+  const symbols = Array.from({ length: 4096 }, (_, k) => `kernel_${String(k).padStart(4, '0')}`);
+  const perKernel = (twice) => (entries) => JSON.stringify({
+    compiler_version: '', source_hash: '',
+    kernels: symbols.map((s) => ({ name: s, symbol: s, params: [], block: [1, 1, 1], shared_bytes: 0, targets: ['spirv'], uses_barrier: false })),
+    images: entries.map((e, i) => ({ target: 'spirv', arch: i < 4096 ? 'vulkan1.2' : 'vulkan1.3_coopmat', ...e,
+      kernels: [symbols[twice && i === 4103 ? 5 : i & 4095]] })),
+  });
+  const fb = timedRead('an image per kernel and arch', buildFile(8192, perKernel(false)));
+  assert.ok(fb instanceof FatBinary, fb.message);
+  assert.equal(fb.manifest.images.length, 8192);
+  assert.deepEqual(fb.manifest.images[8191].kernels, ['kernel_4095']);
+  refusedWith(timedRead('a kernel in two images of one target and arch', buildFile(8192, perKernel(true))),
+    "manifest field 'images[4103].kernels[0]': kernel \"kernel_0005\" is in a second image for spirv vulkan1.3_coopmat");
+}
+
 // Long strings (an 8 MiB key, a 7 MiB value, one with escapes) and a wide array.
 {
   const fb = timedRead('long strings', buildFile(1, (e) =>

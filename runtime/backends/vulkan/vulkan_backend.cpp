@@ -69,10 +69,10 @@ class VulkanBuffer final : public Buffer {
   std::shared_ptr<Context> context_;
 };
 
+constexpr size_t kNoImage = ~size_t{0};   // a kernel no SPIR-V image serves on this device
+
 // One kernel's pipeline and layouts, made at its first launch; destroyed with the module (after
 // it has drained).
-constexpr size_t kNoImage = ~size_t{0};
-
 struct KernelPipeline {
   Context* context = nullptr;
   std::string name;
