@@ -24,11 +24,8 @@ QV_KERNEL QV_BLOCK(256) QV_TARGETS(spirv:vulkan1.3_coopmat) void matmul_block_nn
                                                                                  QV_SPECIALIZE uint32_t k) {
   uint32_t row0 = qv::block_id_y() * kBlockM, col0 = qv::block_id_x() * kBlockN;
   qv::block_acc<float, kBlockM, kBlockN> acc;
-  uint32_t k0 = 0;
-  do {   // k > 0 (runtime/ops); a do-while keeps one copy of the accumulator across the loop
+  for (uint32_t k0 = 0; k0 < k; k0 += kBlockK)
     acc = qv::block_mma<kBlockK>(a + row0 * k + k0, k, b + k0 * n + col0, n, acc);
-    k0 += kBlockK;
-  } while (k0 < k);
   qv::store_block(c + row0 * n + col0, n, acc);
 }
 
@@ -38,11 +35,8 @@ QV_KERNEL QV_BLOCK(256) QV_TARGETS(spirv:vulkan1.3_coopmat) void matmul_block_nt
                                                                                  QV_SPECIALIZE uint32_t k) {
   uint32_t row0 = qv::block_id_y() * kBlockM, col0 = qv::block_id_x() * kBlockN;
   qv::block_acc<float, kBlockM, kBlockN> acc;
-  uint32_t k0 = 0;
-  do {   // k > 0 (runtime/ops); a do-while keeps one copy of the accumulator across the loop
+  for (uint32_t k0 = 0; k0 < k; k0 += kBlockK)
     acc = qv::block_mma_bt<kBlockK>(a + row0 * k + k0, k, b + col0 * k + k0, k, acc);
-    k0 += kBlockK;
-  } while (k0 < k);
   qv::store_block(c + row0 * n + col0, n, acc);
 }
 

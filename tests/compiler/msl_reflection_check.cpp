@@ -160,6 +160,15 @@ int main(int argc, char** argv) {
         check_resource(spv, r, k.params[binding], where + " (" + k.params[binding].name + ")", problems);
       }
       for (uint32_t b : viewed) bindings.insert(b);
+      // QV_SPECIALIZE parameters are specialization constants in the Vulkan image (SpecId = the
+      // parameter's index, docs/abi.md), unread as bindings; the MSL image reads them as usual.
+      for (const spirv_cross::SpecializationConstant& c : spv.get_specialization_constants()) {
+        const bool scalar32 = c.constant_id < k.params.size() && !k.params[c.constant_id].is_buffer &&
+                              (k.params[c.constant_id].type == quiver::format::ScalarType::I32 ||
+                               k.params[c.constant_id].type == quiver::format::ScalarType::U32);
+        if (!scalar32) problems.push_back("SpecId " + std::to_string(c.constant_id) + " names no 32-bit integer parameter");
+        else bindings.insert(c.constant_id);
+      }
       if (bindings.size() != k.params.size())
         problems.push_back("SPIR-V uses " + std::to_string(bindings.size()) + " of the manifest's " +
                            std::to_string(k.params.size()) + " parameters");

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include "targets_spirv_support.h"
@@ -180,6 +181,68 @@ TEST(SpirvTarget, VectorBufferAccessesGoThroughWordViews) {
     EXPECT_EQ(views, 1u);
     EXPECT_EQ(own, 0u);
   }
+}
+
+// A loop as the front end writes it (a test block, a body, a back edge) reaches SPIR-V with its
+// test at the top (targets/spirv/top_tested_loops.h): the loop header (the block holding
+// OpLoopMerge) compares and branches, and the body's arithmetic lies in another block. Also:
+// `qv.specialize` parameters are specialization constants with SpecId = their index (docs/abi.md).
+TEST(SpirvTarget, LoopsKeepTheirTestAtTheTopAndSpecializedParametersAreSpecConstants) {
+  using T = format::ScalarType;
+  TestKernel k{R"(
+  func.func @loop_sum(%out: memref<?xf32>, %n: i32, %m: i32) attributes {qv.kernel, qv.block = array<i32: 64, 1, 1>,
+      qv.specialize = array<i32: 2>} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %f0 = arith.constant 0.0 : f32
+    %step = arith.constant 1.5 : f32
+    cf.br ^header(%c0, %f0 : i32, f32)
+  ^header(%i: i32, %acc: f32):
+    %more = arith.cmpi ult, %i, %n : i32
+    cf.cond_br %more, ^body, ^exit
+  ^body:
+    %mf = arith.uitofp %m : i32 to f32
+    %scaled = arith.mulf %step, %mf : f32
+    %next = arith.addf %acc, %scaled : f32
+    %i1 = arith.addi %i, %c1 : i32
+    cf.br ^header(%i1, %next : i32, f32)
+  ^exit:
+    %z = arith.constant 0 : index
+    memref.store %acc, %out[%z] : memref<?xf32>
+    return
+  })",
+               manifest_entry("loop_sum", {buffer_param("out", T::F32), scalar_param("n", T::U32), scalar_param("m", T::U32)},
+                              {64, 1, 1})};
+  std::vector<uint32_t> w = compile_spirv(k).words;
+  constexpr uint32_t kOpLabel = 248, kOpLoopMerge = 246, kOpFAdd = 129, kOpFMul = 133, kOpULessThan = 176,
+                     kOpDecorate = 71, kOpSpecConstant = 50, kDecorationSpecId = 1;
+  // Per block (from OpLabel to the next): its opcodes.
+  std::vector<std::vector<uint32_t>> blocks;
+  std::map<uint32_t, uint32_t> spec_id;   // id -> SpecId
+  std::vector<uint32_t> spec_constants;
+  for (size_t i = 5; i < w.size() && (w[i] >> 16) != 0; i += w[i] >> 16) {
+    const uint32_t op = w[i] & 0xffffu;
+    if (op == kOpLabel) blocks.emplace_back();
+    if (!blocks.empty()) blocks.back().push_back(op);
+    if (op == kOpDecorate && (w[i] >> 16) == 4 && w[i + 2] == kDecorationSpecId) spec_id[w[i + 1]] = w[i + 3];
+    if (op == kOpSpecConstant) spec_constants.push_back(w[i + 2]);
+  }
+  auto has = [](const std::vector<uint32_t>& b, uint32_t op) { return std::find(b.begin(), b.end(), op) != b.end(); };
+  size_t headers = 0;
+  bool add_elsewhere = false;
+  for (const auto& b : blocks) {
+    if (has(b, kOpLoopMerge)) {
+      ++headers;
+      EXPECT_TRUE(has(b, kOpULessThan)) << "the loop header tests the condition";
+      EXPECT_FALSE(has(b, kOpFAdd) || has(b, kOpFMul)) << "the body's arithmetic is in the loop header";
+    } else if (has(b, kOpFAdd)) {
+      add_elsewhere = true;
+    }
+  }
+  EXPECT_EQ(headers, 1u);
+  EXPECT_TRUE(add_elsewhere);
+  ASSERT_EQ(spec_constants.size(), 1u) << "parameter m only";
+  EXPECT_EQ(spec_id[spec_constants[0]], 2u);
 }
 
 // Capabilities follow use: a float-only kernel must not demand shaderInt64 or 8-bit storage.

@@ -31,6 +31,7 @@
 #include "targets/spirv/integer_dot.h"
 #include "targets/spirv/matrix_coop.h"
 #include "targets/spirv/specialize.h"
+#include "targets/spirv/top_tested_loops.h"
 #include "targets/spirv/matrix_coop_lanes.h"
 #include "targets/spirv/prepare.h"
 #include "targets/spirv/validate.h"
@@ -219,6 +220,7 @@ class SpirvTarget final : public Target {
       const format::Kernel& kernel = kernels[i];
       log("lowering " + kernel.symbol);
       spirv_target::structure_control_flow(funcs[i], kernel);
+      spirv_target::make_loops_top_tested(funcs[i]);
       spirv_target::exact_signed_remainder(funcs[i]);
       mlir::gpu::GPUModuleOp gpu_module = spirv_target::wrap_as_gpu_kernel(funcs[i], kernel);
       std::string error;
