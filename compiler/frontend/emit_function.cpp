@@ -70,7 +70,8 @@ mlir::Type FunctionEmitter::type_of(clang::QualType t, clang::SourceLocation whe
   if (is_block_acc(t, &elem, &m, &n)) {
     mlir::Type v = storage_type(*builder_.getContext(), t);
     if (!v)
-      error(where, "qv::block_acc<T, M, N> needs T = float and M, N multiples of 16 from 16 to 1024 (not '" +
+      error(where, "qv::block_acc<T, M, N> needs T = float (int32_t for int8 products) and M, N multiples of 16 "
+                   "from 16 to 1024 (not '" +
                        canonical_type_name(t) + "')");
     return v;
   }

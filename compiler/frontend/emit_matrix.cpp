@@ -276,12 +276,19 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_block_builtin(c
   auto element = [&](const clang::Expr* p) { return scalar_kind(p->getType()->getPointeeType()); };
   std::vector<mlir::Value> operands;
   if (store) {
-    if (e->getNumArgs() != 3 || !is_block_acc(e->getArg(2)->getType()))
+    clang::QualType acc_elem;
+    if (e->getNumArgs() != 3 || !is_block_acc(e->getArg(2)->getType(), &acc_elem))
       error(e->getBeginLoc(), "qv::store_block takes (pointer, stride, block_acc)");
     auto k = element(e->getArg(0));
-    if (k != ScalarType::F32 && k != ScalarType::F16 && k != ScalarType::BF16)
+    // Float accumulators store to float, half or bf16; int32 ones (int8 products) to int32_t.
+    if (scalar_kind(acc_elem) == ScalarType::I32) {
+      if (k != ScalarType::I32)
+        error(e->getArg(0)->getBeginLoc(), "qv::store_block of a qv::block_acc<int32_t, M, N> needs a pointer to int32_t "
+                                           "elements (not '" + e->getArg(0)->getType().getAsString() + "')");
+    } else if (k != ScalarType::F32 && k != ScalarType::F16 && k != ScalarType::BF16) {
       error(e->getArg(0)->getBeginLoc(), "qv::store_block needs a pointer to float, qv::half or qv::bf16 elements (not '" +
                                              e->getArg(0)->getType().getAsString() + "')");
+    }
     if (e->getArg(0)->getType()->getPointeeType().isConstQualified())
       error(e->getArg(0)->getBeginLoc(), "qv::store_block needs a pointer to non-const memory");
     Pointer p = emit_pointer(e->getArg(0));
@@ -300,13 +307,20 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_block_builtin(c
     error(e->getBeginLoc(), "qv::" + name + "<K>: K must be a multiple of 16 from 16 to 1024 (not " +
                                 std::to_string(depth) + ")");
   type_of(e->getArg(4)->getType(), e->getArg(4)->getBeginLoc());   // names an unsupported accumulator
+  clang::QualType acc_elem;
+  is_block_acc(e->getArg(4)->getType(), &acc_elem);
+  const bool int8 = scalar_kind(acc_elem) == ScalarType::I32;
+  if (int8 && depth % 32 != 0)
+    error(e->getBeginLoc(), "qv::" + name + "<K> of int8_t operands: K must be a multiple of 32 (not " +
+                                std::to_string(depth) + ")");
   std::vector<mlir::Type> memories;
   for (int i : {0, 2}) {
     const clang::Expr* arg = e->getArg(i);
     auto k = element(arg);
-    if (k != ScalarType::F16 && k != ScalarType::BF16)
-      error(arg->getBeginLoc(), "qv::" + name + " needs pointers to qv::half or qv::bf16 elements (not '" +
-                                    arg->getType().getAsString() + "')");
+    if (int8 ? k != ScalarType::I8 : (k != ScalarType::F16 && k != ScalarType::BF16))
+      error(arg->getBeginLoc(), "qv::" + name + (int8 ? " into a qv::block_acc<int32_t, M, N> needs pointers to int8_t"
+                                                      : " into a qv::block_acc<float, M, N> needs pointers to qv::half or qv::bf16") +
+                                    " elements (not '" + arg->getType().getAsString() + "')");
     Pointer p = emit_pointer(arg);
     operands.push_back(p.mem);
     operands.push_back(p.offset);

@@ -161,7 +161,8 @@ mlir::Type storage_type(mlir::MLIRContext& ctx, clang::QualType t) {
   uint32_t m = 0;
   if (is_block_acc(t, &elem, &m, &n)) {
     auto k = scalar_kind(elem);
-    bool ok = k == ScalarType::F32 && m >= 16 && n >= 16 && m % 16 == 0 && n % 16 == 0 && m <= 1024 && n <= 1024;
+    bool ok = (k == ScalarType::F32 || k == ScalarType::I32) && m >= 16 && n >= 16 && m % 16 == 0 && n % 16 == 0 &&
+              m <= 1024 && n <= 1024;
     return ok ? mlir::VectorType::get({m, n}, value_type(ctx, *k)) : mlir::Type();
   }
   if (auto k = scalar_kind(t)) return memory_type(ctx, *k);

@@ -42,7 +42,7 @@ bool is_value_record(clang::QualType t);
 // memory_type, qv::vec<T, N> as vector<N x T>, a matrix tile as vector<256 x T> (row-major, the
 // neutral IR's tile value: docs/ir.md), a warpgroup accumulator as vector<N/2 x f32> (a thread's
 // share; vector<N/2 x i32> for warpgroup_acc<int32_t, N>), a block accumulator as vector<M x N x f32>
-// (the whole tile: the only rank-2 vector the front end makes). Null for anything else (and for matrix
+// (i32 for int8 products; the whole tile: the only rank-2 vector the front end makes). Null for anything else (and for matrix
 // element types the matrix units do not take: A and B are half or bf16 with float accumulators,
 // or int8_t (512 elements) with int32_t ones; warpgroup accumulators float or int32, N = 16 ..
 // 256 in steps of 16).

@@ -49,8 +49,11 @@ class FallbackExpander {
     mlir::Value e = b_.create<mlir::arith::AddIOp>(l_, thread_, index(i * threads_));
     return {b_.create<mlir::arith::DivUIOp>(l_, e, index(cols)), b_.create<mlir::arith::RemUIOp>(l_, e, index(cols))};
   }
+  // An operand element as the accumulator's type: 16-bit floats exactly to f32, int8 sign-extended.
   mlir::Value widen(mlir::Value v) {
-    return v.getType().isF32() ? v : b_.create<mlir::arith::ExtFOp>(l_, b_.getF32Type(), v).getResult();
+    if (v.getType().isF32() || v.getType().isInteger(32)) return v;
+    if (v.getType().isInteger(8)) return b_.create<mlir::arith::ExtSIOp>(l_, b_.getI32Type(), v);
+    return b_.create<mlir::arith::ExtFOp>(l_, b_.getF32Type(), v);
   }
 
   // args: c, a, a_off, lda, b, b_off, ldb. Element i: sum over k of A[r][k] B[k][c], in k order.
@@ -59,6 +62,8 @@ class FallbackExpander {
     mlir::Value a_off = as_index(args[2]), lda = as_index(args[3]), b_off = as_index(args[5]), ldb = as_index(args[6]);
     int64_t share = llvm::cast<mlir::VectorType>(c.getType()).getNumElements();
     int64_t depth = block_product_depth(call_.getCallee());
+    // int8 products: exact products summed in int32, wrapping (docs/matrix.md).
+    const bool integer = llvm::cast<mlir::VectorType>(c.getType()).getElementType().isInteger(32);
     // Per element: where its row of A starts, where its column of B starts and B's step along k.
     llvm::SmallVector<mlir::Value> a_row, b_col;
     for (int64_t i = 0; i < share; ++i) {
@@ -92,7 +97,9 @@ class FallbackExpander {
                                 b_.create<mlir::arith::AddIOp>(l_, a_row[i], k).getResult()}));
       mlir::Value y = widen(b_.create<mlir::memref::LoadOp>(l_, b, mlir::ValueRange{
                                 b_.create<mlir::arith::AddIOp>(l_, b_col[i], b_k).getResult()}));
-      mlir::Value sum = b_.create<mlir::math::FmaOp>(l_, x, y, b_.create<mlir::vector::ExtractOp>(l_, acc, i));
+      mlir::Value old = b_.create<mlir::vector::ExtractOp>(l_, acc, i);
+      mlir::Value sum = integer ? b_.create<mlir::arith::AddIOp>(l_, old, b_.create<mlir::arith::MulIOp>(l_, x, y)).getResult()
+                                : b_.create<mlir::math::FmaOp>(l_, x, y, old).getResult();
       acc = b_.create<mlir::vector::InsertOp>(l_, sum, acc, i);
     }
     b_.create<mlir::cf::BranchOp>(l_, header, mlir::ValueRange{b_.create<mlir::arith::AddIOp>(l_, k, index(1)).getResult(), acc});
@@ -148,7 +155,7 @@ int64_t block_product_depth(llvm::StringRef callee) {
 
 bool is_block_tile_type(mlir::Type t) {
   auto v = llvm::dyn_cast<mlir::VectorType>(t);
-  return v && v.getRank() == 2 && v.getElementType().isF32();
+  return v && v.getRank() == 2 && (v.getElementType().isF32() || v.getElementType().isInteger(32));
 }
 
 void expand_block_ops(mlir::ModuleOp module, llvm::function_ref<bool(mlir::func::FuncOp)> only) {

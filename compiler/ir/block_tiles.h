@@ -1,8 +1,8 @@
 // Block-tile intrinsics of the neutral IR (docs/matrix.md "Block tiles", docs/ir.md).
 //
 // qv::block_acc<float, M, N>, an accumulator held by the whole block, is one vector<M x N x f32>
-// value (the whole tile, row-major): the only rank-2 vector the front end makes, so the type
-// alone marks it. Products read their operands straight from memory, so A and B are never
+// value (the whole tile, row-major; vector<M x N x i32> for int8 products): the only rank-2
+// vector the front end makes, so the type alone marks it. Products read their operands straight from memory, so A and B are never
 // values: a target either keeps the product whole (SPIR-V: one workgroup-scope cooperative
 // product) or asks for the portable fallback below. Calls to private declarations:
 //   qv.block_mma.k<K>.<a>.<b>.<M>x<N>  (vector<MxNxf32> c, memref a, index a_off, i32 lda, memref b, index b_off, i32 ldb)
@@ -31,7 +31,7 @@ std::string block_intrinsic_name(BlockOp op, int64_t k, mlir::TypeRange memories
 std::optional<BlockOp> block_op_of(llvm::StringRef callee);
 // K of a qv.block_mma / _bt callee (0 for anything else).
 int64_t block_product_depth(llvm::StringRef callee);
-// vector<M x N x f32>: a block tile.
+// vector<M x N x f32> or vector<M x N x i32>: a block tile.
 bool is_block_tile_type(mlir::Type t);
 
 // The portable fallback, in every function `only` picks (all when null): thread t of the block's

@@ -318,7 +318,8 @@ template <typename T> QV_BUILTIN_ matrix_a<T> to_matrix_a(matrix_acc<float> c);
 // share, M * N a multiple of the block's thread count). Every block builtin must be reached by
 // all threads of the block with the same arguments (like barrier()); memory the block wrote
 // before must be made visible with barrier() first. Inputs half or bf16, products exact, sums in
-// float in an order the target chooses. M, N: multiples of 16; K: a multiple of 16.
+// float in an order the target chooses; or int8 inputs into block_acc<int32_t, M, N> (below).
+// M, N: multiples of 16; K: a multiple of 16 (32 for int8).
 template <typename T, uint32_t M, uint32_t N>
 struct QV_ANNOTATE_("qv.block_acc") block_acc {
   block_acc() = default;   // all zero
@@ -342,6 +343,14 @@ QV_BUILTIN_ block_acc<float, M, N> block_mma_bt(const T* a, uint32_t lda, const 
                                                  block_acc<float, M, N> c);
 // p[i * stride + j] = U(C[i][j]) for U = float, half or bf16 (round to nearest even).
 template <typename U, uint32_t M, uint32_t N> QV_BUILTIN_ void store_block(U* p, uint32_t stride, block_acc<float, M, N> c);
+// int8 products (K a multiple of 32): exact products summed into int32, wrapping; stored as int32.
+template <uint32_t K, uint32_t M, uint32_t N>
+QV_BUILTIN_ block_acc<int32_t, M, N> block_mma(const int8_t* a, uint32_t lda, const int8_t* b, uint32_t ldb,
+                                               block_acc<int32_t, M, N> c);
+template <uint32_t K, uint32_t M, uint32_t N>
+QV_BUILTIN_ block_acc<int32_t, M, N> block_mma_bt(const int8_t* a, uint32_t lda, const int8_t* bt, uint32_t ldbt,
+                                                  block_acc<int32_t, M, N> c);
+template <uint32_t M, uint32_t N> QV_BUILTIN_ void store_block(int32_t* p, uint32_t stride, block_acc<int32_t, M, N> c);
 
 // ---- Warpgroup products: 64 x N tiles of four subgroups (docs/matrix.md "Warpgroups") -----------
 // A warpgroup is 128 consecutive linear thread ids starting at a multiple of 128 (the block must

@@ -302,6 +302,18 @@ void matmul_w8a8(const Device& dev, Operand a, Operand b, Operand a_scale, Opera
                 {a, b, a_scale, b_scale, c, call.dim(m, "m"), call.dim(n, "n"), call.dim(k, "k")});
     return;
   }
+  // int8 block tiles (kernels/matmul_w8a8_block.cpp: 128 x 256 tiles, K 64 a step; Vulkan with
+  // workgroup-scope int8 cooperative matrices), whole tiles only: the int32 sums into C's memory,
+  // then scaled to floats in place.
+  if (m % kMatmulBlockM == 0 && n % kMatmulBlockN == 0 && k % 64 == 0 && k > 0 && mn <= 0xffffffffu &&
+      call.has_kernel("matmul_w8a8_block") && call.has_kernel("w8a8_scale")) {
+    Operand sums{Elem::I32, c.size, c.buffer};
+    Grid grid{static_cast<uint32_t>(n / kMatmulBlockN), static_cast<uint32_t>(m / kMatmulBlockM), 1};
+    if (grid.x > 65535 || grid.y > 65535) call.fail("m must be at most 65535 * 128 and n at most 65535 * 256");
+    call.launch("matmul_w8a8_block", grid, {a, b, sums, call.dim(m, "m"), call.dim(n, "n"), call.dim(k, "k")});
+    call.launch("w8a8_scale", call.row_grid((mn + 255) / 256), {sums, c, a_scale, b_scale, call.dim(m, "m"), call.dim(n, "n")});
+    return;
+  }
   // The int8 matrix-unit kernel (kernels/matmul_w8a8_tiles.cpp: 128 x 128 tiles of C, any shape)
   // where the loaded image has it: PTX, and Vulkan's cooperative-matrix image.
   if (call.has_kernel("matmul_w8a8_tiles")) {

@@ -41,3 +41,13 @@ QV_KERNEL QV_BLOCK(128) void block_product_shared(const qv::half* a, const qv::h
   qv::store_block(out + row0 * n + col0, n, acc);
   qv::store_block(out16 + row0 * n + col0, n, acc + qv::block_acc<float, 32, 32>(1.0f));
 }
+
+// int8 block products: S = A B^T + 7 in int32 (wrapping), stored as int32; K 64 a step.
+template <uint32_t BM, uint32_t BN>
+QV_KERNEL QV_BLOCK(64) void block_product_i8(const int8_t* a, const int8_t* bt, int32_t* out, uint32_t n, uint32_t k) {
+  uint32_t row0 = qv::block_id_y() * BM, col0 = qv::block_id_x() * BN;
+  qv::block_acc<int32_t, BM, BN> acc(7);
+  for (uint32_t k0 = 0; k0 < k; k0 += 64) acc = qv::block_mma_bt<64>(a + row0 * k + k0, k, bt + col0 * k + k0, k, acc);
+  qv::store_block(out + row0 * n + col0, n, acc);
+}
+template void block_product_i8<32, 64>(const int8_t*, const int8_t*, int32_t*, uint32_t, uint32_t);

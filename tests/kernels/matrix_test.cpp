@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <random>
 #include <string>
 
 #include "kernels_common.h"
@@ -232,6 +233,30 @@ TEST(Kernels, BlockProductHalfTransposed) {
 TEST(Kernels, BlockProductBf16Transposed) {
   check_block_product<quiver::bf16, 32, 32, 16, true>("block_product<bf16, 32, 32, 16, true>");
 }
+// block_product_i8 (tests/kernels/block_tiles.cpp) over 64 x 128 x 256 int8 values spanning the
+// whole range, against an int64 host product wrapped to int32, bit for bit (products exact, int32
+// sums wrapping: any order gives the same bits).
+TEST(Kernels, BlockProductInt8) {
+  const uint32_t m = 64, n = 128, k = 256;
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<int> d(-128, 127);
+  std::vector<int8_t> a(size_t(m) * k), bt(size_t(n) * k);
+  for (auto& v : a) v = static_cast<int8_t>(d(rng));
+  for (auto& v : bt) v = static_cast<int8_t>(d(rng));
+  auto ba = upload(a), bb = upload(bt);
+  auto out = poisoned<int32_t>(size_t(m) * n + 1);
+  env().mod.kernel("block_product_i8<32, 64>").launch(quiver::Grid{n / 64, m / 32}, ba, bb, out, n, k);
+  env().dev.synchronize();
+  auto got = download(out);
+  for (uint32_t i = 0; i < m; ++i)
+    for (uint32_t j = 0; j < n; ++j) {
+      int64_t sum = 7;
+      for (uint32_t kk = 0; kk < k; ++kk) sum += int64_t(a[size_t(i) * k + kk]) * bt[size_t(j) * k + kk];
+      ASSERT_EQ(got[size_t(i) * n + j], static_cast<int32_t>(static_cast<uint32_t>(sum))) << "at (" << i << ", " << j << ")";
+    }
+  EXPECT_EQ(static_cast<uint32_t>(got[size_t(m) * n]), 0xA5A5A5A5u) << "written past the end";
+}
+
 TEST(Kernels, BlockProductFromShared) { check_block_product<quiver::half, 32, 32, 16, false>("block_product_shared"); }
 
 TEST(Kernels, WarpgroupProductBf16N128) { check_warpgroup_product<quiver::bf16, 128, false>(); }

@@ -39,6 +39,7 @@ TEST(OpsImageChoice, VulkanTakesCooperativeMatrixImagesOnlyWhereTheDeviceOffersT
   const bool block = lib.has_kernel("matmul_block_nn<half>");
   EXPECT_EQ(lib.has_kernel("matmul_block_nt<half>"), block) << image;
   if (!coop_half) EXPECT_FALSE(block) << image;
+  if (!coop_int8) EXPECT_FALSE(lib.has_kernel("matmul_w8a8_block")) << image;
   EXPECT_TRUE(lib.has_kernel("matmul_nn<half>")) << image;
 }
 

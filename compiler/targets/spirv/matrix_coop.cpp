@@ -119,9 +119,12 @@ bool block_coop_lowerable(mlir::func::FuncOp fn, std::string& why) {
       if (auto b = ir::block_op_of(call.getCallee())) {
         any = true;
         mlir::ValueRange args = call.getOperands();
-        bool ok = *b == ir::BlockOp::Store
-                      ? memory_element(args[0]).isF32() || memory_element(args[0]).isF16()
-                      : memory_element(args[1]).isF16() && memory_element(args[4]).isF16();
+        // Half or int8 operands (bf16 needs a SPIR-V bfloat16 type MLIR 19 lacks); stores of float
+        // accumulators to float or half, of int32 ones to int32.
+        auto half_or_int8 = [](mlir::Type a, mlir::Type b) { return a == b && (a.isF16() || a.isInteger(8)); };
+        mlir::Type m0 = memory_element(args[0]);
+        bool ok = *b == ir::BlockOp::Store ? m0.isF32() || m0.isF16() || m0.isInteger(32)
+                                           : half_or_int8(memory_element(args[1]), memory_element(args[4]));
         if (!ok) why = "bf16 block tiles (no bf16 cooperative matrices in this image) (" + describe(op) + ")";
         return;
       }
@@ -142,6 +145,7 @@ std::vector<std::string> block_coop_requirements(llvm::ArrayRef<mlir::func::Func
   if (kernels.empty()) return out;
   out = {"extension:VK_KHR_cooperative_matrix", "extension:VK_NV_cooperative_matrix2",
          "feature:cooperativeMatrixWorkgroupScope", "feature:cooperativeMatrixFlexibleDimensions"};
+  bool half = false;
   for (mlir::func::FuncOp fn : kernels) {
     auto block = fn->getAttrOfType<mlir::DenseI32ArrayAttr>("qv.block");
     int64_t threads = block ? int64_t(block[0]) * block[1] * block[2] : 0;
@@ -149,13 +153,16 @@ std::vector<std::string> block_coop_requirements(llvm::ArrayRef<mlir::func::Func
       auto b = ir::block_op_of(call.getCallee());
       if (!b || *b == ir::BlockOp::Store) return;
       auto tile = llvm::cast<mlir::VectorType>(call.getResult(0).getType());
+      const bool int8 = tile.getElementType().isInteger(32);
+      half = half || !int8;
+      const char* types = int8 ? ":i8*i8+i32:" : ":f16*f16+f32:";
       std::string r = "cooperative_matrix_workgroup:" + std::to_string(tile.getDimSize(0)) + "x" +
                       std::to_string(tile.getDimSize(1)) + "x" + std::to_string(ir::block_product_depth(call.getCallee())) +
-                      ":f16*f16+f32:" + std::to_string(threads);
+                      types + std::to_string(threads);
       if (!llvm::is_contained(out, r)) out.push_back(r);
     });
   }
-  out.push_back("feature:shaderFloat16");
+  if (half) out.push_back("feature:shaderFloat16");
   out.push_back("feature:vulkanMemoryModel");
   return out;
 }
@@ -336,18 +343,24 @@ struct BlockCallLowering final : mlir::OpConversionPattern<mlir::func::CallOp> {
     mlir::Value a = pointer(1), b = pointer(4);
     if (!acc || !a || !b) return rewriter.notifyMatchFailure(call, "no cooperative-matrix type or pointer");
     const int64_t depth = ir::block_product_depth(call.getCallee());
-    mlir::Type half = mlir::Float16Type::get(rewriter.getContext());
+    // Half (carried as i16 bits in memory) or int8 operands.
+    mlir::Type operand = tile_component(memory_element(call.getOperand(1)));
     auto scope = mlir::spirv::Scope::Workgroup;
-    auto type_a = mlir::spirv::CooperativeMatrixType::get(half, acc.getRows(), depth, scope, Use::MatrixA);
-    auto type_b = mlir::spirv::CooperativeMatrixType::get(half, depth, acc.getColumns(), scope, Use::MatrixB);
+    auto type_a = mlir::spirv::CooperativeMatrixType::get(operand, acc.getRows(), depth, scope, Use::MatrixA);
+    auto type_b = mlir::spirv::CooperativeMatrixType::get(operand, depth, acc.getColumns(), scope, Use::MatrixB);
     // B given as its N x K transpose (B[k][j] = m[j * stride + k]) is B stored column-major.
     Layout layout_b = *op == ir::BlockOp::MmaBT ? Layout::ColumnMajor : Layout::RowMajor;
     mlir::Value ta = rewriter.create<mlir::spirv::KHRCooperativeMatrixLoadOp>(l, type_a, a, Layout::RowMajor, args[3],
                                                                              mlir::spirv::MemoryAccessAttr());
     mlir::Value tb = rewriter.create<mlir::spirv::KHRCooperativeMatrixLoadOp>(l, type_b, b, layout_b, args[6],
                                                                              mlir::spirv::MemoryAccessAttr());
-    rewriter.replaceOpWithNewOp<mlir::spirv::KHRCooperativeMatrixMulAddOp>(call, ta, tb, args[0],
-                                                                         mlir::spirv::CooperativeMatrixOperandsKHRAttr());
+    // int8 inputs and the int32 accumulator are signed (the sums wrap, no saturation).
+    using Operands = mlir::spirv::CooperativeMatrixOperandsKHR;
+    mlir::spirv::CooperativeMatrixOperandsKHRAttr flags;
+    if (operand.isInteger(8))
+      flags = mlir::spirv::CooperativeMatrixOperandsKHRAttr::get(
+          rewriter.getContext(), Operands::ASigned | Operands::BSigned | Operands::CSigned | Operands::ResultSigned);
+    rewriter.replaceOpWithNewOp<mlir::spirv::KHRCooperativeMatrixMulAddOp>(call, ta, tb, args[0], flags);
     return mlir::success();
   }
 };

@@ -44,8 +44,9 @@ std::vector<std::string> cooperative_matrix_requirements(llvm::ArrayRef<mlir::fu
 
 // Block tiles (ir/block_tiles.h) as workgroup-scope cooperative matrices (VK_NV_cooperative_matrix2's
 // workgroup scope and flexible sizes; the instructions are SPV_KHR_cooperative_matrix's): whether
-// every block-tile operation of `fn` has that form (half operands, float or half stores, + - * /),
-// and what a device must offer for `kernels` ("cooperative_matrix_workgroup:MxNxK:f16*f16+f32:T"
+// every block-tile operation of `fn` has that form (half operands with float or half stores, int8
+// operands with int32 stores, + - * /), and what a device must offer for `kernels`
+// ("cooperative_matrix_workgroup:MxNxK:f16*f16+f32:T" or ":i8*i8+i32:"
 // per product shape and block size T, docs/format.md). A kernel without block tiles is not lowerable.
 bool block_coop_lowerable(mlir::func::FuncOp fn, std::string& why);
 std::vector<std::string> block_coop_requirements(llvm::ArrayRef<mlir::func::FuncOp> kernels);
