@@ -188,6 +188,20 @@ QV_DEVICE float chunk_max(qv::float4 lo, qv::float4 hi) {
 // (Vulkan guarantees only 65535 blocks per grid dimension), so the last blocks may be spare.
 QV_DEVICE uint32_t block_row() { return qv::block_id_x() + qv::block_id_y() * qv::grid_dim_x(); }
 
+// One BM x BN tile of C = A B (B given K x N), or A B^T (BT: B given N x K), at the block's grid
+// position (x: columns, y: rows), K in steps of BK, on block tiles (docs/matrix.md "Block
+// tiles"): whole tiles only. Acc is float for half operands, int32_t for int8 ones.
+template <uint32_t BM, uint32_t BN, uint32_t BK, bool BT, typename Acc, typename T, typename U>
+QV_DEVICE void block_matmul_tile(const T* a, const T* b, U* c, uint32_t n, uint32_t k) {
+  uint32_t row0 = qv::block_id_y() * BM, col0 = qv::block_id_x() * BN;
+  qv::block_acc<Acc, BM, BN> acc;
+  for (uint32_t k0 = 0; k0 < k; k0 += BK) {
+    if constexpr (BT) acc = qv::block_mma_bt<BK>(a + row0 * k + k0, k, b + col0 * k + k0, k, acc);
+    else acc = qv::block_mma<BK>(a + row0 * k + k0, k, b + k0 * n + col0, n, acc);
+  }
+  qv::store_block(c + row0 * n + col0, n, acc);
+}
+
 // First element and stride of a grid-stride loop over a 1-D grid.
 QV_DEVICE uint32_t grid_first() { return qv::global_id_x(); }
 QV_DEVICE uint32_t grid_stride() { return qv::grid_dim_x() * qv::block_dim_x(); }

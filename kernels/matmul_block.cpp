@@ -22,22 +22,14 @@ template <typename T>
 QV_KERNEL QV_BLOCK(256) QV_TARGETS(spirv:vulkan1.3_coopmat) void matmul_block_nn(const T* a, const T* b, T* c, uint32_t m,
                                                                                  QV_SPECIALIZE uint32_t n,
                                                                                  QV_SPECIALIZE uint32_t k) {
-  uint32_t row0 = qv::block_id_y() * kBlockM, col0 = qv::block_id_x() * kBlockN;
-  qv::block_acc<float, kBlockM, kBlockN> acc;
-  for (uint32_t k0 = 0; k0 < k; k0 += kBlockK)
-    acc = qv::block_mma<kBlockK>(a + row0 * k + k0, k, b + k0 * n + col0, n, acc);
-  qv::store_block(c + row0 * n + col0, n, acc);
+  qvops::block_matmul_tile<kBlockM, kBlockN, kBlockK, false, float>(a, b, c, n, k);
 }
 
 template <typename T>
 QV_KERNEL QV_BLOCK(256) QV_TARGETS(spirv:vulkan1.3_coopmat) void matmul_block_nt(const T* a, const T* b, T* c, uint32_t m,
                                                                                  QV_SPECIALIZE uint32_t n,
                                                                                  QV_SPECIALIZE uint32_t k) {
-  uint32_t row0 = qv::block_id_y() * kBlockM, col0 = qv::block_id_x() * kBlockN;
-  qv::block_acc<float, kBlockM, kBlockN> acc;
-  for (uint32_t k0 = 0; k0 < k; k0 += kBlockK)
-    acc = qv::block_mma_bt<kBlockK>(a + row0 * k + k0, k, b + col0 * k + k0, k, acc);
-  qv::store_block(c + row0 * n + col0, n, acc);
+  qvops::block_matmul_tile<kBlockM, kBlockN, kBlockK, true, float>(a, b, c, n, k);
 }
 
 template void matmul_block_nn<qv::half>(const qv::half*, const qv::half*, qv::half*, uint32_t, uint32_t, uint32_t);

@@ -17,11 +17,7 @@ QV_KERNEL QV_BLOCK(256) QV_TARGETS(spirv:vulkan1.3_coopmat) void matmul_w8a8_blo
                                                                                    int32_t* s, uint32_t m,
                                                                                    QV_SPECIALIZE uint32_t n,
                                                                                    QV_SPECIALIZE uint32_t k) {
-  uint32_t row0 = qv::block_id_y() * kW8BlockM, col0 = qv::block_id_x() * kW8BlockN;
-  qv::block_acc<int32_t, kW8BlockM, kW8BlockN> acc;
-  for (uint32_t k0 = 0; k0 < k; k0 += kW8BlockK)
-    acc = qv::block_mma_bt<kW8BlockK>(a + row0 * k + k0, k, b + col0 * k + k0, k, acc);
-  qv::store_block(s + row0 * n + col0, n, acc);
+  qvops::block_matmul_tile<kW8BlockM, kW8BlockN, kW8BlockK, true, int32_t>(a, b, s, n, k);
 }
 
 // Element i of C from element i of S, the same memory: each thread reads its element before it

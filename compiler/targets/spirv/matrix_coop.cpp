@@ -242,6 +242,21 @@ mlir::Type tile_component(mlir::Type element) {
   return element;
 }
 
+// An accumulator (subgroup or workgroup scope) stored row-major to memory of element type
+// `memory`: float to half first (round to nearest even, as the kernel language's stores do).
+void store_accumulator(mlir::ConversionPatternRewriter& rewriter, mlir::Location l, mlir::Value ptr, mlir::Value value,
+                       mlir::Type memory, mlir::Value stride) {
+  auto acc = llvm::cast<mlir::spirv::CooperativeMatrixType>(value.getType());
+  if (memory != acc.getElementType())
+    value = rewriter.create<mlir::spirv::FConvertOp>(
+        l,
+        mlir::spirv::CooperativeMatrixType::get(memory, acc.getRows(), acc.getColumns(), acc.getScope(),
+                                                mlir::spirv::CooperativeMatrixUseKHR::MatrixAcc),
+        value);
+  rewriter.create<mlir::spirv::KHRCooperativeMatrixStoreOp>(l, ptr, value, mlir::spirv::CooperativeMatrixLayoutKHR::RowMajor,
+                                                           stride, mlir::spirv::MemoryAccessAttr());
+}
+
 // func.call @qv.matrix_* -> OpCooperativeMatrix{Load,Store,MulAdd}KHR.
 struct MatrixCallLowering final : mlir::OpConversionPattern<mlir::func::CallOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -275,16 +290,10 @@ struct MatrixCallLowering final : mlir::OpConversionPattern<mlir::func::CallOp> 
       case MatrixOp::Store: {
         mlir::Value ptr = pointer();
         if (!ptr) return rewriter.notifyMatchFailure(call, "no pointer");
-        mlir::Value value = args[3];
         // A word array's store names the element type it writes (ir/legalize.h).
         auto word_element = call->getAttrOfType<mlir::TypeAttr>(ir::kWordElementAttr);
         mlir::Type memory = tile_component(word_element ? word_element.getValue() : memory_element(call.getOperand(0)));
-        mlir::Type acc = llvm::cast<mlir::spirv::CooperativeMatrixType>(value.getType()).getElementType();
-        if (memory != acc)   // float to half: round to nearest even, as the kernel language's stores do
-          value = rewriter.create<mlir::spirv::FConvertOp>(
-              l, coop_type(memory, mlir::spirv::CooperativeMatrixUseKHR::MatrixAcc), value);
-        rewriter.create<mlir::spirv::KHRCooperativeMatrixStoreOp>(l, ptr, value, Layout::RowMajor, args[2],
-                                                                 mlir::spirv::MemoryAccessAttr());
+        store_accumulator(rewriter, l, ptr, args[3], memory, args[2]);
         rewriter.eraseOp(call);
         return mlir::success();
       }
@@ -327,15 +336,7 @@ struct BlockCallLowering final : mlir::OpConversionPattern<mlir::func::CallOp> {
     if (*op == ir::BlockOp::Store) {
       mlir::Value ptr = pointer(0);
       if (!ptr) return rewriter.notifyMatchFailure(call, "no pointer");
-      mlir::Value value = args[3];
-      auto acc = llvm::cast<mlir::spirv::CooperativeMatrixType>(value.getType());
-      mlir::Type memory = tile_component(memory_element(call.getOperand(0)));
-      if (memory != acc.getElementType())   // float to half: round to nearest even
-        value = rewriter.create<mlir::spirv::FConvertOp>(
-            l, mlir::spirv::CooperativeMatrixType::get(memory, acc.getRows(), acc.getColumns(), acc.getScope(), Use::MatrixAcc),
-            value);
-      rewriter.create<mlir::spirv::KHRCooperativeMatrixStoreOp>(l, ptr, value, Layout::RowMajor, args[2],
-                                                               mlir::spirv::MemoryAccessAttr());
+      store_accumulator(rewriter, l, ptr, args[3], tile_component(memory_element(call.getOperand(0))), args[2]);
       rewriter.eraseOp(call);
       return mlir::success();
     }

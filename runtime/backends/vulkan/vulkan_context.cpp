@@ -245,6 +245,29 @@ std::vector<Candidate> usable_devices(const SharedInstance& shared, std::string&
   return usable;
 }
 
+// The device's feature structure F (sType `type`), as vkGetPhysicalDeviceFeatures2 fills it.
+template <typename F>
+F device_features(const Context& ctx, VkStructureType type) {
+  F have{type};
+  VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  query.pNext = &have;
+  ctx.vk.vkGetPhysicalDeviceFeatures2(ctx.physical, &query);
+  return have;
+}
+
+// The list a two-call enumeration entry point (`list(physical, &count, items)`) gives, each item
+// of sType `type`; empty where the entry point is missing or fails.
+template <typename P, typename Fn>
+std::vector<P> device_list(const Context& ctx, Fn list, VkStructureType type) {
+  uint32_t count = 0;
+  if (!list || list(ctx.physical, &count, nullptr) != VK_SUCCESS) return {};
+  std::vector<P> items(count);
+  for (auto& item : items) item = {type};
+  if (list(ctx.physical, &count, items.data()) != VK_SUCCESS) return {};
+  items.resize(count);
+  return items;
+}
+
 // VK_KHR_cooperative_matrix: enabled when the device has the feature; its configurations (types,
 // sizes, scope) become offers that an image's requirements name (image_choice.h).
 void enable_cooperative_matrix(Context& ctx, VkPhysicalDeviceFeatures2& enabled,
@@ -253,23 +276,18 @@ void enable_cooperative_matrix(Context& ctx, VkPhysicalDeviceFeatures2& enabled,
   const Api& vk = ctx.vk;
   auto properties = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
       vk.vkGetInstanceProcAddr(ctx.instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
-  VkPhysicalDeviceCooperativeMatrixFeaturesKHR have{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
-  VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  query.pNext = &have;
-  vk.vkGetPhysicalDeviceFeatures2(ctx.physical, &query);
+  auto have = device_features<VkPhysicalDeviceCooperativeMatrixFeaturesKHR>(
+      ctx, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR);
   if (!have.cooperativeMatrix || !properties) return;
-  uint32_t count = 0;
-  if (properties(ctx.physical, &count, nullptr) != VK_SUCCESS) return;
-  std::vector<VkCooperativeMatrixPropertiesKHR> configs(count);
-  for (auto& c : configs) c = {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR};
-  if (properties(ctx.physical, &count, configs.data()) != VK_SUCCESS) return;
+  auto configs = device_list<VkCooperativeMatrixPropertiesKHR>(ctx, properties, VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR);
+  if (configs.empty()) return;
   features.cooperativeMatrix = VK_TRUE;
   features.pNext = enabled.pNext;
   enabled.pNext = &features;
   extensions.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   ctx.offers.insert(std::string("extension:") + VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
-  for (uint32_t i = 0; i < count; ++i)
-    if (std::string r = cooperative_matrix_requirement(configs[i]); !r.empty()) ctx.offers.insert(r);
+  for (const auto& c : configs)
+    if (std::string r = cooperative_matrix_requirement(c); !r.empty()) ctx.offers.insert(r);
 }
 
 // VK_NV_cooperative_matrix2's workgroup scope and flexible sizes (block tiles, docs/matrix.md):
@@ -281,20 +299,16 @@ void enable_cooperative_matrix2(Context& ctx, VkPhysicalDeviceFeatures2& enabled
   const Api& vk = ctx.vk;
   auto flexible = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV>(
       vk.vkGetInstanceProcAddr(ctx.instance, "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV"));
-  VkPhysicalDeviceCooperativeMatrix2FeaturesNV have{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
-  VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  query.pNext = &have;
-  vk.vkGetPhysicalDeviceFeatures2(ctx.physical, &query);
+  auto have = device_features<VkPhysicalDeviceCooperativeMatrix2FeaturesNV>(
+      ctx, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV);
   if (!have.cooperativeMatrixWorkgroupScope || !have.cooperativeMatrixFlexibleDimensions || !flexible) return;
   VkPhysicalDeviceCooperativeMatrix2PropertiesNV limits{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV};
   VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   properties.pNext = &limits;
   vk.vkGetPhysicalDeviceProperties2(ctx.physical, &properties);
-  uint32_t count = 0;
-  if (flexible(ctx.physical, &count, nullptr) != VK_SUCCESS) return;
-  std::vector<VkCooperativeMatrixFlexibleDimensionsPropertiesNV> configs(count);
-  for (auto& c : configs) c = {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV};
-  if (flexible(ctx.physical, &count, configs.data()) != VK_SUCCESS) return;
+  auto configs = device_list<VkCooperativeMatrixFlexibleDimensionsPropertiesNV>(
+      ctx, flexible, VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV);
+  if (configs.empty()) return;
   features.cooperativeMatrixWorkgroupScope = VK_TRUE;
   features.cooperativeMatrixFlexibleDimensions = VK_TRUE;
   features.pNext = enabled.pNext;
@@ -305,8 +319,8 @@ void enable_cooperative_matrix2(Context& ctx, VkPhysicalDeviceFeatures2& enabled
   ctx.offers.insert("feature:cooperativeMatrixFlexibleDimensions");
   ctx.offers.insert("cooperative_matrix_workgroup_max_dimension:" +
                     std::to_string(limits.cooperativeMatrixFlexibleDimensionsMaxDimension));
-  for (uint32_t i = 0; i < count; ++i)
-    if (std::string r = cooperative_matrix_granularity_offer(configs[i]); !r.empty()) ctx.offers.insert(r);
+  for (const auto& c : configs)
+    if (std::string r = cooperative_matrix_granularity_offer(c); !r.empty()) ctx.offers.insert(r);
 }
 
 }  // namespace
