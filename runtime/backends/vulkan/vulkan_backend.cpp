@@ -325,15 +325,17 @@ class VulkanModule final : public Module {
   // around every call into it (backend.h), so one thread at a time gets here: a pipeline is
   // created once, however many threads launch its kernel.
   VkPipeline pipeline_for(KernelPipeline& p, std::span<const LaunchArg> args) {
-    VkShaderModule shader = shader_module(p);
+    if (p.pipeline) return p.pipeline;   // made, no specialized parameter: nothing to look up
     if (!p.specialized) {
+      // The image is read (and its entry point checked) at the kernel's first launch.
+      shader_module(p);
       std::vector<uint32_t> ids;
       for (uint32_t id : images_[p.image]->info.spec_ids)
         if (id < p.param_count && p.scalar32[id]) ids.push_back(id);
       p.specialized = std::move(ids);
     }
     if (p.specialized->empty()) {
-      if (!p.pipeline) unsaved_ = !create_pipeline(p, shader, {}, p.pipeline) || unsaved_;
+      unsaved_ = !create_pipeline(p, shader_module(p), {}, p.pipeline) || unsaved_;
       return p.pipeline;
     }
     std::vector<uint32_t> values;
@@ -360,7 +362,7 @@ class VulkanModule final : public Module {
       p.specializations.erase(oldest);
     }
     KernelPipeline::Specialization made{std::move(values), VK_NULL_HANDLE, use_clock_};
-    unsaved_ = !create_pipeline(p, shader, made.values, made.pipeline) || unsaved_;
+    unsaved_ = !create_pipeline(p, shader_module(p), made.values, made.pipeline) || unsaved_;
     p.specializations.push_back(std::move(made));
     return p.specializations.back().pipeline;
   }
