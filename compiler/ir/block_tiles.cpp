@@ -4,9 +4,9 @@
 #include <stdexcept>
 
 #include "ir/matrix.h"
+#include "ir/warpgroup.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -199,12 +199,7 @@ void expand_block_ops(mlir::ModuleOp module, llvm::function_ref<bool(mlir::func:
       return mlir::VectorType::get({t.getNumElements() / threads}, t.getElementType());
     });
     mlir::OpBuilder b(&fn.getBody().front(), fn.getBody().front().begin());
-    mlir::Location l = fn.getLoc();
-    auto dim = [&](mlir::gpu::Dimension d) { return b.create<mlir::gpu::ThreadIdOp>(l, d).getResult(); };
-    mlir::Value x = dim(mlir::gpu::Dimension::x), y = dim(mlir::gpu::Dimension::y), z = dim(mlir::gpu::Dimension::z);
-    auto c = [&](int64_t v) { return b.create<mlir::arith::ConstantIndexOp>(l, v).getResult(); };
-    mlir::Value yz = b.create<mlir::arith::AddIOp>(l, y, b.create<mlir::arith::MulIOp>(l, z, c(block[1])));
-    mlir::Value thread = b.create<mlir::arith::AddIOp>(l, x, b.create<mlir::arith::MulIOp>(l, yz, c(block[0])));
+    mlir::Value thread = linear_thread_id(b, fn.getLoc());
     for (size_t i = 0; i < calls.size(); ++i) FallbackExpander(calls[i].first, thread, threads).expand(calls[i].second, cols[i]);
   }
   if (calls_remain) return;
