@@ -267,14 +267,24 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_warpgroup_built
                               {acc}, e->getBeginLoc())};
 }
 
-// qv::block_mma<K> / block_mma_bt<K>, qv::store_block (docs/matrix.md "Block tiles").
+// qv::block_mma<K> / block_mma_bt<K>, qv::store_block, qv::load_block (docs/matrix.md "Block tiles").
 std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_block_builtin(const clang::CallExpr* e,
                                                                               const std::string& name) {
-  bool store = name == "store_block", bt = name == "block_mma_bt";
-  if (!store && !bt && name != "block_mma") return std::nullopt;
+  bool store = name == "store_block", bt = name == "block_mma_bt", load = name == "load_block";
+  if (!store && !bt && !load && name != "block_mma") return std::nullopt;
   mlir::Location l = loc(e->getBeginLoc());
   auto element = [&](const clang::Expr* p) { return scalar_kind(p->getType()->getPointeeType()); };
   std::vector<mlir::Value> operands;
+  if (load) {
+    // The overloads take float (into block_acc<float>) or int32_t (into block_acc<int32_t>).
+    if (e->getNumArgs() != 2 || !is_block_acc(e->getType()))
+      error(e->getBeginLoc(), "qv::load_block<M, N> takes (pointer to float or int32_t, stride)");
+    mlir::Type tile = type_of(e->getType(), e->getBeginLoc());
+    Pointer p = emit_pointer(e->getArg(0));
+    operands = {p.mem, p.offset, emit_scalar(e->getArg(1))};
+    std::string callee = ir::block_intrinsic_name(ir::BlockOp::Load, 0, {p.mem.getType()}, tile);
+    return RValue{call_declared(l, callee, operands, {tile}, e->getBeginLoc())};
+  }
   if (store) {
     clang::QualType acc_elem;
     if (e->getNumArgs() != 3 || !is_block_acc(e->getArg(2)->getType(), &acc_elem))

@@ -17,7 +17,8 @@ namespace quiver::ir {
 namespace {
 
 constexpr std::pair<BlockOp, const char*> kNames[] = {
-    {BlockOp::Mma, "qv.block_mma"}, {BlockOp::MmaBT, "qv.block_mma_bt"}, {BlockOp::Store, "qv.block_store"}};
+    {BlockOp::Mma, "qv.block_mma"}, {BlockOp::MmaBT, "qv.block_mma_bt"}, {BlockOp::Store, "qv.block_store"},
+    {BlockOp::Load, "qv.block_load"}};
 
 const char* base_name(BlockOp op) {
   for (auto [o, name] : kNames)
@@ -35,6 +36,7 @@ class FallbackExpander {
   void expand(BlockOp op, int64_t cols) {
     mlir::ValueRange args = call_.getOperands();
     if (op == BlockOp::Store) store(args, cols);
+    else if (op == BlockOp::Load) call_.getResult(0).replaceAllUsesWith(load(args, cols));
     else call_.getResult(0).replaceAllUsesWith(product(args, cols, op == BlockOp::MmaBT));
     call_.erase();
   }
@@ -122,6 +124,21 @@ class FallbackExpander {
     }
   }
 
+  // args: p, off, stride; the share's type is the (retyped) result's.
+  mlir::Value load(mlir::ValueRange args, int64_t cols) {
+    mlir::Value off = as_index(args[1]), stride = as_index(args[2]);
+    auto share = llvm::cast<mlir::VectorType>(call_.getResult(0).getType());
+    mlir::Value acc = b_.create<mlir::arith::ConstantOp>(l_, b_.getZeroAttr(share));
+    for (int64_t i = 0; i < share.getNumElements(); ++i) {
+      auto [r, col] = position(i, cols);
+      mlir::Value at = b_.create<mlir::arith::AddIOp>(
+          l_, off, b_.create<mlir::arith::AddIOp>(l_, b_.create<mlir::arith::MulIOp>(l_, r, stride), col));
+      mlir::Value v = b_.create<mlir::memref::LoadOp>(l_, args[0], mlir::ValueRange{at});
+      acc = b_.create<mlir::vector::InsertOp>(l_, v, acc, i);
+    }
+    return acc;
+  }
+
   mlir::OpBuilder b_;
   mlir::Location l_;
   mlir::func::CallOp call_;
@@ -133,7 +150,7 @@ class FallbackExpander {
 
 std::string block_intrinsic_name(BlockOp op, int64_t k, mlir::TypeRange memories, mlir::Type tile) {
   std::string name = base_name(op);
-  if (op != BlockOp::Store) name += ".k" + std::to_string(k);
+  if (is_block_product(op)) name += ".k" + std::to_string(k);
   for (mlir::Type m : memories) name += "." + matrix_type_tag(m);
   auto v = llvm::cast<mlir::VectorType>(tile);
   return name + "." + std::to_string(v.getDimSize(0)) + "x" + std::to_string(v.getDimSize(1));
@@ -147,7 +164,7 @@ std::optional<BlockOp> block_op_of(llvm::StringRef callee) {
 
 int64_t block_product_depth(llvm::StringRef callee) {
   auto op = block_op_of(callee);
-  if (!op || *op == BlockOp::Store) return 0;
+  if (!op || !is_block_product(*op)) return 0;
   llvm::StringRef rest = callee.drop_front(strlen(base_name(*op)) + 2);   // past ".k"
   int64_t k = 0;
   return rest.take_until([](char ch) { return ch == '.'; }).getAsInteger(10, k) ? 0 : k;

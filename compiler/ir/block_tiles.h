@@ -9,6 +9,7 @@
 //                                -> vector<MxNxf32>     C + A B, A[i][k] = a[a_off + i*lda + k], B[k][j] = b[b_off + k*ldb + j]
 //   qv.block_mma_bt.k<K>.<a>.<b>.<M>x<N>  same, B[k][j] = b[b_off + j*ldb + k]
 //   qv.block_store.<m>.<M>x<N>  (memref p, index off, i32 stride, vector<MxNxf32> c)   p[off + i*stride + j] = U(C[i][j])
+//   qv.block_load.<m>.<M>x<N>  (memref p, index off, i32 stride) -> vector<MxNxf32>   C[i][j] = p[off + i*stride + j]
 // <a>, <b>, <m> name the memory as the matrix intrinsics do ("g.f16", "s8192.bf16", ...); every
 // name ends with the accumulator's shape, ".<M>x<N>".
 // Element-wise arithmetic on block tiles (arith on vector<M x N x f32>) is not an intrinsic.
@@ -24,7 +25,9 @@
 
 namespace quiver::ir {
 
-enum class BlockOp { Mma, MmaBT, Store };
+enum class BlockOp { Mma, MmaBT, Store, Load };
+// A product (Mma, MmaBT) rather than a move of the accumulator (Store, Load).
+inline bool is_block_product(BlockOp op) { return op == BlockOp::Mma || op == BlockOp::MmaBT; }
 
 // "qv.block_mma.k64.g.f16.g.f16.128x256", "qv.block_store.g.f32.128x256" (the accumulator's shape last).
 std::string block_intrinsic_name(BlockOp op, int64_t k, mlir::TypeRange memories, mlir::Type tile);
@@ -37,7 +40,7 @@ bool is_block_tile_type(mlir::Type t);
 // The portable fallback, in every function `only` picks (all when null): thread t of the block's
 // T threads (qv.block) holds elements t, t + T, ... of the row-major tile as vector<M*N/T x f32>;
 // a product reads, for each of its elements, a row of A and a column of B from memory (K fused
-// multiply-adds in k order, in a loop over k); a store writes its elements. Throws naming the
+// multiply-adds in k order, in a loop over k); a store writes its elements, a load reads them. Throws naming the
 // kernel when M*N is not a multiple of T. Drops the declarations once no call remains.
 void expand_block_ops(mlir::ModuleOp module, llvm::function_ref<bool(mlir::func::FuncOp)> only = nullptr);
 

@@ -343,6 +343,10 @@ QV_BUILTIN_ block_acc<float, M, N> block_mma_bt(const T* a, uint32_t lda, const 
                                                  block_acc<float, M, N> c);
 // p[i * stride + j] = U(C[i][j]) for U = float, half or bf16 (round to nearest even).
 template <typename U, uint32_t M, uint32_t N> QV_BUILTIN_ void store_block(U* p, uint32_t stride, block_acc<float, M, N> c);
+// C[i][j] = p[i * stride + j]: an accumulator read back from a buffer or a qv::shared array (what
+// store_block wrote there, after a barrier(), so the threads can work on it element by element).
+template <uint32_t M, uint32_t N> QV_BUILTIN_ block_acc<float, M, N> load_block(const float* p, uint32_t stride);
+template <uint32_t M, uint32_t N> QV_BUILTIN_ block_acc<int32_t, M, N> load_block(const int32_t* p, uint32_t stride);
 // int8 products (K a multiple of 32): exact products summed into int32, wrapping; stored as int32.
 template <uint32_t K, uint32_t M, uint32_t N>
 QV_BUILTIN_ block_acc<int32_t, M, N> block_mma(const int8_t* a, uint32_t lda, const int8_t* b, uint32_t ldb,

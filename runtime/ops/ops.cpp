@@ -365,8 +365,9 @@ void attention(const Device& dev, Operand q, Operand k, Operand v, Operand o, co
   float scale = s.scale == 0.0f ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))) : s.scale;
   // For 16-bit inputs the warpgroup kernel (kernels/attention_wgmma.cpp: 128 query rows a block)
   // where the loaded image has it, else the matrix-unit kernel (kernels/attention_tiles.cpp: 64
-  // rows; its lean variant on SPIR-V's cooperative matrices, half only) where the backend has it;
-  // otherwise kernels/attention.cpp (BQ = 256 * 8 / D).
+  // rows) where the backend has it; for half on SPIR-V's cooperative matrices the block-tile
+  // kernel (kernels/attention_block.cpp) on whole 64-row, 64-key tiles, else the tiles' lean
+  // variant; otherwise kernels/attention.cpp (BQ = 256 * 8 / D).
   const std::string shape = "<" + elem_name(e) + ", " + std::to_string(d) + ">";
   std::string kernel = "attention" + shape;
   size_t rows_per_block = 2048 / d;
@@ -375,6 +376,9 @@ void attention(const Device& dev, Operand q, Operand k, Operand v, Operand o, co
     rows_per_block = 128;
   } else if (e != Elem::F32 && call.has_kernel("attention_tiles" + shape)) {
     kernel = "attention_tiles" + shape;
+    rows_per_block = 64;
+  } else if (e == Elem::F16 && s.q_len % 64 == 0 && s.kv_len % 64 == 0 && call.has_kernel("attention_block" + shape)) {
+    kernel = "attention_block" + shape;
     rows_per_block = 64;
   } else if (e == Elem::F16 && call.has_kernel("attention_tiles_lean" + shape)) {
     kernel = "attention_tiles_lean" + shape;

@@ -51,3 +51,31 @@ QV_KERNEL QV_BLOCK(64) void block_product_i8(const int8_t* a, const int8_t* bt, 
   qv::store_block(out + row0 * n + col0, n, acc);
 }
 template void block_product_i8<32, 64>(const int8_t*, const int8_t*, int32_t*, uint32_t, uint32_t);
+
+// The accumulator starts from memory (load_block of C0) and goes through a qv::shared array and
+// back (store_block, alpha applied there by the threads element by element, load_block): the
+// round trip a kernel takes to scale an accumulator's rows.
+QV_KERNEL QV_BLOCK(128) void block_product_loaded(const qv::half* a, const qv::half* b, const float* c0, float* out,
+                                                  qv::half* out16, uint32_t n, uint32_t k, float alpha) {
+  constexpr uint32_t kStride = 48;   // rows of the shared copy padded past the tile's 32 columns
+  qv::shared<float, 32 * kStride> stage;
+  uint32_t row0 = qv::block_id_y() * 32, col0 = qv::block_id_x() * 32, t = qv::thread_id_x();
+  qv::block_acc<float, 32, 32> acc = qv::load_block<32, 32>(c0 + row0 * n + col0, n);
+  for (uint32_t k0 = 0; k0 < k; k0 += 16) acc = qv::block_mma<16>(a + row0 * k + k0, k, b + k0 * n + col0, n, acc);
+  qv::store_block(&stage[0], kStride, acc);
+  qv::barrier();
+  for (uint32_t i = t; i < 32 * 32; i += 128) stage[(i / 32) * kStride + i % 32] *= alpha;
+  qv::barrier();
+  acc = qv::load_block<32, 32>(&stage[0], kStride);
+  qv::store_block(out + row0 * n + col0, n, acc);
+  qv::store_block(out16 + row0 * n + col0, n, acc + qv::block_acc<float, 32, 32>(1.0f));
+}
+
+// int8: S = C0 + A B^T in int32 (wrapping), C0 read with load_block.
+QV_KERNEL QV_BLOCK(64) void block_product_i8_loaded(const int8_t* a, const int8_t* bt, const int32_t* c0, int32_t* out,
+                                                    uint32_t n, uint32_t k) {
+  uint32_t row0 = qv::block_id_y() * 32, col0 = qv::block_id_x() * 64;
+  qv::block_acc<int32_t, 32, 64> acc = qv::load_block<32, 64>(c0 + row0 * n + col0, n);
+  for (uint32_t k0 = 0; k0 < k; k0 += 64) acc = qv::block_mma_bt<64>(a + row0 * k + k0, k, bt + col0 * k + k0, k, acc);
+  qv::store_block(out + row0 * n + col0, n, acc);
+}

@@ -259,6 +259,47 @@ TEST(Kernels, BlockProductInt8) {
 
 TEST(Kernels, BlockProductFromShared) { check_block_product<quiver::half, 32, 32, 16, false>("block_product_shared"); }
 
+// block_product_loaded: C0 from the buffer by load_block, alpha applied in shared memory between a
+// store_block and a load_block.
+TEST(Kernels, BlockAccumulatorLoadedAndScaledThroughShared) {
+  const uint32_t m = 64, n = 96, k = 48;
+  std::vector<quiver::half> a = random16<quiver::half>(size_t(m) * k, -2, 2);
+  std::vector<quiver::half> b = random16<quiver::half>(size_t(k) * n, -2, 2);
+  std::vector<float> c0 = random_floats(size_t(m) * n, -4, 4);
+  float alpha = random_floats(1, 0.5f, 1.5f)[0];
+  auto ba = upload(a), bb = upload(b);
+  auto bc = upload(c0);
+  auto out = poisoned<float>(size_t(m) * n + 1);
+  auto out16 = poisoned<quiver::half>(size_t(m) * n + 1);
+  env().mod.kernel("block_product_loaded").launch(quiver::Grid{n / 32, m / 32}, ba, bb, bc, out, out16, n, k, alpha);
+  env().dev.synchronize();
+  expect_product<quiver::half>("block_product_loaded", a, b, false,
+                               [&](size_t i, size_t j) { return double(c0[i * n + j]); }, alpha, m, n, k, download(out),
+                               download(out16));
+}
+
+// block_product_i8_loaded: int32 C0 (spanning the range, so sums wrap) by load_block, plus an
+// int8 product, bit for bit against int64 wrapped to int32.
+TEST(Kernels, BlockProductInt8OntoLoadedAccumulator) {
+  const uint32_t m = 64, n = 128, k = 128;
+  std::vector<int8_t> a = random_ints<int8_t>(size_t(m) * k, -128, 127);
+  std::vector<int8_t> bt = random_ints<int8_t>(size_t(n) * k, -128, 127);
+  std::vector<int32_t> c0 = random_ints<int32_t>(size_t(m) * n, INT32_MIN, INT32_MAX);
+  auto ba = upload(a), bb = upload(bt);
+  auto bc = upload(c0);
+  auto out = poisoned<int32_t>(size_t(m) * n + 1);
+  env().mod.kernel("block_product_i8_loaded").launch(quiver::Grid{n / 64, m / 32}, ba, bb, bc, out, n, k);
+  env().dev.synchronize();
+  auto got = download(out);
+  for (uint32_t i = 0; i < m; ++i)
+    for (uint32_t j = 0; j < n; ++j) {
+      int64_t sum = c0[size_t(i) * n + j];
+      for (uint32_t kk = 0; kk < k; ++kk) sum += int64_t(a[size_t(i) * k + kk]) * bt[size_t(j) * k + kk];
+      ASSERT_EQ(got[size_t(i) * n + j], static_cast<int32_t>(static_cast<uint32_t>(sum))) << "at (" << i << ", " << j << ")";
+    }
+  EXPECT_EQ(static_cast<uint32_t>(got[size_t(m) * n]), 0xA5A5A5A5u) << "written past the end";
+}
+
 TEST(Kernels, WarpgroupProductBf16N128) { check_warpgroup_product<quiver::bf16, 128, false>(); }
 TEST(Kernels, WarpgroupProductBf16N128Transposed) { check_warpgroup_product<quiver::bf16, 128, true>(); }
 TEST(Kernels, WarpgroupProductHalfN64) { check_warpgroup_product<quiver::half, 64, false>(); }

@@ -440,6 +440,13 @@ TEST(OpsGate, Attention) {
       {1, 2, 2, 130, 260, 260, 128, false, false, 0},
       // A scale of its own, negative: softmax of -0.09 q.k (attention_wgmma negates Q for it).
       {1, 2, 2, 130, 260, 260, 128, false, true, -0.09},
+      // Whole 64-row blocks and 64-key steps (kernels/attention_block.cpp on Vulkan's workgroup
+      // products): causal GQA over a cache with spare capacity, and not causal.
+      {1, 2, 1, 128, 192, 200, 128, true, true, 0},
+      {2, 2, 2, 64, 128, 128, 64, false, false, 0},
+      // Scores spread far (scale 2): a row's running maximum is raised again and again.
+      {1, 2, 2, 64, 256, 256, 128, false, false, 2.0},
+      {1, 2, 2, 128, 256, 256, 64, true, true, 2.0},
   };
   if (gate::big_shapes()) cases.push_back({1, 32, 8, 512, 2048, 2048, 128, false, true, 0});
   for_each_type([&]<typename T>() {

@@ -123,8 +123,9 @@ bool block_coop_lowerable(mlir::func::FuncOp fn, std::string& why) {
         // accumulators to float or half, of int32 ones to int32.
         auto half_or_int8 = [](mlir::Type a, mlir::Type b) { return a == b && (a.isF16() || a.isInteger(8)); };
         mlir::Type m0 = memory_element(args[0]);
-        bool ok = *b == ir::BlockOp::Store ? m0.isF32() || m0.isF16() || m0.isInteger(32)
-                                           : half_or_int8(memory_element(args[1]), memory_element(args[4]));
+        bool ok = *b == ir::BlockOp::Store  ? m0.isF32() || m0.isF16() || m0.isInteger(32)
+                  : *b == ir::BlockOp::Load ? m0.isF32() || m0.isInteger(32)
+                                            : half_or_int8(memory_element(args[1]), memory_element(args[4]));
         if (!ok) why = "bf16 block tiles (no bf16 cooperative matrices in this image) (" + describe(op) + ")";
         return;
       }
@@ -151,7 +152,7 @@ std::vector<std::string> block_coop_requirements(llvm::ArrayRef<mlir::func::Func
     int64_t threads = block ? int64_t(block[0]) * block[1] * block[2] : 0;
     fn.walk([&](mlir::func::CallOp call) {
       auto b = ir::block_op_of(call.getCallee());
-      if (!b || *b == ir::BlockOp::Store) return;
+      if (!b || !ir::is_block_product(*b)) return;
       auto tile = llvm::cast<mlir::VectorType>(call.getResult(0).getType());
       const bool int8 = tile.getElementType().isInteger(32);
       half = half || !int8;
@@ -316,7 +317,7 @@ struct MatrixCallLowering final : mlir::OpConversionPattern<mlir::func::CallOp> 
 
 // func.call @qv.block_* -> workgroup-scope OpCooperativeMatrix{Load,MulAdd,Store}KHR: the
 // operands of a product are loaded by the whole workgroup from where they lie (the driver stages
-// them), the product is one instruction.
+// them), the product is one instruction; an accumulator is stored and loaded as one.
 struct BlockCallLowering final : mlir::OpConversionPattern<mlir::func::CallOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -338,6 +339,14 @@ struct BlockCallLowering final : mlir::OpConversionPattern<mlir::func::CallOp> {
       if (!ptr) return rewriter.notifyMatchFailure(call, "no pointer");
       store_accumulator(rewriter, l, ptr, args[3], tile_component(memory_element(call.getOperand(0))), args[2]);
       rewriter.eraseOp(call);
+      return mlir::success();
+    }
+    if (*op == ir::BlockOp::Load) {
+      mlir::Type tile = converter.convertType(call.getResult(0).getType());
+      mlir::Value ptr = pointer(0);
+      if (!tile || !ptr) return rewriter.notifyMatchFailure(call, "no cooperative-matrix type or pointer");
+      rewriter.replaceOpWithNewOp<mlir::spirv::KHRCooperativeMatrixLoadOp>(call, tile, ptr, Layout::RowMajor, args[2],
+                                                                           mlir::spirv::MemoryAccessAttr());
       return mlir::success();
     }
     auto acc = llvm::dyn_cast<mlir::spirv::CooperativeMatrixType>(args[0].getType());
