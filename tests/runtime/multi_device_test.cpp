@@ -3,7 +3,10 @@
 // the same time. The CPU backend exposes QUIVER_CPU_DEVICES devices, so all of it runs in CI.
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <limits>
 #include <cstring>
@@ -93,6 +96,63 @@ TEST(MultiDevice, InvalidCpuDeviceCountIsReported) {
     const quiver::Error e = error_of([] { Device::open("cpu"); });
     EXPECT_EQ(e.code(), ErrorCode::BackendUnavailable) << value;
     EXPECT_CONTAINS(e.what(), std::string("QUIVER_CPU_DEVICES=") + value + " is not a device count");
+  }
+}
+
+// Threads of this process, from /proc/self/task.
+size_t process_threads() {
+  size_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) n += entry.is_directory() ? 1 : 0;
+  return n;
+}
+
+// The CPU backend's workers: as many as the CPUs the process may use (the calling thread's
+// affinity mask here), or QUIVER_CPU_THREADS.
+TEST(MultiDevice, CpuWorkersFollowTheAffinityMask) {
+  ScopedEnv threads("QUIVER_CPU_THREADS", nullptr);
+  cpu_set_t saved, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &saved)) ++first;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  std::string name;
+  {
+    Device dev = Device::open("cpu");
+    name = dev.device_name();
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(saved), &saved), 0);
+  EXPECT_CONTAINS(name, "(1 threads)");
+  Device all = Device::open("cpu");
+  EXPECT_CONTAINS(all.device_name(), "(" + std::to_string(CPU_COUNT(&saved)) + " threads)");
+}
+
+TEST(MultiDevice, CpuThreadsSetsTheWorkers) {
+  ScopedEnv threads("QUIVER_CPU_THREADS", "3");
+  const size_t before = process_threads();
+  {
+    Device dev = Device::open("cpu");
+    EXPECT_CONTAINS(dev.device_name(), "(3 threads)");
+    Module mod = dev.load(fatbin(), "test.qfb");   // a launch starts the workers
+    Buffer<float> x = dev.alloc<float>(64), y = dev.alloc<float>(64);
+    x.upload(std::vector<float>(64, 1.0f));
+    y.upload(std::vector<float>(64, 2.0f));
+    mod.kernel("saxpy").launch(Grid{1}, x, y, 3.0f, 64u);
+    std::vector<float> got(64);
+    y.download(got);
+    EXPECT_EQ(got[63], 5.0f);
+    EXPECT_EQ(process_threads(), before + 3);
+  }
+  EXPECT_EQ(process_threads(), before) << "a dropped device stops its workers";
+}
+
+TEST(MultiDevice, InvalidCpuThreadCountIsReported) {
+  for (const char* value : {"0", "abc", "1025", "2x", "-1", "99999"}) {
+    ScopedEnv threads("QUIVER_CPU_THREADS", value);
+    const quiver::Error e = error_of([] { Device::open("cpu"); });
+    EXPECT_EQ(e.code(), ErrorCode::BackendUnavailable) << value;
+    EXPECT_CONTAINS(e.what(), std::string("QUIVER_CPU_THREADS=") + value + " is not a thread count");
   }
 }
 

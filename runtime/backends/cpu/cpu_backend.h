@@ -80,7 +80,9 @@ struct WorkerScratch {
 
 class CpuDevice final : public Device {
  public:
-  CpuDevice();   // one of QUIVER_CPU_DEVICES: each has its own worker pool
+  // One of QUIVER_CPU_DEVICES, with its own worker pool (devices run at the same time, as GPUs
+  // do) of QUIVER_CPU_THREADS (1 to 1024) workers, else usable_cpus().
+  CpuDevice();
   ~CpuDevice() override;
   std::string backend_name() const override { return "cpu"; }
   std::string device_name() const override { return name_; }

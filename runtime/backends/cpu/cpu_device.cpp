@@ -109,7 +109,24 @@ void* AlignedScratch::reserve(size_t bytes) {
   return data_;
 }
 
-CpuDevice::CpuDevice() : workers_(std::max(1u, std::thread::hardware_concurrency())) {
+namespace {
+
+// QUIVER_CPU_THREADS when set (1 to 1024), else the CPUs this process may use.
+unsigned worker_threads() {
+  const char* env = std::getenv("QUIVER_CPU_THREADS");
+  if (env == nullptr || *env == '\0') return usable_cpus();
+  const std::string text = env;
+  unsigned long n = 0;
+  bool digits = text.size() <= 4 && text.find_first_not_of("0123456789") == std::string::npos;
+  if (digits) n = std::stoul(text);
+  if (!digits || n < 1 || n > 1024)
+    throw Error(ErrorCode::BackendUnavailable, "QUIVER_CPU_THREADS=" + text + " is not a thread count (1 to 1024)");
+  return static_cast<unsigned>(n);
+}
+
+}  // namespace
+
+CpuDevice::CpuDevice() : workers_(worker_threads()) {
   name_ = cpu_model_name() + " (" + std::to_string(workers_) + " threads)";
 }
 

@@ -11,6 +11,11 @@
 
 namespace quiver::backend::cpu {
 
+// CPUs this process may use: the calling thread's affinity mask, further bounded by a cgroup CPU
+// quota (v2 `cpu.max` on the process's cgroup and its ancestors, v1 `cpu.cfs_quota_us`), rounded
+// up; at least 1.
+unsigned usable_cpus();
+
 class ThreadPool {
  public:
   explicit ThreadPool(unsigned workers);
