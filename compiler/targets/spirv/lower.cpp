@@ -1,6 +1,7 @@
 #include "targets/spirv/lower.h"
 
 #include <map>
+#include <set>
 
 #include "targets/spirv/subgroup.h"
 #include "targets/spirv/atomic.h"
@@ -129,6 +130,16 @@ void mark_aliased_bindings(mlir::spirv::ModuleOp module) {
 }
 
 }  // namespace
+
+void mark_read_only_bindings(mlir::spirv::ModuleOp module, const std::set<uint32_t>& bindings) {
+  module.walk([&](mlir::spirv::GlobalVariableOp var) {
+    auto set = var.getDescriptorSet();
+    auto binding = var.getBinding();
+    if (!set || *set != 0 || !binding || !bindings.count(*binding)) return;
+    var->setAttr(mlir::spirv::SPIRVDialect::getAttributeName(mlir::spirv::Decoration::NonWritable),
+                 mlir::UnitAttr::get(module.getContext()));
+  });
+}
 
 mlir::spirv::TargetEnvAttr vulkan12_target_env(mlir::MLIRContext* ctx, bool cooperative_matrix) {
   using C = mlir::spirv::Capability;

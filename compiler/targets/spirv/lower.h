@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,12 @@ mlir::spirv::TargetEnvAttr vulkan12_target_env(mlir::MLIRContext* ctx, bool coop
 // With `cooperative_matrix`, matrix tiles become cooperative matrices (matrix_coop.h).
 mlir::spirv::ModuleOp convert_kernel_module(mlir::gpu::GPUModuleOp gpu_module, std::string& error,
                                             bool cooperative_matrix = false);
+
+// Decorates the variables of set 0 at `bindings` NonWritable: the kernel's `const T*` buffers and
+// its scalars, which it never writes. NVIDIA's driver then reads them through its read-only
+// (non-coherent) cache path, as the PTX target's loads of const parameters: quantized matvec
+// through Vulkan on the H100 gained 10-12% (docs/perf/NOTES.md).
+void mark_read_only_bindings(mlir::spirv::ModuleOp module, const std::set<uint32_t>& bindings);
 
 // Merges per-kernel modules into one (identical globals are shared; the spirv target passes one
 // module, its kernel's), then deduces the minimal version/capabilities/extensions, lists entry

@@ -7,6 +7,7 @@
 // 68-kernel library should not pay for the other 67.
 #include <cstring>
 #include <fstream>
+#include <set>
 
 #include "ir/block_tiles.h"
 #include "ir/legalize.h"
@@ -226,6 +227,10 @@ class SpirvTarget final : public Target {
       std::string error;
       mlir::spirv::ModuleOp spv = spirv_target::convert_kernel_module(gpu_module, error, coop);
       if (!spv) throw TargetError(kernel.symbol, kTargetName, "lowering to SPIR-V failed:\n" + error);
+      std::set<uint32_t> read_only;
+      for (uint32_t p = 0; p < kernel.params.size(); ++p)
+        if (kernel.params[p].access == format::Access::Read) read_only.insert(p);
+      spirv_target::mark_read_only_bindings(spv, read_only);
       spirv_target::specialize_parameters(spv, kernel.symbol, specialized[i]);
       // The kernel's module made whole on its own: minimal version, capabilities and extensions,
       // entry point interfaces, memory model.
