@@ -25,6 +25,8 @@ const Case kCases[] = {
                     "--type-norm F16 --type-output BF16 --version 2 --layers 3"},
 };
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
 class GgufFiles : public testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
@@ -191,13 +193,22 @@ TEST(Gguf, RenderToken) {
   EXPECT_EQ(render_token(""), "");
 }
 
-TEST(Gguf, MissingFileIsNamed) {
-  try {
-    Gguf::open("/nonexistent/model.gguf");
-    FAIL() << "no error";
-  } catch (const GgufError& e) {
-    EXPECT_EQ(std::string(e.what()), "/nonexistent/model.gguf: cannot open GGUF file: No such file or directory");
-  }
+TEST(Gguf, UnreadableFilesAreNamed) {
+  auto error = [](const std::string& path) -> std::string {
+    try {
+      Gguf::open(path);
+    } catch (const GgufError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error("/nonexistent/model.gguf"), "/nonexistent/model.gguf: cannot open GGUF file: No such file or directory");
+  const std::string dir = testing::TempDir();
+  EXPECT_EQ(error(dir), dir + ": cannot read GGUF file (not a regular file?)");
+  const std::string empty = dir + "quiver_gguf_empty_" + std::to_string(getpid()) + ".gguf";
+  std::ofstream(empty).close();
+  EXPECT_EQ(error(empty), empty + ": invalid GGUF file: magic: truncated (needs 4 bytes at offset 0, the file has 0)");
+  std::remove(empty.c_str());
 }
 
 TEST(Gguf, DequantizeRowChecksItsArguments) {
