@@ -81,15 +81,13 @@ TEST_P(GgufFiles, MetadataConfigAndTokens) {
 
   const LlamaConfig cfg = from_gguf(g);
   const nlohmann::json& c = side["config"];
-  EXPECT_EQ(cfg.context_length, c["context_length"].get<uint32_t>());
-  EXPECT_EQ(cfg.embedding_length, c["embedding_length"].get<uint32_t>());
-  EXPECT_EQ(cfg.block_count, c["block_count"].get<uint32_t>());
-  EXPECT_EQ(cfg.feed_forward_length, c["feed_forward_length"].get<uint32_t>());
-  EXPECT_EQ(cfg.head_count, c["head_count"].get<uint32_t>());
-  EXPECT_EQ(cfg.head_count_kv, c["head_count_kv"].get<uint32_t>());
-  EXPECT_EQ(cfg.head_dim, c["head_dim"].get<uint32_t>());
-  EXPECT_EQ(cfg.rope_dimension_count, c["rope_dimension_count"].get<uint32_t>());
-  EXPECT_EQ(cfg.vocab_size, c["vocab_size"].get<uint32_t>());
+  static constexpr std::pair<const char*, uint32_t LlamaConfig::*> kCounts[] = {
+      {"context_length", &LlamaConfig::context_length},   {"embedding_length", &LlamaConfig::embedding_length},
+      {"block_count", &LlamaConfig::block_count},         {"feed_forward_length", &LlamaConfig::feed_forward_length},
+      {"head_count", &LlamaConfig::head_count},           {"head_count_kv", &LlamaConfig::head_count_kv},
+      {"head_dim", &LlamaConfig::head_dim},               {"rope_dimension_count", &LlamaConfig::rope_dimension_count},
+      {"vocab_size", &LlamaConfig::vocab_size}};
+  for (const auto& [field, member] : kCounts) EXPECT_EQ(cfg.*member, c[field].get<uint32_t>()) << field;
   EXPECT_EQ(cfg.rms_norm_epsilon, c["rms_norm_epsilon"].get<float>());
   EXPECT_EQ(cfg.rope_freq_base, c["rope_freq_base"].get<float>());
   EXPECT_EQ(cfg.tied_output, c["tied_output"].get<bool>());
