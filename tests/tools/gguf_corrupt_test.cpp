@@ -209,6 +209,8 @@ TEST_F(GgufCorrupt, LlamaModel) {
             model + "head_count 4 is not a multiple of head_count_kv 3");
   EXPECT_EQ(error_of(with<uint32_t>(at(kv("llama.rope.dimension_count"), "value_offset"), 17), true),
             model + "rope.dimension_count 17 must be even and between 2 and the head size 16");
+  EXPECT_EQ(error_of(with<uint32_t>(at(kv("llama.attention.value_length"), "value_offset"), 32), true),
+            model + "llama.attention.value_length 32 is not embedding_length / head_count = 16 (not supported)");
   EXPECT_EQ(error_of(with<uint32_t>(at(kv("llama.embedding_length"), "value_offset"), 0), true),
             model + "'llama.embedding_length' is 0");
 }

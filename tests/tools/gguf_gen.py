@@ -255,7 +255,8 @@ def main():
              ("llama.block_count", U32, a.layers), ("llama.feed_forward_length", U32, F),
              ("llama.attention.head_count", U32, a.heads)]
     if not a.no_defaults:
-        meta.append(("llama.attention.head_count_kv", U32, a.kv_heads))
+        meta += [("llama.attention.head_count_kv", U32, a.kv_heads),
+                 ("llama.attention.key_length", U32, head_dim), ("llama.attention.value_length", U32, head_dim)]
     meta.append(("llama.attention.layer_norm_rms_epsilon", F32, a.eps))
     if not a.no_defaults:
         meta += [("llama.rope.freq_base", F32, a.rope_base),

@@ -489,6 +489,12 @@ LlamaConfig from_gguf(const Gguf& gguf) {
     c.fail("head_count " + std::to_string(cfg.head_count) + " is not a multiple of head_count_kv " +
            std::to_string(cfg.head_count_kv));
   cfg.head_dim = cfg.embedding_length / cfg.head_count;
+  // Some converters write the head size too; quiver-llm's attention takes it as
+  // embedding_length / head_count, so another value is refused rather than misread.
+  for (const char* key : {"llama.attention.key_length", "llama.attention.value_length"})
+    if (gguf.has(key) && gguf.get_u32(key) != cfg.head_dim)
+      c.fail(std::string(key) + " " + std::to_string(gguf.get_u32(key)) + " is not embedding_length / head_count = " +
+             std::to_string(cfg.head_dim) + " (not supported)");
   cfg.rope_dimension_count = gguf.get_u32("llama.rope.dimension_count", cfg.head_dim);
   if (cfg.rope_dimension_count == 0 || cfg.rope_dimension_count > cfg.head_dim || cfg.rope_dimension_count % 2)
     c.fail("rope.dimension_count " + std::to_string(cfg.rope_dimension_count) +
