@@ -74,7 +74,8 @@ TEST_F(GgufCorrupt, HeaderFields) {
   EXPECT_EQ(error_of(with<uint32_t>(4, 1)),
             invalid("version", "version 1 is not supported (this reader reads 2 and 3, little-endian)"));
   EXPECT_EQ(error_of(with<uint32_t>(4, 0x03000000)),
-            invalid("version", "version 50331648 is not supported (this reader reads 2 and 3, little-endian)"));
+            invalid("version", "version 50331648 is not supported (this reader reads 2 and 3, little-endian; "
+                               "this is a big-endian file)"));
   const uint64_t size = gen_->bytes.size();
   EXPECT_EQ(error_of(with<uint64_t>(8, uint64_t{1} << 62)),
             invalid("tensor count", "4611686018427387904 items of at least 32 bytes each cannot fit in the " +

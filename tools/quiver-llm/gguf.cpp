@@ -61,6 +61,8 @@ std::string shape_string(std::span<const uint64_t> dims) {
   return s + "]";
 }
 
+constexpr std::string_view kIndexPlaceholder = "[#]";
+
 class Reader {
  public:
   Reader(std::span<const std::byte> bytes, const std::string& label) : bytes_(bytes), label_(label) {}
@@ -133,8 +135,18 @@ class Reader {
         a.element_type = static_cast<ValueType>(et);
         uint64_t n = count(field + " count", min_value_size(a.element_type));
         a.items.reserve(n);
-        for (uint64_t i = 0; i < n; ++i)
-          a.items.push_back(value(a.element_type, field + "[" + std::to_string(i) + "]", depth + 1));
+        // A vocabulary is hundreds of thousands of elements: their field names are made only for
+        // an error, by putting the index in place of the innermost placeholder still there.
+        const std::string element = field + std::string(kIndexPlaceholder);
+        uint64_t i = 0;
+        try {
+          for (; i < n; ++i) a.items.push_back(value(a.element_type, element, depth + 1));
+        } catch (const GgufError& e) {
+          std::string what = e.what();
+          const size_t at = what.rfind(kIndexPlaceholder);
+          if (at == std::string::npos) throw;
+          throw GgufError(what.replace(at, kIndexPlaceholder.size(), "[" + std::to_string(i) + "]"));
+        }
         v.data = std::move(a);
         break;
       }
@@ -241,9 +253,11 @@ void Gguf::parse(std::span<const std::byte> bytes) {
   version_ = r.scalar<uint32_t>("version");
   // Version 2 has version 3's layout (3 only allowed big-endian files, which this reader refuses:
   // their version reads as 0x03000000 here).
-  if (version_ != 2 && version_ != 3)
+  if (version_ != 2 && version_ != 3) {
+    const bool swapped = version_ == 0x02000000 || version_ == 0x03000000;
     r.fail("version", "version " + std::to_string(version_) + " is not supported (this reader reads 2 and 3, "
-                      "little-endian)");
+                      "little-endian" + (swapped ? "; this is a big-endian file)" : ")"));
+  }
   uint64_t n_tensors = r.count("tensor count", kMinTensorInfoSize);
   uint64_t n_kv = r.count("metadata count", kMinKeyValueSize);
 
