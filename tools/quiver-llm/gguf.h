@@ -4,7 +4,6 @@
 // whose message names the file and the field, key or tensor at fault.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
