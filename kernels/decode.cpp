@@ -48,25 +48,42 @@ QV_DEVICE void argmax_take_chunk(qv::vec<T, C> v, uint32_t first, uint32_t& best
   }
 }
 
-// A row of whole 16-byte chunks (it starts on a 16-byte boundary: cols % C == 0): thread t takes
-// chunks t, t + kRowThreads, ... A vocabulary-sized row is one block's whole work, so each
-// thread issues four chunk loads before looking at any of them: with one 16-byte load in flight
-// per thread a block keeps 4 KB in flight, far too little to stream a 0.5 MB row of logits at
-// memory speed.
+// A row's chunks: `chunks` 16-byte chunks from p (16-byte aligned), the first at column `col0`.
+// Thread t takes chunks t, t + kRowThreads, ... A vocabulary-sized row is one block's whole work,
+// so each thread issues four chunk loads before looking at any of them: with one 16-byte load in
+// flight per thread a block keeps 4 KB in flight, far too little to stream a 0.5 MB row of logits
+// at memory speed.
 template <typename T>
-QV_DEVICE void argmax_chunks(const T* row, uint32_t chunks, uint32_t& best_key, uint32_t& best_index) {
+QV_DEVICE void argmax_chunks(const T* p, uint32_t col0, uint32_t chunks, uint32_t& best_key, uint32_t& best_index) {
   constexpr uint32_t C = qvops::chunk_elems<T>();
   constexpr uint32_t S = kRowThreads;
   uint32_t j = qv::thread_id_x();
   for (; j + 3 * S < chunks; j += 4 * S) {
-    qv::vec<T, C> v0 = qv::load<C>(row + C * j), v1 = qv::load<C>(row + C * (j + S));
-    qv::vec<T, C> v2 = qv::load<C>(row + C * (j + 2 * S)), v3 = qv::load<C>(row + C * (j + 3 * S));
-    argmax_take_chunk<T, C>(v0, C * j, best_key, best_index);
-    argmax_take_chunk<T, C>(v1, C * (j + S), best_key, best_index);
-    argmax_take_chunk<T, C>(v2, C * (j + 2 * S), best_key, best_index);
-    argmax_take_chunk<T, C>(v3, C * (j + 3 * S), best_key, best_index);
+    qv::vec<T, C> v0 = qv::load<C>(p + C * j), v1 = qv::load<C>(p + C * (j + S));
+    qv::vec<T, C> v2 = qv::load<C>(p + C * (j + 2 * S)), v3 = qv::load<C>(p + C * (j + 3 * S));
+    argmax_take_chunk<T, C>(v0, col0 + C * j, best_key, best_index);
+    argmax_take_chunk<T, C>(v1, col0 + C * (j + S), best_key, best_index);
+    argmax_take_chunk<T, C>(v2, col0 + C * (j + 2 * S), best_key, best_index);
+    argmax_take_chunk<T, C>(v3, col0 + C * (j + 3 * S), best_key, best_index);
   }
-  for (; j < chunks; j += S) argmax_take_chunk<T, C>(qv::load<C>(row + C * j), C * j, best_key, best_index);
+  for (; j < chunks; j += S) argmax_take_chunk<T, C>(qv::load<C>(p + C * j), col0 + C * j, best_key, best_index);
+}
+
+// Row `row` of x (rows of `cols` elements from the buffer's 16-byte aligned start) in three parts,
+// so that rows of any length (GPT-2's 50257 columns) stream in chunks: the columns before its
+// first 16-byte boundary one per thread, the whole chunks, then the columns after the last one.
+// Each thread still sees its columns in increasing order (head < chunks < tail).
+template <typename T>
+QV_DEVICE void argmax_row(const T* x, uint32_t row, uint32_t cols, uint32_t& best_key, uint32_t& best_index) {
+  constexpr uint32_t C = qvops::chunk_elems<T>();
+  uint32_t start = row * cols;
+  uint32_t head = qv::min((C - start % C) % C, cols);
+  uint32_t chunks = (cols - head) / C;
+  uint32_t t = qv::thread_id_x();
+  if (t < head) argmax_take(to_f32(x[start + t]), t, best_key, best_index);
+  argmax_chunks(x + start + head, head, chunks, best_key, best_index);
+  for (uint32_t c = head + C * chunks + t; c < cols; c += kRowThreads)
+    argmax_take(to_f32(x[start + c]), c, best_key, best_index);
 }
 
 // ---- add / mul ---------------------------------------------------------------------------------
@@ -132,13 +149,8 @@ template <typename T>
 QV_KERNEL QV_BLOCK(kRowThreads) void argmax(const T* x, int32_t* out, uint32_t rows, uint32_t cols) {
   uint32_t row = qvops::block_row();
   if (row >= rows) return;
-  const T* in = x + row * cols;
   uint32_t best_key = 0, best_index = 0xFFFFFFFFu;
-  if (cols % qvops::chunk_elems<T>() == 0) {
-    argmax_chunks(in, cols / qvops::chunk_elems<T>(), best_key, best_index);
-  } else {
-    for (uint32_t c = qv::thread_id_x(); c < cols; c += kRowThreads) argmax_take(to_f32(in[c]), c, best_key, best_index);
-  }
+  argmax_row(x, row, cols, best_key, best_index);
   // The row's largest key, then the lowest index holding it, as the largest ~index (no block
   // minimum is needed; threads without that key offer 0, which is ~0xFFFFFFFF, past any column).
   uint32_t row_key = qv::block_max(best_key);

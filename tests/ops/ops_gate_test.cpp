@@ -301,15 +301,24 @@ void check_argmax(const std::vector<T>& host, size_t rows, size_t cols, const st
 }
 
 TEST(OpsGate, Argmax) {
-  // 7 and 1000 (% 8 = 0 but 1000 / 8 = 125 chunks: the last group of four partial), 4099 (the
-  // element-by-element path), 128256 (a Llama 3 vocabulary: many groups of four chunks per thread).
-  std::vector<RowShape> shapes = {{1, 1}, {3, 7}, {5, 1000}, {4, 4099}, {2, 128256}, {1, 128256}};
+  // 7 and 1000 (% 8 = 0 but 1000 / 8 = 125 chunks: the last group of four partial); 4099 and
+  // 50257 (GPT-2's vocabulary): rows that start off 16-byte boundaries, with columns before the
+  // first chunk and after the last; 128256 (Llama 3's vocabulary: many groups of four chunks per
+  // thread).
+  std::vector<RowShape> shapes = {{1, 1}, {3, 7}, {5, 1000}, {4, 4099}, {3, 50257}, {2, 128256}, {1, 128256}};
   if (gate::big_shapes()) shapes.push_back({32, 128256});
   for_each_type([&]<typename T>() {
     for (RowShape s : shapes) {
       Vec x;
       std::vector<T> host = gate::random_values<T>(s.rows * s.cols, -4, 4, x);
       check_argmax(host, s.rows, s.cols, "");
+      // The maximum alone among a row's first or last 8 columns (alternating rows): where rows
+      // that start off a 16-byte boundary have their columns outside whole chunks.
+      std::vector<T> edges = host;
+      std::uniform_int_distribution<size_t> edge(0, std::min<size_t>(s.cols, 8) - 1);
+      for (size_t r = 0; r < s.rows; ++r)
+        edges[r * s.cols + (r % 2 == 0 ? edge(gate::rng()) : s.cols - 1 - edge(gate::rng()))] = Dtype<T>::from(8.0);
+      check_argmax(edges, s.rows, s.cols, " edges");
       // Duplicated maxima: 8 is above every random value; two or three copies at random columns
       // in each row, so the lowest must win whichever thread or chunk each copy falls in.
       std::uniform_int_distribution<size_t> col(0, s.cols - 1);
