@@ -10,7 +10,7 @@
 // Conventions:
 //  - Buffers are row-major and start at element 0. Activations and outputs must hold at least
 //    the elements the shape needs; per-feature parameters (norm weights and biases, scales)
-//    exactly that many. Outputs must not alias inputs.
+//    exactly that many. Outputs must not alias inputs (except where an op says so: add, mul).
 //  - Element types: float, quiver::bf16 and quiver::half where the op lists them; one call
 //    uses one element type for all its floating-point tensors unless stated.
 //  - Wrong shapes, sizes or element types throw quiver::Error(ErrorCode::InvalidArgument) naming
@@ -51,6 +51,9 @@ void gelu(const Device&, Operand x, Operand out, size_t n, bool tanh_form);
 void rope(const Device&, Operand x, Operand positions, Operand inv_freq, Operand out, size_t tokens, size_t heads,
           size_t head_dim, bool interleaved);
 void embedding(const Device&, Operand table, Operand ids, Operand out, size_t tokens, size_t vocab, size_t dim);
+void argmax(const Device&, Operand x, Operand out, size_t rows, size_t cols);
+void add(const Device&, Operand a, Operand b, Operand out, size_t n);
+void mul(const Device&, Operand a, Operand b, Operand out, size_t n);
 void matvec(const Device&, Operand w, Operand x, Operand y, size_t rows, size_t cols);
 void matvec_quantized(const Device&, Operand w, Operand x, Operand y, size_t rows, size_t cols, bool q4);
 void matmul(const Device&, Operand a, Operand b, Operand c, size_t m, size_t n, size_t k, bool b_transposed);
@@ -137,6 +140,28 @@ void embedding(const Device& dev, const Buffer<T>& table, const Buffer<int32_t>&
   detail::embedding(dev, detail::operand(table), detail::operand(ids), detail::operand(out), tokens, vocab, dim);
 }
 
+// ---- Argmax (greedy sampling) -----------------------------------------------------------------------
+// out[r] = the column of the largest element of row r of x (rows x cols), on the device, so a
+// decode loop never downloads its logits. Of equal maxima the lowest column wins; -0 equals +0;
+// NaN ranks above every number (as torch.argmax): a row holding NaN gives its first NaN's column.
+// out: rows int32 (the type embedding's ids take).
+template <typename X>
+void argmax(const Device& dev, const Buffer<X>& x, const Buffer<int32_t>& out, size_t rows, size_t cols) {
+  detail::argmax(dev, detail::operand(x), detail::operand(out), rows, cols);
+}
+
+// ---- Element-wise arithmetic (n elements) --------------------------------------------------------
+// out = a + b and out = a * b, in float, rounded once to the element type. Unlike the other ops,
+// out may be the same Buffer as a or b (an in-place residual add).
+template <typename A, typename B, typename O>
+void add(const Device& dev, const Buffer<A>& a, const Buffer<B>& b, const Buffer<O>& out, size_t n) {
+  detail::add(dev, detail::operand(a), detail::operand(b), detail::operand(out), n);
+}
+template <typename A, typename B, typename O>
+void mul(const Device& dev, const Buffer<A>& a, const Buffer<B>& b, const Buffer<O>& out, size_t n) {
+  detail::mul(dev, detail::operand(a), detail::operand(b), detail::operand(out), n);
+}
+
 // ---- Matrix-vector (decode) ---------------------------------------------------------------------------
 // y[r] = sum_c w[r, c] x[c]; w: rows x cols (a linear layer's out x in weight), float accumulation.
 template <typename W, typename X, typename Y>
@@ -213,6 +238,32 @@ template <typename Q, typename K, typename V, typename O>
 void attention(const Device& dev, const Buffer<Q>& q, const Buffer<K>& k, const Buffer<V>& v, const Buffer<O>& o,
                const AttentionShape& shape) {
   detail::attention(dev, detail::operand(q), detail::operand(k), detail::operand(v), detail::operand(o), shape);
+}
+
+// ---- KV cache -----------------------------------------------------------------------------------------
+// A KV cache as attention reads it (AttentionShape's k / v with kv_capacity): batch x kv_heads x
+// kv_capacity x head_dim in the layout named.
+struct KvCacheShape {
+  size_t batch = 1;
+  size_t kv_heads = 0;
+  size_t head_dim = 0;
+  size_t kv_capacity = 0;
+  AttentionLayout layout = AttentionLayout::BHSD;
+};
+namespace detail {
+void kv_append(const Device&, Operand src, Operand position, Operand cache, size_t tokens, const KvCacheShape& shape);
+}
+// Appends `tokens` new rows per sequence: cache position position[b] + t of sequence b receives
+// src[b][t] (src: batch x tokens x kv_heads x head_dim, the layout of a K or V projection's
+// output), every head. The position is read on the device (position: int32, one per sequence),
+// so a recorded decode step replays with the position advanced in device memory. The host checks
+// the shapes and that tokens <= kv_capacity; the kernel checks the position it reads (which the
+// host never sees): a sequence whose position is negative writes nothing, and rows at
+// position[b] + t >= kv_capacity are skipped, so nothing is ever written outside the cache.
+template <typename S, typename C>
+void kv_append(const Device& dev, const Buffer<S>& src, const Buffer<int32_t>& position, const Buffer<C>& cache,
+               size_t tokens, const KvCacheShape& shape) {
+  detail::kv_append(dev, detail::operand(src), detail::operand(position), detail::operand(cache), tokens, shape);
 }
 
 // The embedded op library as a Module (loaded on first use per Device), for listing or

@@ -103,18 +103,32 @@ void softmax(const Device& dev, Operand x, Operand out, size_t rows, size_t cols
               {x, out, call.dim(rows, "rows"), call.dim(cols, "cols")});
 }
 
-void silu_gate(const Device& dev, Operand x, Operand g, Operand out, size_t n) {
-  OpCall call(dev, "silu_gate");
-  Elem e = float_elem(call, "x", x);
-  call.require_same_elem("g", g, "x", x);
-  call.require_same_elem("out", out, "x", x);
+namespace {
+// An element-wise op of two inputs named a_name and b_name (kernels/elementwise.cpp,
+// kernels/decode.cpp: grid-stride over 16-byte chunks): kernel<T>(a, b, out, n).
+void binary_elementwise(const Device& dev, const char* op, const char* a_name, Operand a, const char* b_name,
+                        Operand b, Operand out, size_t n) {
+  OpCall call(dev, op);
+  Elem e = float_elem(call, a_name, a);
+  call.require_same_elem(b_name, b, a_name, a);
+  call.require_same_elem("out", out, a_name, a);
   n = call.elements({n}, "n");
-  call.require_at_least("x", x, n, "n");
-  call.require_at_least("g", g, n, "n");
+  call.require_at_least(a_name, a, n, "n");
+  call.require_at_least(b_name, b, n, "n");
   call.require_at_least("out", out, n, "n");
   if (n == 0) return;
-  call.launch(kernel_name("silu_gate", e), stride_grid((n + chunk_elems(e) - 1) / chunk_elems(e)),
-              {x, g, out, call.dim(n, "n")});
+  call.launch(kernel_name(op, e), stride_grid((n + chunk_elems(e) - 1) / chunk_elems(e)), {a, b, out, call.dim(n, "n")});
+}
+}  // namespace
+
+void silu_gate(const Device& dev, Operand x, Operand g, Operand out, size_t n) {
+  binary_elementwise(dev, "silu_gate", "x", x, "g", g, out, n);
+}
+void add(const Device& dev, Operand a, Operand b, Operand out, size_t n) {
+  binary_elementwise(dev, "add", "a", a, "b", b, out, n);
+}
+void mul(const Device& dev, Operand a, Operand b, Operand out, size_t n) {
+  binary_elementwise(dev, "mul", "a", a, "b", b, out, n);
 }
 
 void gelu(const Device& dev, Operand x, Operand out, size_t n, bool tanh_form) {
@@ -168,6 +182,45 @@ void embedding(const Device& dev, Operand table, Operand ids, Operand out, size_
   if (n == 0) return;
   call.launch(kernel_name("embedding", e), stride_grid(n),
               {table, ids, out, call.dim(tokens, "tokens"), call.dim(dim, "dim"), call.dim(vocab, "vocab")});
+}
+
+void argmax(const Device& dev, Operand x, Operand out, size_t rows, size_t cols) {
+  OpCall call(dev, "argmax");
+  Elem e = float_elem(call, "x", x);
+  call.require_elem("out", out, {Elem::I32});
+  size_t n = call.elements({rows, cols}, "rows * cols");
+  call.require_at_least("x", x, n, "rows * cols");
+  call.require_at_least("out", out, rows, "rows");
+  if (rows > 0 && cols == 0) call.fail("cols is 0: an empty row has no largest element");
+  if (cols > 0x7fffffff) call.fail("cols = " + std::to_string(cols) + " does not fit the int32 output");
+  if (n == 0) return;
+  call.launch(kernel_name("argmax", e), call.row_grid(rows), {x, out, call.dim(rows, "rows"), call.dim(cols, "cols")});
+}
+
+void kv_append(const Device& dev, Operand src, Operand position, Operand cache, size_t tokens,
+               const KvCacheShape& s) {
+  OpCall call(dev, "kv_append");
+  Elem e = float_elem(call, "src", src);
+  call.require_same_elem("cache", cache, "src", src);
+  call.require_elem("position", position, {Elem::I32});
+  if (s.kv_heads == 0 || s.head_dim == 0 || s.kv_capacity == 0)
+    call.fail("kv_heads, head_dim and kv_capacity must be > 0 (got " + std::to_string(s.kv_heads) + ", " +
+              std::to_string(s.head_dim) + ", " + std::to_string(s.kv_capacity) + ")");
+  if (tokens > s.kv_capacity)
+    call.fail("tokens = " + std::to_string(tokens) + " exceeds kv_capacity = " + std::to_string(s.kv_capacity));
+  size_t src_n = call.elements({s.batch, tokens, s.kv_heads, s.head_dim}, "batch * tokens * kv_heads * head_dim");
+  size_t cache_n = call.elements({s.batch, s.kv_heads, s.kv_capacity, s.head_dim},
+                                 "batch * kv_heads * kv_capacity * head_dim");
+  call.require_at_least("src", src, src_n, "batch * tokens * kv_heads * head_dim");
+  call.require_at_least("position", position, s.batch, "batch");
+  call.require_at_least("cache", cache, cache_n, "batch * kv_heads * kv_capacity * head_dim");
+  if (src_n == 0) return;
+  // kernels/decode.cpp: a 16-byte chunk per thread when head_dim allows, else an element.
+  size_t per_item = s.head_dim % chunk_elems(e) == 0 ? chunk_elems(e) : 1;
+  call.launch(kernel_name("kv_append", e), stride_grid(src_n / per_item),
+              {src, position, cache, call.dim(s.batch, "batch"), call.dim(tokens, "tokens"),
+               call.dim(s.kv_heads, "kv_heads"), call.dim(s.head_dim, "head_dim"),
+               call.dim(s.kv_capacity, "kv_capacity"), s.layout == AttentionLayout::BSHD});
 }
 
 constexpr size_t kMatvecRows = 4;   // kernels/matvec.cpp: output rows per block of matvec

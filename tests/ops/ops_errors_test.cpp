@@ -22,9 +22,9 @@ Buffer<T> zeros(size_t n) {
 }
 
 // Runs `call`, expects InvalidArgument with exactly `message`, and checks `out` was not written.
-template <typename F>
-void expect_error(F&& call, const std::string& message, const Buffer<float>* out = nullptr) {
-  std::vector<float> before;
+template <typename F, typename O = float>
+void expect_error(F&& call, const std::string& message, const Buffer<O>* out = nullptr) {
+  std::vector<O> before;
   if (out) before = gate::download(*out);
   try {
     call();
@@ -35,8 +35,8 @@ void expect_error(F&& call, const std::string& message, const Buffer<float>* out
   }
   if (out) {
     dev().synchronize();
-    std::vector<float> after = gate::download(*out);
-    EXPECT_EQ(0, std::memcmp(before.data(), after.data(), before.size() * sizeof(float)))
+    std::vector<O> after = gate::download(*out);
+    EXPECT_EQ(0, std::memcmp(before.data(), after.data(), before.size() * sizeof(O)))
         << "a failed call wrote its output";
   }
 }
@@ -45,7 +45,8 @@ TEST(OpsErrors, LibraryIsBuiltInAndListsItsKernels) {
   ASSERT_TRUE(ops::library_built_in());
   std::vector<std::string> names = ops::library(dev()).kernel_names();
   for (const char* k : {"rms_norm<float>", "rms_norm<bf16>", "softmax<half>", "attention<float, 128>",
-                        "attention<bf16, 64>", "matvec<half>", "matvec_q4_0", "matmul_w8a8"})
+                        "attention<bf16, 64>", "matvec<half>", "matvec_q4_0", "matmul_w8a8", "argmax<bf16>",
+                        "add<half>", "mul<float>", "kv_append<bf16>"})
     EXPECT_NE(std::find(names.begin(), names.end(), k), names.end()) << k;
 }
 
@@ -154,6 +155,72 @@ TEST(OpsErrors, MatmulW8A8Scales) {
                "matmul_w8a8: b_scale has 2 elements, expected n = 3", &c);
   expect_error([&] { ops::matmul_w8a8(dev(), a, b, sa, sb, c, 4, 3, 200000); },
                "matmul_w8a8: k = 200000 exceeds 131072 (the int32 accumulator could overflow)", &c);
+}
+
+TEST(OpsErrors, Argmax) {
+  auto x = zeros<float>(3 * 10);
+  auto out = gate::poisoned<int32_t>(3);
+  auto out_float = gate::poisoned<float>(3);
+  expect_error([&] { ops::argmax(dev(), x, out, 4, 10); },
+               "argmax: x has 30 elements, expected at least rows * cols = 40", &out);
+  expect_error([&] { ops::argmax(dev(), x, out, 6, 5); }, "argmax: out has 3 elements, expected at least rows = 6",
+               &out);
+  // The typed API takes only Buffer<int32_t>; the type-erased entry point checks it again.
+  expect_error([&] { ops::detail::argmax(dev(), ops::detail::operand(x), ops::detail::operand(out_float), 3, 10); },
+               "argmax: out is a Buffer<float>; argmax takes Buffer<int32_t>", &out_float);
+  auto x_int = zeros<int32_t>(30);
+  expect_error([&] { ops::argmax(dev(), x_int, out, 3, 10); },
+               "argmax: x is a Buffer<int32_t>; argmax takes Buffer<float, bf16, half>", &out);
+  expect_error([&] { ops::argmax(dev(), x, out, 3, 0); }, "argmax: cols is 0: an empty row has no largest element",
+               &out);
+}
+
+TEST(OpsErrors, AddMul) {
+  auto a = zeros<float>(16), b = zeros<float>(15), out = gate::poisoned<float>(16);
+  expect_error([&] { ops::add(dev(), a, b, out, 16); }, "add: b has 15 elements, expected at least n = 16", &out);
+  auto small_out = gate::poisoned<float>(8);
+  expect_error([&] { ops::mul(dev(), a, a, small_out, 16); }, "mul: out has 8 elements, expected at least n = 16",
+               &small_out);
+  auto b_half = zeros<quiver::half>(16);
+  expect_error([&] { ops::mul(dev(), a, b_half, out, 16); },
+               "mul: b is a Buffer<half> but a is a Buffer<float>; they must have the same element type", &out);
+}
+
+TEST(OpsErrors, KvAppend) {
+  ops::KvCacheShape s;
+  s.kv_heads = 2;
+  s.head_dim = 4;
+  s.kv_capacity = 8;
+  auto src = zeros<float>(3 * 2 * 4), cache = gate::poisoned<float>(2 * 8 * 4);
+  auto position = zeros<int32_t>(1);
+  expect_error([&] { ops::kv_append(dev(), src, position, cache, 4, s); },
+               "kv_append: src has 24 elements, expected at least batch * tokens * kv_heads * head_dim = 32", &cache);
+  expect_error([&] { ops::kv_append(dev(), src, position, cache, 9, s); },
+               "kv_append: tokens = 9 exceeds kv_capacity = 8", &cache);
+  auto position_u32 = zeros<uint32_t>(1);
+  expect_error([&] {
+    ops::detail::kv_append(dev(), ops::detail::operand(src), ops::detail::operand(position_u32),
+                           ops::detail::operand(cache), 3, s);
+  },
+               "kv_append: position is a Buffer<uint32_t>; kv_append takes Buffer<int32_t>", &cache);
+  s.batch = 2;
+  auto src2 = zeros<float>(2 * 3 * 2 * 4);
+  expect_error([&] { ops::kv_append(dev(), src2, position, cache, 3, s); },
+               "kv_append: position has 1 elements, expected at least batch = 2", &cache);
+  s.batch = 1;
+  s.kv_capacity = 9;
+  expect_error([&] { ops::kv_append(dev(), src, position, cache, 3, s); },
+               "kv_append: cache has 64 elements, expected at least batch * kv_heads * kv_capacity * head_dim = 72",
+               &cache);
+  s.head_dim = 0;
+  expect_error([&] { ops::kv_append(dev(), src, position, cache, 3, s); },
+               "kv_append: kv_heads, head_dim and kv_capacity must be > 0 (got 2, 0, 9)", &cache);
+  s.head_dim = 4;
+  s.kv_capacity = 8;
+  auto cache_bf16 = zeros<quiver::bf16>(2 * 8 * 4);
+  expect_error([&] { ops::kv_append(dev(), src, position, cache_bf16, 3, s); },
+               "kv_append: cache is a Buffer<bf16> but src is a Buffer<float>; they must have the same element type",
+               &cache_bf16);
 }
 
 TEST(OpsErrors, ZeroSizedShapesLaunchNothing) {

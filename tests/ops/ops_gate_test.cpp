@@ -13,7 +13,8 @@
 //                summation order; plus the output's rounding (f16 2^-11, bf16 2^-9)
 //  v-scaled      attention: max |o - ref| / max |v|; the bound is derived per case in
 //                attention_bound() from the head dim and the KV length
-//  exact         embedding, matmul_w8a8: bit-for-bit
+//  exact         embedding, matmul_w8a8, add, mul, kv_append: bit-for-bit; argmax: the index
+//                of every row
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -278,6 +279,156 @@ TEST(OpsGate, Embedding) {
       Vec ref = oracle::embedding(table, ids, c.vocab, c.dim);
       gate::record({"embedding", Dtype<T>::name, gate::shape_string({c.tokens, c.vocab, c.dim}), "exact",
                     gate::row_scaled_error(out.read(), ref, c.dim), 0.0});
+    }
+  });
+}
+
+// ---- Argmax ----------------------------------------------------------------------------------------------
+// Rows of mismatching indices against the oracle (0 passes); a row the op left unwritten keeps its
+// poison (0xA5A5A5A5), which is no column.
+template <typename T>
+void check_argmax(const std::vector<T>& host, size_t rows, size_t cols, const std::string& what) {
+  auto bx = gate::upload(host);
+  Output<int32_t> out(rows);
+  ops::argmax(dev(), bx, out.buffer, rows, cols);
+  std::vector<int32_t> got = out.raw(), ref = oracle::argmax(gate::values(host), rows, cols);
+  size_t wrong = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    if (got[r] == ref[r]) continue;
+    if (wrong++ == 0) ADD_FAILURE() << "argmax " << what << " row " << r << ": got " << got[r] << ", expected " << ref[r];
+  }
+  gate::record({"argmax", Dtype<T>::name, gate::shape_string({rows, cols}) + what, "exact", double(wrong), 0.0});
+}
+
+TEST(OpsGate, Argmax) {
+  // 7 and 1000 (% 8 = 0 but 1000 / 8 = 125 chunks: the last group of four partial); 4099 and
+  // 50257 (GPT-2's vocabulary): rows that start off 16-byte boundaries, with columns before the
+  // first chunk and after the last; 128256 (Llama 3's vocabulary: many groups of four chunks per
+  // thread).
+  std::vector<RowShape> shapes = {{1, 1}, {3, 7}, {5, 1000}, {4, 4099}, {3, 50257}, {2, 128256}, {1, 128256}};
+  if (gate::big_shapes()) shapes.push_back({32, 128256});
+  for_each_type([&]<typename T>() {
+    for (RowShape s : shapes) {
+      Vec x;
+      std::vector<T> host = gate::random_values<T>(s.rows * s.cols, -4, 4, x);
+      check_argmax(host, s.rows, s.cols, "");
+      // The maximum alone among a row's first or last 8 columns (alternating rows): where rows
+      // that start off a 16-byte boundary have their columns outside whole chunks.
+      std::vector<T> edges = host;
+      std::uniform_int_distribution<size_t> edge(0, std::min<size_t>(s.cols, 8) - 1);
+      for (size_t r = 0; r < s.rows; ++r)
+        edges[r * s.cols + (r % 2 == 0 ? edge(gate::rng()) : s.cols - 1 - edge(gate::rng()))] = Dtype<T>::from(8.0);
+      check_argmax(edges, s.rows, s.cols, " edges");
+      // Duplicated maxima: 8 is above every random value; two or three copies at random columns
+      // in each row, so the lowest must win whichever thread or chunk each copy falls in.
+      std::uniform_int_distribution<size_t> col(0, s.cols - 1);
+      for (size_t r = 0; r < s.rows; ++r)
+        for (int copy = 0; copy < 3; ++copy) host[r * s.cols + col(gate::rng())] = Dtype<T>::from(8.0);
+      check_argmax(host, s.rows, s.cols, " ties");
+    }
+  });
+}
+
+// Infinities, signed zeros and NaN (which ranks above everything, as torch.argmax ranks it).
+TEST(OpsGate, ArgmaxSpecialValues) {
+  for_each_type([]<typename T>() {
+    for (size_t cols : {8, 9, 1000, 4096}) {   // chunked and element-by-element rows
+      const double inf = INFINITY;
+      std::uniform_int_distribution<size_t> col(0, cols - 1);
+      std::bernoulli_distribution sign(0.5);
+      std::vector<T> host;
+      auto row = [&](std::function<double(size_t)> value) {
+        for (size_t c = 0; c < cols; ++c) host.push_back(Dtype<T>::from(value(c)));
+      };
+      Vec x;
+      std::vector<T> noise = gate::random_values<T>(cols, -4, 4, x);
+      size_t a = col(gate::rng()), b = col(gate::rng());
+      row([&](size_t) { return -inf; });                                          // all -inf: column 0
+      row([&](size_t) { return sign(gate::rng()) ? -0.0 : 0.0; });                // signed zeros are equal
+      row([&](size_t c) { return c == a || c == b ? NAN : x[c]; });               // the first NaN
+      row([&](size_t c) { return c == a || c == b ? inf : x[c]; });               // the first +inf
+      row([&](size_t c) { return c == a ? NAN : c == b ? inf : x[c]; });          // NaN above +inf
+      row([&](size_t c) { return -std::fabs(x[c]) - 1; });                        // all negative
+      row([&](size_t c) { return c == b ? -inf : c == a ? NAN : -inf; });         // NaN among -inf
+      check_argmax(host, host.size() / cols, cols, " special");
+    }
+  });
+}
+
+// ---- add / mul ------------------------------------------------------------------------------------------
+TEST(OpsGate, AddMul) {
+  for_each_type([]<typename T>() {
+    for (RowShape s : elementwise_shapes()) {
+      for (bool mul : {false, true}) {
+        for (bool in_place : {false, true}) {   // out is the same Buffer as a
+          size_t n = s.rows * s.cols;
+          Vec a, b;
+          auto ba = random_buffer<T>(n, -2, 2, a);
+          auto bb = random_buffer<T>(n, -2, 2, b);
+          Output<T> out(n);
+          const quiver::Buffer<T>& dst = in_place ? ba : out.buffer;
+          if (mul) ops::mul(dev(), ba, bb, dst, n);
+          else ops::add(dev(), ba, bb, dst, n);
+          Vec ref = mul ? oracle::mul(a, b) : oracle::add(a, b);
+          // The op's definition: float arithmetic, then one rounding to T.
+          for (double& v : ref) v = Dtype<T>::value(Dtype<T>::from(double(float(v))));
+          Vec got = in_place ? gate::values(gate::download(ba)) : out.read();
+          gate::record({std::string(mul ? "mul" : "add") + (in_place ? " (out = a)" : ""), Dtype<T>::name,
+                        gate::shape_string({s.rows, s.cols}), "exact", gate::row_scaled_error(got, ref, s.cols), 0.0});
+        }
+      }
+    }
+  });
+}
+
+// ---- KV cache append --------------------------------------------------------------------------------------
+TEST(OpsGate, KvAppend) {
+  struct Case {
+    size_t batch, heads, head_dim, capacity;
+    bool bshd;
+  };
+  // head_dim 7: the element-by-element path; 4 (% 8 = 4): chunks for float only.
+  std::vector<Case> cases = {{1, 2, 64, 16, false}, {2, 3, 7, 10, true}, {1, 8, 128, 40, true}, {3, 1, 4, 9, false}};
+  for_each_type([&]<typename T>() {
+    for (const Case& c : cases) {
+      size_t cache_n = c.batch * c.heads * c.capacity * c.head_dim;
+      Output<T> cache(cache_n);
+      Vec ref(cache_n, NAN);   // poison: positions never appended stay NaN
+      ops::KvCacheShape shape;
+      shape.batch = c.batch;
+      shape.kv_heads = c.heads;
+      shape.head_dim = c.head_dim;
+      shape.kv_capacity = c.capacity;
+      shape.layout = c.bshd ? ops::AttentionLayout::BSHD : ops::AttentionLayout::BHSD;
+      // One position Buffer for every step, rewritten in device memory between them: the op
+      // reads it when it runs. Steps: a 3-token prefill at 1 (sequence b at 1 + b), a decode
+      // token right after it, a 2-token append whose second row is past the capacity, then
+      // positions that write nothing: past the capacity, negative, INT32_MAX (no overflow).
+      auto position = gate::upload(std::vector<int32_t>(c.batch, 0));
+      struct Step {
+        size_t tokens;
+        int32_t first;   // position of sequence 0; sequence b adds b (except for the invalid ones)
+        bool shift;
+      };
+      int32_t cap = int32_t(c.capacity);
+      for (Step step : {Step{3, 1, true}, Step{1, 4, true}, Step{2, cap - 1, false}, Step{1, cap, false},
+                        Step{2, -1, false}, Step{1, INT32_MAX, false}}) {
+        std::vector<int32_t> pos(c.batch);
+        for (size_t b = 0; b < c.batch; ++b) pos[b] = step.first + (step.shift ? int32_t(b) : 0);
+        position.upload(pos);
+        Vec src;
+        auto bsrc = random_buffer<T>(c.batch * step.tokens * c.heads * c.head_dim, -2, 2, src);
+        ops::kv_append(dev(), bsrc, position, cache.buffer, step.tokens, shape);
+        oracle::kv_append(ref, src, pos, c.batch, step.tokens, c.heads, c.head_dim, c.capacity, c.bshd);
+      }
+      // Exact copies where appended, the poison (NaN) everywhere else.
+      Vec got = cache.read();
+      size_t wrong = 0;
+      for (size_t i = 0; i < cache_n; ++i)
+        if (std::isnan(got[i]) != std::isnan(ref[i]) || (!std::isnan(ref[i]) && got[i] != ref[i])) ++wrong;
+      gate::record({"kv_append", Dtype<T>::name,
+                    gate::shape_string({c.batch, c.heads, c.capacity, c.head_dim}) + (c.bshd ? " bshd" : ""), "exact",
+                    double(wrong), 0.0});
     }
   });
 }

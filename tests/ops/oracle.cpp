@@ -122,6 +122,50 @@ Vec embedding(const Vec& table, const std::vector<int32_t>& ids, size_t vocab, s
   return out;
 }
 
+std::vector<int32_t> argmax(const Vec& x, size_t rows, size_t cols) {
+  std::vector<int32_t> out(rows);
+  for (size_t r = 0; r < rows; ++r) {
+    const double* row = &x[r * cols];
+    size_t best = 0;
+    for (size_t c = 0; c < cols; ++c) {
+      if (std::isnan(row[c])) {
+        best = c;
+        break;
+      }
+      if (row[c] > row[best]) best = c;
+    }
+    out[r] = int32_t(best);
+  }
+  return out;
+}
+
+Vec add(const Vec& a, const Vec& b) {
+  Vec out(a.size());
+  for (size_t i = 0; i < a.size(); ++i) out[i] = a[i] + b[i];
+  return out;
+}
+
+Vec mul(const Vec& a, const Vec& b) {
+  Vec out(a.size());
+  for (size_t i = 0; i < a.size(); ++i) out[i] = a[i] * b[i];
+  return out;
+}
+
+void kv_append(Vec& cache, const Vec& src, const std::vector<int32_t>& position, size_t batch, size_t tokens,
+               size_t heads, size_t head_dim, size_t capacity, bool bshd) {
+  for (size_t b = 0; b < batch; ++b)
+    for (size_t t = 0; t < tokens; ++t) {
+      int64_t p = int64_t(position[b]) + int64_t(t);
+      if (position[b] < 0 || p >= int64_t(capacity)) continue;
+      for (size_t h = 0; h < heads; ++h)
+        for (size_t d = 0; d < head_dim; ++d) {
+          size_t to = bshd ? ((b * capacity + size_t(p)) * heads + h) * head_dim + d
+                           : ((b * heads + h) * capacity + size_t(p)) * head_dim + d;
+          cache[to] = src[((b * tokens + t) * heads + h) * head_dim + d];
+        }
+    }
+}
+
 Vec matvec(const Vec& w, const Vec& x, size_t rows, size_t cols, Vec& weight) {
   Vec y(rows);
   weight.assign(rows, 0);

@@ -27,6 +27,17 @@ Vec gelu_tanh(const Vec& x);
 Vec rope(const Vec& x, const std::vector<int32_t>& pos, const std::vector<float>& inv_freq, size_t tokens,
          size_t heads, size_t head_dim, bool interleaved);
 Vec embedding(const Vec& table, const std::vector<int32_t>& ids, size_t vocab, size_t dim);
+// Per row the column of the largest value, the first of equal ones; a NaN ranks above every
+// number (the first NaN's column); -0 and +0 are equal.
+std::vector<int32_t> argmax(const Vec& x, size_t rows, size_t cols);
+// Exact a + b and a * b (the op rounds them to float, then to the element type).
+Vec add(const Vec& a, const Vec& b);
+Vec mul(const Vec& a, const Vec& b);
+// cache[b][position[b] + t] = src[b][t] (src: batch x tokens x heads x head_dim; cache:
+// batch x heads x capacity x head_dim, or batch x capacity x heads x head_dim when bshd); a
+// sequence at a negative position writes nothing, rows at position[b] + t >= capacity are skipped.
+void kv_append(Vec& cache, const Vec& src, const std::vector<int32_t>& position, size_t batch, size_t tokens,
+               size_t heads, size_t head_dim, size_t capacity, bool bshd);
 
 // y = W x; `weight` receives sum_k |W[r, k] x[k]| per row (for the accumulation bound).
 Vec matvec(const Vec& w, const Vec& x, size_t rows, size_t cols, Vec& weight);

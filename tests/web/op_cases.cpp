@@ -212,6 +212,18 @@ void elementwise_ops(std::vector<Case>& cases, const Elem& e) {
       c.scalar(double(n));
       cases.push_back(c);
     }
+    for (bool mul : {false, true}) {   // kernels/decode.cpp: exact, float arithmetic then one rounding
+      Case c = op_case((mul ? "mul" : "add") + at, (mul ? "mul<" : "add<") + t + ">");
+      auto a = random_floats(n, -2, 2), b = random_floats(n, -2, 2);
+      c.buffer("a", stored(e, a));
+      c.buffer("b", stored(e, b));
+      Vec ref = mul ? oracle::mul(widen(a), widen(b)) : oracle::add(widen(a), widen(b));
+      for (double& v : ref) v = round_to(e, v);
+      output(c, "out", e, n, row_scaled(e, ref, s.cols, 0.0));
+      stride_grid(c, (n + 3) / 4);
+      c.scalar(double(n));
+      cases.push_back(c);
+    }
     for (bool tanh_form : {false, true}) {
       Case c = op_case((tanh_form ? "gelu_tanh" : "gelu_erf") + at, (tanh_form ? "gelu_tanh<" : "gelu_erf<") + t + ">");
       auto x = random_floats(n, -6, 6);

@@ -132,6 +132,35 @@ void add_row_cases(std::vector<Case>& cases, size_t m, size_t n) {
                      }});
 }
 
+// The decode step's small ops: argmax over rows of logits (rows x vocab, the output is rows
+// int32) and element-wise add / mul over n elements.
+template <typename T>
+void add_argmax_case(std::vector<Case>& cases, size_t rows, size_t cols) {
+  cases.push_back({"argmax", dtype_name<T>(), dims({rows, cols}), double(rows) * cols * sizeof(T) + 4.0 * rows, 0, "",
+                   [=](const Device& dev, size_t sets) -> Runner {
+                     auto xs = std::make_shared<std::vector<std::pair<Buffer<T>, Buffer<int32_t>>>>();
+                     for (size_t s = 0; s < sets; ++s)
+                       xs->push_back({random_buffer<T>(dev, rows * cols, -8, 8), dev.alloc<int32_t>(rows)});
+                     return [=, &dev](size_t s) { quiver::ops::argmax(dev, (*xs)[s].first, (*xs)[s].second, rows, cols); };
+                   }});
+}
+template <typename T>
+void add_binary_cases(std::vector<Case>& cases, size_t n) {
+  for (bool mul : {false, true})
+    cases.push_back({mul ? "mul" : "add", dtype_name<T>(), dims({n}), 3.0 * n * sizeof(T), 0, "",
+                     [=](const Device& dev, size_t sets) -> Runner {
+                       struct Set { Buffer<T> a, b, out; };
+                       auto xs = std::make_shared<std::vector<Set>>();
+                       for (size_t s = 0; s < sets; ++s)
+                         xs->push_back({random_buffer<T>(dev, n), random_buffer<T>(dev, n), dev.alloc<T>(n)});
+                       return [=, &dev](size_t s) {
+                         auto& v = (*xs)[s];
+                         if (mul) quiver::ops::mul(dev, v.a, v.b, v.out, n);
+                         else quiver::ops::add(dev, v.a, v.b, v.out, n);
+                       };
+                     }});
+}
+
 template <typename W>
 void add_matvec_case(std::vector<Case>& cases, size_t rows, size_t cols) {
   std::string dt = dtype_name<W>();
@@ -242,6 +271,8 @@ std::vector<Case> all_cases(bool quick) {
     add_matmul_case<quiver::bf16>(cases, 128);
     add_w8a8_case(cases, 128);
     add_attention_case<quiver::bf16>(cases, 1, 2, 128, 64, true);
+    add_argmax_case<float>(cases, 2, 1000);
+    add_binary_cases<float>(cases, 64 * 256);
     return cases;
   }
   for (auto [m, n] : {std::pair<size_t, size_t>{4096, 1024}, {8192, 4096}, {4096, 16384}, {32768, 4096}}) {
@@ -264,6 +295,10 @@ std::vector<Case> all_cases(bool quick) {
   // Half as well: the cooperative-matrix kernels of Vulkan devices take half tiles only.
   for (bool causal : {false, true}) add_attention_case<quiver::half>(cases, 4, 32, 4096, 128, causal);
   add_attention_case<quiver::bf16>(cases, 1, 32, 8192, 64, false);
+  // Greedy sampling over a Llama 3 vocabulary: one decode row, and a batch of 32.
+  add_argmax_case<float>(cases, 1, 128256);
+  add_argmax_case<float>(cases, 32, 128256);
+  add_binary_cases<float>(cases, size_t{1} << 24);
   return cases;
 }
 

@@ -1,0 +1,197 @@
+// The small ops of a decode step: argmax over rows (greedy sampling on the device, so the logits
+// are never downloaded), element-wise add and mul (residual adds, scaling), and kv_append (new
+// keys / values into a KV cache at a position held in device memory, so a recorded step replays
+// with the position advancing on the device).
+#include "common.h"
+
+using qvops::from_f32;
+using qvops::kElemThreads;
+using qvops::kRowThreads;
+using qvops::to_f32;
+
+namespace {
+
+// ---- argmax ------------------------------------------------------------------------------------
+// Every float as a uint32_t whose unsigned order is the order argmax ranks by: negative numbers
+// (bits inverted) below positive ones (sign bit set), -0 equal to +0, and every NaN above +inf
+// (0xFFFFFFFF), as torch.argmax ranks it. No real number maps to 0 (-inf is 0x007FFFFF), so 0
+// marks a thread that saw no element. Integer operations only: a NaN test through a float
+// comparison could be folded away, and the bits are the same on every target.
+QV_DEVICE uint32_t order_key(float v) {
+  uint32_t bits = qv::bit_cast<uint32_t>(v);
+  uint32_t magnitude = bits & 0x7FFFFFFFu;
+  if (magnitude > 0x7F800000u) return 0xFFFFFFFFu;   // NaN
+  if (magnitude == 0u) return 0x80000000u;            // -0 ranks as +0
+  return (bits & 0x80000000u) != 0u ? ~bits : bits | 0x80000000u;
+}
+
+// Element `index` into the thread's best (key, index): a strictly greater key only, so of equal
+// maxima the thread keeps the first it saw; threads visit their elements in increasing order.
+QV_DEVICE void argmax_take(float v, uint32_t index, uint32_t& best_key, uint32_t& best_index) {
+  uint32_t key = order_key(v);
+  if (key > best_key) {
+    best_key = key;
+    best_index = index;
+  }
+}
+template <typename T, uint32_t C>
+QV_DEVICE void argmax_take_chunk(qv::vec<T, C> v, uint32_t first, uint32_t& best_key, uint32_t& best_index) {
+  argmax_take(to_f32(v[0]), first, best_key, best_index);
+  argmax_take(to_f32(v[1]), first + 1, best_key, best_index);
+  argmax_take(to_f32(v[2]), first + 2, best_key, best_index);
+  argmax_take(to_f32(v[3]), first + 3, best_key, best_index);
+  if constexpr (C == 8) {
+    argmax_take(to_f32(v[4]), first + 4, best_key, best_index);
+    argmax_take(to_f32(v[5]), first + 5, best_key, best_index);
+    argmax_take(to_f32(v[6]), first + 6, best_key, best_index);
+    argmax_take(to_f32(v[7]), first + 7, best_key, best_index);
+  }
+}
+
+// A row's chunks: `chunks` 16-byte chunks from p (16-byte aligned), the first at column `col0`.
+// Thread t takes chunks t, t + kRowThreads, ... A vocabulary-sized row is one block's whole work,
+// so each thread issues four chunk loads before looking at any of them: with one 16-byte load in
+// flight per thread a block keeps 4 KB in flight, far too little to stream a 0.5 MB row of logits
+// at memory speed.
+template <typename T>
+QV_DEVICE void argmax_chunks(const T* p, uint32_t col0, uint32_t chunks, uint32_t& best_key, uint32_t& best_index) {
+  constexpr uint32_t C = qvops::chunk_elems<T>();
+  constexpr uint32_t S = kRowThreads;
+  uint32_t j = qv::thread_id_x();
+  for (; j + 3 * S < chunks; j += 4 * S) {
+    qv::vec<T, C> v0 = qv::load<C>(p + C * j), v1 = qv::load<C>(p + C * (j + S));
+    qv::vec<T, C> v2 = qv::load<C>(p + C * (j + 2 * S)), v3 = qv::load<C>(p + C * (j + 3 * S));
+    argmax_take_chunk<T, C>(v0, col0 + C * j, best_key, best_index);
+    argmax_take_chunk<T, C>(v1, col0 + C * (j + S), best_key, best_index);
+    argmax_take_chunk<T, C>(v2, col0 + C * (j + 2 * S), best_key, best_index);
+    argmax_take_chunk<T, C>(v3, col0 + C * (j + 3 * S), best_key, best_index);
+  }
+  for (; j < chunks; j += S) argmax_take_chunk<T, C>(qv::load<C>(p + C * j), col0 + C * j, best_key, best_index);
+}
+
+// Row `row` of x (rows of `cols` elements from the buffer's 16-byte aligned start) in three parts,
+// so that rows of any length (GPT-2's 50257 columns) stream in chunks: the columns before its
+// first 16-byte boundary one per thread, the whole chunks, then the columns after the last one.
+// Each thread still sees its columns in increasing order (head < chunks < tail).
+template <typename T>
+QV_DEVICE void argmax_row(const T* x, uint32_t row, uint32_t cols, uint32_t& best_key, uint32_t& best_index) {
+  constexpr uint32_t C = qvops::chunk_elems<T>();
+  uint32_t start = row * cols;
+  uint32_t head = qv::min((C - start % C) % C, cols);
+  uint32_t chunks = (cols - head) / C;
+  uint32_t t = qv::thread_id_x();
+  if (t < head) argmax_take(to_f32(x[start + t]), t, best_key, best_index);
+  argmax_chunks(x + start + head, head, chunks, best_key, best_index);
+  for (uint32_t c = head + C * chunks + t; c < cols; c += kRowThreads)
+    argmax_take(to_f32(x[start + c]), c, best_key, best_index);
+}
+
+// ---- add / mul ---------------------------------------------------------------------------------
+// out = a + b or a * b in float, rounded once to T, 16-byte chunks as in kernels/elementwise.cpp.
+// out may be a or b: each element is read and then written by the same thread, and by no other.
+template <bool MUL>
+QV_DEVICE qv::float4 combine(qv::float4 a, qv::float4 b) {
+  if constexpr (MUL) return a * b;
+  else return a + b;
+}
+template <bool MUL, typename T>
+QV_DEVICE void binary_elementwise(const T* a, const T* b, T* out, uint32_t n) {
+  constexpr uint32_t C = qvops::chunk_elems<T>();
+  uint32_t chunks = n / C;
+  for (uint32_t i = qvops::grid_first(); i < chunks; i += qvops::grid_stride()) {
+    qv::float4 a_lo, b_lo, a_hi = qv::float4(0.0f), b_hi = qv::float4(0.0f);   // hi: 16-bit T only
+    qvops::load16(a + C * i, a_lo, a_hi);
+    qvops::load16(b + C * i, b_lo, b_hi);
+    qvops::store16(out + C * i, combine<MUL>(a_lo, b_lo), combine<MUL>(a_hi, b_hi));
+  }
+  for (uint32_t i = C * chunks + qvops::grid_first(); i < n; i += qvops::grid_stride()) {
+    float x = to_f32(a[i]), y = to_f32(b[i]);
+    out[i] = from_f32<T>(MUL ? x * y : x + y);
+  }
+}
+
+// ---- kv_append ---------------------------------------------------------------------------------
+// src: [batch][tokens][heads][head_dim]; token t of sequence b goes to cache position
+// position[b] + t, in the cache's layout: BHSD [batch][heads][capacity][head_dim] or BSHD
+// [batch][capacity][heads][head_dim]. A position the host cannot see is checked here: a
+// negative position[b] writes nothing of sequence b, and rows at position[b] + t >= capacity are
+// not written (the kernel cannot report an error, and writing outside the cache is not an
+// option). W elements move per item: a 16-byte
+// chunk when head_dim % W == 0 (rows then start on 16-byte boundaries in both buffers), else one.
+template <uint32_t W, typename T>
+QV_DEVICE void kv_append_items(const T* src, const int32_t* position, T* cache, uint32_t batch, uint32_t tokens,
+                               uint32_t heads, uint32_t head_dim, uint32_t capacity, bool bshd) {
+  uint32_t items = batch * tokens * heads * head_dim / W;
+  for (uint32_t i = qvops::grid_first(); i < items; i += qvops::grid_stride()) {
+    uint32_t e = i * W;
+    uint32_t row = e / head_dim;   // (b * tokens + t) * heads + h
+    uint32_t d = e - row * head_dim;
+    uint32_t bt = row / heads;
+    uint32_t h = row - bt * heads;
+    uint32_t b = bt / tokens;
+    uint32_t t = bt - b * tokens;
+    int32_t start = position[b];
+    // start + t < capacity, written so that nothing overflows for any int32 start.
+    if (start < 0 || static_cast<uint32_t>(start) >= capacity || t >= capacity - static_cast<uint32_t>(start))
+      continue;
+    uint32_t p = static_cast<uint32_t>(start) + t;
+    uint32_t dst = bshd ? ((b * capacity + p) * heads + h) * head_dim + d : ((b * heads + h) * capacity + p) * head_dim + d;
+    if constexpr (W == 1) cache[dst] = src[e];
+    else qv::store(cache + dst, qv::load<W>(src + e));
+  }
+}
+
+}  // namespace
+
+// out[r] = the index of the largest element of row r (rows x cols), the lowest of equal maxima;
+// NaN ranks above every number (see order_key). One block per row.
+template <typename T>
+QV_KERNEL QV_BLOCK(kRowThreads) void argmax(const T* x, int32_t* out, uint32_t rows, uint32_t cols) {
+  uint32_t row = qvops::block_row();
+  if (row >= rows) return;
+  uint32_t best_key = 0, best_index = 0xFFFFFFFFu;
+  argmax_row(x, row, cols, best_key, best_index);
+  // The row's largest key, then the lowest index holding it, as the largest ~index (no block
+  // minimum is needed; threads without that key offer 0, which is ~0xFFFFFFFF, past any column).
+  uint32_t row_key = qv::block_max(best_key);
+  uint32_t first = ~qv::block_max(best_key == row_key ? ~best_index : 0u);
+  if (qv::thread_id_x() == 0) out[row] = static_cast<int32_t>(first);
+}
+
+// out = a + b
+template <typename T>
+QV_KERNEL QV_BLOCK(kElemThreads) void add(const T* a, const T* b, T* out, uint32_t n) {
+  binary_elementwise<false>(a, b, out, n);
+}
+
+// out = a * b
+template <typename T>
+QV_KERNEL QV_BLOCK(kElemThreads) void mul(const T* a, const T* b, T* out, uint32_t n) {
+  binary_elementwise<true>(a, b, out, n);
+}
+
+// cache[position[b] + t] = src[b][t] for every head (see kv_append_items).
+template <typename T>
+QV_KERNEL QV_BLOCK(kElemThreads) void kv_append(const T* src, const int32_t* position, T* cache, uint32_t batch,
+                                                uint32_t tokens, uint32_t heads, uint32_t head_dim, uint32_t capacity,
+                                                bool bshd) {
+  constexpr uint32_t C = qvops::chunk_elems<T>();
+  if (head_dim % C == 0) kv_append_items<C>(src, position, cache, batch, tokens, heads, head_dim, capacity, bshd);
+  else kv_append_items<1>(src, position, cache, batch, tokens, heads, head_dim, capacity, bshd);
+}
+
+template void argmax<float>(const float*, int32_t*, uint32_t, uint32_t);
+template void add<float>(const float*, const float*, float*, uint32_t);
+template void mul<float>(const float*, const float*, float*, uint32_t);
+template void kv_append<float>(const float*, const int32_t*, float*, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
+                               bool);
+template void argmax<qv::bf16>(const qv::bf16*, int32_t*, uint32_t, uint32_t);
+template void add<qv::bf16>(const qv::bf16*, const qv::bf16*, qv::bf16*, uint32_t);
+template void mul<qv::bf16>(const qv::bf16*, const qv::bf16*, qv::bf16*, uint32_t);
+template void kv_append<qv::bf16>(const qv::bf16*, const int32_t*, qv::bf16*, uint32_t, uint32_t, uint32_t, uint32_t,
+                                  uint32_t, bool);
+template void argmax<qv::half>(const qv::half*, int32_t*, uint32_t, uint32_t);
+template void add<qv::half>(const qv::half*, const qv::half*, qv::half*, uint32_t);
+template void mul<qv::half>(const qv::half*, const qv::half*, qv::half*, uint32_t);
+template void kv_append<qv::half>(const qv::half*, const int32_t*, qv::half*, uint32_t, uint32_t, uint32_t, uint32_t,
+                                  uint32_t, bool);
