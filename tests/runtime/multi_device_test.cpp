@@ -147,6 +147,30 @@ TEST(MultiDevice, CpuThreadsSetsTheWorkers) {
   EXPECT_EQ(process_threads(), before) << "a dropped device stops its workers";
 }
 
+// Two devices, one set of workers: the process gains 3 threads for both, and loses them with the
+// last device (LaunchesOnTwoCpuDevicesRunAtTheSameTime shows both still run at once).
+TEST(MultiDevice, CpuDevicesShareOneSetOfWorkers) {
+  ScopedEnv devices("QUIVER_CPU_DEVICES", "2");
+  ScopedEnv threads("QUIVER_CPU_THREADS", "3");
+  const size_t before = process_threads();
+  {
+    Device a = Device::open("cpu:0"), b = Device::open("cpu:1");
+    for (Device* dev : {&a, &b}) {
+      EXPECT_CONTAINS(dev->device_name(), "(3 threads)");
+      Module mod = dev->load(fatbin(), "test.qfb");   // a launch starts the workers
+      Buffer<float> x = dev->alloc<float>(64), y = dev->alloc<float>(64);
+      x.upload(std::vector<float>(64, 1.0f));
+      y.upload(std::vector<float>(64, 2.0f));
+      mod.kernel("saxpy").launch(Grid{1}, x, y, 3.0f, 64u);
+      std::vector<float> got(64);
+      y.download(got);
+      EXPECT_EQ(got[63], 5.0f);
+    }
+    EXPECT_EQ(process_threads(), before + 3) << "two devices, one set of 3 workers";
+  }
+  EXPECT_EQ(process_threads(), before) << "the last device dropped stops the workers";
+}
+
 TEST(MultiDevice, InvalidCpuThreadCountIsReported) {
   for (const char* value : {"0", "abc", "1025", "2x", "-1", "99999"}) {
     ScopedEnv threads("QUIVER_CPU_THREADS", value);
@@ -232,6 +256,7 @@ std::vector<uint32_t> handshake(Device& a, Device& b, uint32_t timeout_ms) {
 
 TEST(MultiDevice, LaunchesOnTwoCpuDevicesRunAtTheSameTime) {
   ScopedEnv devices("QUIVER_CPU_DEVICES", "2");
+  ScopedEnv threads("QUIVER_CPU_THREADS", "2");   // the two launches' blocks on two workers at once
   Device d0 = Device::open("cpu:0"), d1 = Device::open("cpu:1");
   EXPECT_EQ(handshake(d0, d1, 20'000), (std::vector<uint32_t>{1, 1, 1, 1}));
 }

@@ -78,10 +78,21 @@ struct WorkerScratch {
   bool stray_barrier = false;     // a barrier-free kernel called barrier()
 };
 
+// The process's CPU workers, one set for every CpuDevice alive, so that several Devices do not
+// oversubscribe the machine; their launches still run at the same time (ThreadPool). Created
+// with the first CpuDevice, its threads at the first launch; released with the last device.
+struct WorkerPool {
+  explicit WorkerPool(unsigned count) : workers(count) {}
+  const unsigned workers;
+  std::mutex start;                                     // guards the lazy start below
+  std::vector<std::unique_ptr<WorkerScratch>> scratch;  // one per worker thread
+  std::unique_ptr<ThreadPool> pool;   // declared last: its threads stop before scratch goes
+};
+
 class CpuDevice final : public Device {
  public:
-  // One of QUIVER_CPU_DEVICES, with its own worker pool (devices run at the same time, as GPUs
-  // do) of QUIVER_CPU_THREADS (1 to 1024) workers, else usable_cpus().
+  // One of QUIVER_CPU_DEVICES. Workers: the process's WorkerPool, of QUIVER_CPU_THREADS (1 to
+  // 1024) threads, else usable_cpus(), read when the first device alive is opened.
   CpuDevice();
   ~CpuDevice() override;
   std::string backend_name() const override { return "cpu"; }
@@ -102,14 +113,12 @@ class CpuDevice final : public Device {
   // Runs `job(worker, scratch)` on every worker; the pool starts on first use so that merely
   // probing backends (Device::available_backends) creates no threads.
   void run_on_workers(const std::function<void(unsigned, WorkerScratch&)>& job);
-  unsigned worker_count() const { return workers_; }
+  unsigned worker_count() const { return workers_->workers; }
 
  private:
   std::string name_;
-  unsigned workers_;
-  std::mutex launch_mutex_;
-  std::vector<std::unique_ptr<WorkerScratch>> scratch_;
-  std::unique_ptr<ThreadPool> pool_;   // declared last: its threads stop before scratch_ goes
+  std::mutex launch_mutex_;   // this device's launches take turns, as on a GPU queue
+  std::shared_ptr<WorkerPool> workers_;
 };
 
 std::unique_ptr<Module> load_cpu_module(CpuDevice& device, const format::FatBinary& fatbin);

@@ -124,10 +124,20 @@ unsigned worker_threads() {
   return static_cast<unsigned>(n);
 }
 
+std::shared_ptr<WorkerPool> process_workers() {
+  static std::mutex mutex;
+  static std::weak_ptr<WorkerPool> current;
+  std::lock_guard lock(mutex);
+  if (std::shared_ptr<WorkerPool> alive = current.lock()) return alive;
+  auto made = std::make_shared<WorkerPool>(worker_threads());
+  current = made;
+  return made;
+}
+
 }  // namespace
 
-CpuDevice::CpuDevice() : workers_(worker_threads()) {
-  name_ = cpu_model_name() + " (" + std::to_string(workers_) + " threads)";
+CpuDevice::CpuDevice() : workers_(process_workers()) {
+  name_ = cpu_model_name() + " (" + std::to_string(workers_->workers) + " threads)";
 }
 
 CpuDevice::~CpuDevice() = default;
@@ -159,12 +169,16 @@ std::vector<size_t> CpuDevice::images_to_load(const format::FatBinary& fatbin) c
 
 void CpuDevice::run_on_workers(const std::function<void(unsigned, WorkerScratch&)>& job) {
   std::lock_guard lock(launch_mutex_);
-  if (!pool_) {
-    scratch_.resize(workers_);
-    for (auto& s : scratch_) s = std::make_unique<WorkerScratch>();
-    pool_ = std::make_unique<ThreadPool>(workers_);
+  WorkerPool& w = *workers_;
+  {
+    std::lock_guard start(w.start);
+    if (!w.pool) {
+      w.scratch.resize(w.workers);
+      for (auto& s : w.scratch) s = std::make_unique<WorkerScratch>();
+      w.pool = std::make_unique<ThreadPool>(w.workers);
+    }
   }
-  pool_->run_on_all([&](unsigned worker) { job(worker, *scratch_[worker]); });
+  w.pool->run_on_all([&](unsigned worker) { job(worker, *w.scratch[worker]); });
 }
 
 }  // namespace quiver::backend::cpu

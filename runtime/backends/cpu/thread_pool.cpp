@@ -105,35 +105,31 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::run_on_all(const std::function<void(unsigned)>& job) {
+  Call call{&job, size(), size(), nullptr};
   std::unique_lock lock(mutex_);
-  job_ = &job;
-  error_ = nullptr;
-  pending_ = size();
-  ++generation_;
+  calls_.push_back(&call);
   start_cv_.notify_all();
-  done_cv_.wait(lock, [this] { return pending_ == 0; });
-  job_ = nullptr;
-  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  done_cv_.wait(lock, [&] { return call.unfinished == 0; });
+  if (call.error) std::rethrow_exception(call.error);
 }
 
 void ThreadPool::worker_main(unsigned index) {
-  uint64_t seen = 0;
   std::unique_lock lock(mutex_);
   for (;;) {
-    start_cv_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+    start_cv_.wait(lock, [&] { return stopping_ || !calls_.empty(); });
     if (stopping_) return;
-    seen = generation_;
-    const std::function<void(unsigned)>* job = job_;
+    Call* call = calls_.front();
+    if (--call->unclaimed == 0) calls_.pop_front();
     lock.unlock();
     std::exception_ptr error;
     try {
-      (*job)(index);
+      (*call->job)(index);
     } catch (...) {
       error = std::current_exception();
     }
     lock.lock();
-    if (error && !error_) error_ = error;
-    if (--pending_ == 0) done_cv_.notify_one();
+    if (error && !call->error) call->error = error;
+    if (--call->unfinished == 0) done_cv_.notify_all();
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -16,6 +17,9 @@ namespace quiver::backend::cpu {
 // up; at least 1.
 unsigned usable_cpus();
 
+// Worker threads shared by every caller: a call's tasks queue behind earlier calls' and run on
+// whichever workers come free, so calls from several threads (several CPU devices) run at the
+// same time on one set of threads instead of each bringing its own.
 class ThreadPool {
  public:
   explicit ThreadPool(unsigned workers);
@@ -24,22 +28,25 @@ class ThreadPool {
   ~ThreadPool();
 
   unsigned size() const { return static_cast<unsigned>(threads_.size()); }
-  // Calls job(worker_index) once on every worker and returns when all calls have returned.
-  // The first exception a call throws is rethrown here, after every worker has finished.
-  // One caller at a time (the device serialises launches).
+  // Runs size() tasks, each job(w) on some worker w (the index of the thread running it, so a
+  // task may use that worker's own scratch), and returns when all have returned. The first
+  // exception a task throws is rethrown here, after every task has finished.
   void run_on_all(const std::function<void(unsigned)>& job);
 
  private:
+  struct Call {
+    const std::function<void(unsigned)>* job;
+    unsigned unclaimed;   // tasks no worker has taken yet
+    unsigned unfinished;  // tasks not yet returned
+    std::exception_ptr error;
+  };
   void worker_main(unsigned index);
 
   std::mutex mutex_;
   std::condition_variable start_cv_;
   std::condition_variable done_cv_;
-  const std::function<void(unsigned)>* job_ = nullptr;
-  uint64_t generation_ = 0;
-  unsigned pending_ = 0;
+  std::deque<Call*> calls_;   // calls with unclaimed tasks, oldest first
   bool stopping_ = false;
-  std::exception_ptr error_;
   std::vector<std::thread> threads_;
 };
 
