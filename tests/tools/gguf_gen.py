@@ -237,6 +237,7 @@ def main():
     ap.add_argument("--no-tokens", action="store_true", help="omit tokenizer.ggml.tokens")
     ap.add_argument("--alignment", type=int, help="write general.alignment (default: absent, 32)")
     ap.add_argument("--version", type=int, default=3)
+    ap.add_argument("--architecture", default="llama", help="general.architecture (the keys stay llama.*)")
     for cls in ["embd", "attn", "ffn", "norm", "output"]:
         ap.add_argument("--type-" + cls, default="F32", choices=sorted(GGML_TYPES))
     ap.add_argument("--tied", action="store_true", help="no output.weight (tied to token_embd)")
@@ -248,7 +249,7 @@ def main():
     head_dim = a.embd // a.heads
     E, F, V, KV = a.embd, a.ff, a.vocab, head_dim * a.kv_heads
     tokens = make_tokens(V)
-    meta = [("general.architecture", STRING, "llama"), ("general.name", STRING, "quiver test model")]
+    meta = [("general.architecture", STRING, a.architecture), ("general.name", STRING, "quiver test model")]
     if a.alignment is not None:
         meta.append(("general.alignment", U32, a.alignment))
     meta += [("llama.context_length", U32, a.ctx), ("llama.embedding_length", U32, E),
