@@ -9,7 +9,9 @@ with gguf_gen.py's own numpy dequantizers; everything after is float64.
   n = RMSNorm(attn_norm); x += Wdown (silu(Wgate m(x)) * Wup m(x)) with m = RMSNorm(ffn_norm);
   logits = Woutput RMSNorm(output_norm)(x) (Woutput = token_embd when output.weight is absent).
   RoPE "normal" (llama.cpp's rope type 0 for llama): pairs (2i, 2i + 1) of the first
-  rope.dimension_count elements of every head rotate by pos * freq_base^(-2i / dimension_count).
+  rope.dimension_count elements of every head rotate by pos * freq_base^(-2i / dimension_count),
+  divided by llama.rope.scaling.factor for linear scaling and by rope_freqs.weight[i] where
+  present (llama.cpp's frequency factors).
   Attention: causal over the positions so far, scale 1 / sqrt(head size), query head h reads
   KV head h // (head_count / head_count_kv).
 
@@ -47,6 +49,15 @@ class LlamaReference:
         self.k_cache = [[] for _ in range(self.L)]
         self.v_cache = [[] for _ in range(self.L)]
         self.position = 0
+        # Pair i turns by position * freq: freq_base^(-2i / dims), times 1 / factor for linear
+        # scaling, divided by rope_freqs.weight[i] where the file has it (llama.cpp's freq_factors).
+        i = np.arange(self.rot // 2)
+        self.freq = self.base ** (-2.0 * i / self.rot)
+        meta = sidecar["metadata"]
+        if meta.get("llama.rope.scaling.type", {}).get("value") == "linear":
+            self.freq = self.freq / meta["llama.rope.scaling.factor"]["value"]
+        if "rope_freqs.weight" in self.w:
+            self.freq = self.freq / self.w["rope_freqs.weight"]
 
     def rms_norm(self, x, name):
         return x / np.sqrt(np.mean(x * x) + self.eps) * self.w[name]
@@ -54,8 +65,7 @@ class LlamaReference:
     def rope(self, heads):
         """heads: (n, D); rotates adjacent pairs of the first `rot` elements at self.position."""
         out = heads.copy()
-        i = np.arange(self.rot // 2)
-        theta = self.position * self.base ** (-2.0 * i / self.rot)
+        theta = self.position * self.freq
         cos, sin = np.cos(theta), np.sin(theta)
         x0, x1 = heads[:, 0:self.rot:2], heads[:, 1:self.rot:2]
         out[:, 0:self.rot:2] = x0 * cos - x1 * sin

@@ -30,6 +30,8 @@ BOUND = 2e-4
 # name, gguf_gen.py arguments
 MODELS = [
     ("f32_hd64_gqa_untied", "--embd 128 --heads 2 --kv-heads 1 --ff 384 --vocab 300"),
+    ("f32_rope_freqs_linear", "--embd 128 --heads 2 --kv-heads 1 --ff 384 --vocab 300 --rope-freqs "
+     "--rope-scaling linear --rope-scaling-factor 2.5"),
     ("f16_bf16_hd128_mha_tied", "--embd 256 --heads 2 --kv-heads 2 --ff 384 --vocab 500 --tied "
      "--type-embd F16 --type-attn F16 --type-ffn BF16 --type-norm BF16"),
     ("q8_0_q4_0_hd64_gqa_untied", "--embd 256 --heads 4 --kv-heads 2 --ff 384 --vocab 400 "
@@ -152,6 +154,10 @@ def check_errors(exe, work, seed):
         f.seek(entry["type_offset"])
         f.write((3).to_bytes(4, "little"))
     expect_error(exe, "tensor type Q4_1", [q4_1, "--prompt-ids", "1"], [q4_1, "blk.0.ffn_up.weight", "Q4_1"])
+
+    yarn = os.path.join(work, "errors_yarn.gguf")
+    generate(yarn, "--embd 128 --heads 2 --ff 128 --rope-scaling yarn --rope-scaling-factor 4", seed)
+    expect_error(exe, "rope scaling yarn", [yarn, "--prompt-ids", "1"], [yarn, "llama.rope.scaling.type 'yarn'"])
 
     truncated = os.path.join(work, "errors_truncated.gguf")
     with open(good, "rb") as f:

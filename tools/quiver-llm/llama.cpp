@@ -32,6 +32,39 @@ Matrix load_matrix(const Device& dev, const Tensor& t) {
   return m;
 }
 
+// The rotary frequencies as llama.cpp applies them: pair i turns by
+// position * freq_scale * freq_base^(-2i / dims) / freq_factor[i], where freq_scale is
+// 1 / llama.rope.scaling.factor for linear scaling (1 without), and freq_factor is
+// rope_freqs.weight where the file has it (Llama 3.1's long-context divisors), else 1.
+std::vector<float> rope_frequencies(const Gguf& gguf, const LlamaConfig& cfg, const std::string& where) {
+  std::vector<float> inv_freq = ops::rope_inv_freq(cfg.rope_dimension_count, cfg.rope_freq_base);
+  double freq_scale = 1.0;
+  if (gguf.has("llama.rope.scaling.type")) {
+    const std::string& type = gguf.get_string("llama.rope.scaling.type");
+    if (type == "linear") {
+      float factor = gguf.get_f32("llama.rope.scaling.factor");
+      if (!(factor > 0.0f))
+        throw GgufError(where + "llama.rope.scaling.factor " + std::to_string(factor) + " is not positive");
+      freq_scale = 1.0 / factor;
+    } else if (type != "none") {
+      throw GgufError(where + "llama.rope.scaling.type '" + type + "' is not supported (none and linear are)");
+    }
+  }
+  std::vector<float> factors(inv_freq.size(), 1.0f);
+  if (gguf.has_tensor("rope_freqs.weight")) {
+    const Tensor& t = gguf.tensor("rope_freqs.weight");
+    if (t.elements() != inv_freq.size())
+      throw GgufError(where + "tensor 'rope_freqs.weight' has " + std::to_string(t.elements()) +
+                      " elements, expected rope.dimension_count / 2 = " + std::to_string(inv_freq.size()));
+    factors = dequantized(t);
+    for (float f : factors)
+      if (!(f > 0.0f)) throw GgufError(where + "tensor 'rope_freqs.weight' holds " + std::to_string(f) + ", not a positive factor");
+  }
+  for (size_t i = 0; i < inv_freq.size(); ++i)
+    inv_freq[i] = static_cast<float>(double(inv_freq[i]) * freq_scale / double(factors[i]));
+  return inv_freq;
+}
+
 }  // namespace
 
 size_t Matrix::bytes() const {
@@ -80,7 +113,7 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
     layer.v_cache = dev.alloc<float>(KV * capacity);
     layers_.push_back(std::move(layer));
   }
-  inv_freq_ = upload_f32(dev, ops::rope_inv_freq(cfg.rope_dimension_count, cfg.rope_freq_base));
+  inv_freq_ = upload_f32(dev, rope_frequencies(gguf, cfg, where));
 
   id_ = dev.alloc<int32_t>(1);
   position_ = dev.alloc<int32_t>(1);
