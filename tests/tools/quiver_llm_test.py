@@ -136,7 +136,9 @@ def check_errors(exe, work, seed):
     expect_error(exe, "huge id", [good, "--prompt-ids", "99999999999999999999"], ["--prompt-ids"])
     expect_error(exe, "beyond context", [good, "--prompt-ids", "1,2,3", "-n", "14"],
                  [good, "llama.context_length 16"])
-    expect_error(exe, "no tokens to generate", [good, "--prompt-ids", "1", "-n", "0"], ["-n"])
+    expect_error(exe, "no tokens to generate", [good, "--prompt-ids", "1", "-n", "0"], ["-n", "0"])
+    expect_error(exe, "huge -n", [good, "--prompt-ids", "1", "-n", "99999999999999999999"], ["-n"])
+    expect_error(exe, "no --prompt-ids", [good], ["--prompt-ids", "required"])
     expect_error(exe, "missing file", [good + ".absent", "--prompt-ids", "1"], [good + ".absent"])
 
     gpt2 = os.path.join(work, "errors_gpt2.gguf")
