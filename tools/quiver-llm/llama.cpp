@@ -58,7 +58,8 @@ std::vector<float> rope_frequencies(const Gguf& gguf, const LlamaConfig& cfg, co
                       " elements, expected rope.dimension_count / 2 = " + std::to_string(inv_freq.size()));
     factors = dequantized(t);
     for (float f : factors)
-      if (!(f > 0.0f)) throw GgufError(where + "tensor 'rope_freqs.weight' holds " + std::to_string(f) + ", not a positive factor");
+      if (!(f > 0.0f))
+        throw GgufError(where + "tensor 'rope_freqs.weight' holds " + std::to_string(f) + ", not a positive factor");
   }
   for (size_t i = 0; i < inv_freq.size(); ++i)
     inv_freq[i] = static_cast<float>(double(inv_freq[i]) * freq_scale / double(factors[i]));

@@ -73,7 +73,8 @@ int run(int argc, char** argv) {
   app.add_option("model", model_path, "the model (.gguf, architecture llama)")->required();
   app.add_option("--backend", backend, "cuda, vulkan, cpu (default: the best one found; QUIVER_BACKEND overrides)");
   app.add_option("--prompt-ids", prompt_text, "the prompt's token ids, comma-separated")->required();
-  app.add_option("-n", n_generate, "tokens to generate (greedy), at least 1")->check(CLI::Range(int64_t(1), int64_t(1) << 31));
+  app.add_option("-n", n_generate, "tokens to generate (greedy), at least 1")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 31));
   app.add_option("--dump-logits", dump_path,
                  "write the logits that chose each generated token: N rows of vocabulary-size float32 (little-endian)");
   app.add_flag("--bench", bench, "print prefill and decode tokens/s and the weight bandwidth reached");
