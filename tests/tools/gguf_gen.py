@@ -237,6 +237,11 @@ def main():
     ap.add_argument("--no-tokens", action="store_true", help="omit tokenizer.ggml.tokens")
     ap.add_argument("--alignment", type=int, help="write general.alignment (default: absent, 32)")
     ap.add_argument("--version", type=int, default=3)
+    ap.add_argument("--architecture", default="llama", help="general.architecture (the keys stay llama.*)")
+    ap.add_argument("--rope-freqs", action="store_true",
+                    help="write rope_freqs.weight (F32, rotary dims / 2 factors in [1, 4]: Llama 3's frequency divisors)")
+    ap.add_argument("--rope-scaling", help="llama.rope.scaling.type (with --rope-scaling-factor)")
+    ap.add_argument("--rope-scaling-factor", type=float, default=1.0)
     for cls in ["embd", "attn", "ffn", "norm", "output"]:
         ap.add_argument("--type-" + cls, default="F32", choices=sorted(GGML_TYPES))
     ap.add_argument("--tied", action="store_true", help="no output.weight (tied to token_embd)")
@@ -248,7 +253,7 @@ def main():
     head_dim = a.embd // a.heads
     E, F, V, KV = a.embd, a.ff, a.vocab, head_dim * a.kv_heads
     tokens = make_tokens(V)
-    meta = [("general.architecture", STRING, "llama"), ("general.name", STRING, "quiver test model")]
+    meta = [("general.architecture", STRING, a.architecture), ("general.name", STRING, "quiver test model")]
     if a.alignment is not None:
         meta.append(("general.alignment", U32, a.alignment))
     meta += [("llama.context_length", U32, a.ctx), ("llama.embedding_length", U32, E),
@@ -261,6 +266,9 @@ def main():
     if not a.no_defaults:
         meta += [("llama.rope.freq_base", F32, a.rope_base),
                  ("llama.rope.dimension_count", U32, a.rope_dims or head_dim)]
+    if a.rope_scaling:
+        meta += [("llama.rope.scaling.type", STRING, a.rope_scaling),
+                 ("llama.rope.scaling.factor", F32, a.rope_scaling_factor)]
     meta.append(("tokenizer.ggml.model", STRING, "llama"))
     if not a.no_tokens:
         meta += [("tokenizer.ggml.tokens", ARRAY, (STRING, tokens)),
@@ -284,6 +292,8 @@ def main():
     tensors.append(("output_norm.weight", [E], a.type_norm))
     if not a.tied:
         tensors.append(("output.weight", [E, V], a.type_output))
+    if a.rope_freqs:
+        tensors.append(("rope_freqs.weight", [(a.rope_dims or head_dim) // 2], "F32"))
     alignment = a.alignment or 32
 
     # Tensor data first (offsets are needed in the infos).
@@ -292,6 +302,8 @@ def main():
         n = int(np.prod(dims))
         scale = 0.1 if len(dims) == 2 else 1.0
         x = rng.standard_normal(n).astype(np.float32) * scale + (1.0 if len(dims) == 1 else 0.0)
+        if name == "rope_freqs.weight":
+            x = rng.uniform(1.0, 4.0, n).astype(np.float32)
         data = quantize(x, tname)
         assert len(data) == n // GGML_TYPES[tname][1] * GGML_TYPES[tname][2]
         infos.append((name, dims, tname, offset, data))

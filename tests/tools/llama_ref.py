@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""An fp64 numpy reference of a Llama model as llama.cpp runs it, for quiver-llm's tests.
+
+Written from the model's definition, independently of quiver-llm and the op library: the tensors
+are read from the GGUF file at the offsets gguf_gen.py's sidecar (--json) gives and dequantized
+with gguf_gen.py's own numpy dequantizers; everything after is float64.
+
+  token embedding; per layer: x += Wo attention(rope(Wq n(x)), rope(Wk n(x)), Wv n(x)) with
+  n = RMSNorm(attn_norm); x += Wdown (silu(Wgate m(x)) * Wup m(x)) with m = RMSNorm(ffn_norm);
+  logits = Woutput RMSNorm(output_norm)(x) (Woutput = token_embd when output.weight is absent).
+  RoPE "normal" (llama.cpp's rope type 0 for llama): pairs (2i, 2i + 1) of the first
+  rope.dimension_count elements of every head rotate by pos * freq_base^(-2i / dimension_count),
+  divided by llama.rope.scaling.factor for linear scaling and by rope_freqs.weight[i] where
+  present (llama.cpp's frequency factors).
+  Attention: causal over the positions so far, scale 1 / sqrt(head size), query head h reads
+  KV head h // (head_count / head_count_kv).
+
+Usage as a program: llama_ref.py MODEL.gguf MODEL.json --prompt-ids 1,2,3 -n N prints the
+greedy continuation's ids.
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gguf_gen  # noqa: E402
+
+
+class LlamaReference:
+    def __init__(self, gguf_path, sidecar):
+        with open(gguf_path, "rb") as f:
+            data = f.read()
+        c = sidecar["config"]
+        self.E, self.H, self.KVH = c["embedding_length"], c["head_count"], c["head_count_kv"]
+        self.D, self.L, self.V = c["head_dim"], c["block_count"], c["vocab_size"]
+        self.eps, self.rot, self.base = c["rms_norm_epsilon"], c["rope_dimension_count"], c["rope_freq_base"]
+        base_offset = sidecar["layout"]["data_offset"]
+        self.w = {}
+        for t in sidecar["tensors"]:
+            raw = data[base_offset + t["offset"]: base_offset + t["offset"] + t["bytes"]]
+            values = gguf_gen.dequantize(raw, t["type"]).astype(np.float64)
+            dims = t["dims"]
+            self.w[t["name"]] = values.reshape(dims[::-1]) if len(dims) == 2 else values
+        if "output.weight" not in self.w:
+            self.w["output.weight"] = self.w["token_embd.weight"]
+        self.k_cache = [[] for _ in range(self.L)]
+        self.v_cache = [[] for _ in range(self.L)]
+        self.position = 0
+        # Pair i turns by position * freq: freq_base^(-2i / dims), times 1 / factor for linear
+        # scaling, divided by rope_freqs.weight[i] where the file has it (llama.cpp's freq_factors).
+        i = np.arange(self.rot // 2)
+        self.freq = self.base ** (-2.0 * i / self.rot)
+        meta = sidecar["metadata"]
+        if meta.get("llama.rope.scaling.type", {}).get("value") == "linear":
+            self.freq = self.freq / meta["llama.rope.scaling.factor"]["value"]
+        if "rope_freqs.weight" in self.w:
+            self.freq = self.freq / self.w["rope_freqs.weight"]
+
+    def rms_norm(self, x, name):
+        return x / np.sqrt(np.mean(x * x) + self.eps) * self.w[name]
+
+    def rope(self, heads):
+        """heads: (n, D); rotates adjacent pairs of the first `rot` elements at self.position."""
+        out = heads.copy()
+        theta = self.position * self.freq
+        cos, sin = np.cos(theta), np.sin(theta)
+        x0, x1 = heads[:, 0:self.rot:2], heads[:, 1:self.rot:2]
+        out[:, 0:self.rot:2] = x0 * cos - x1 * sin
+        out[:, 1:self.rot:2] = x0 * sin + x1 * cos
+        return out
+
+    def step(self, token):
+        """Runs `token` at the next position; returns the logits (float64, vocabulary size)."""
+        x = self.w["token_embd.weight"][token].copy()
+        group = self.H // self.KVH
+        for layer in range(self.L):
+            b = "blk.%d." % layer
+            n = self.rms_norm(x, b + "attn_norm.weight")
+            q = self.rope((self.w[b + "attn_q.weight"] @ n).reshape(self.H, self.D))
+            k = self.rope((self.w[b + "attn_k.weight"] @ n).reshape(self.KVH, self.D))
+            v = (self.w[b + "attn_v.weight"] @ n).reshape(self.KVH, self.D)
+            self.k_cache[layer].append(k)
+            self.v_cache[layer].append(v)
+            keys, values = np.stack(self.k_cache[layer]), np.stack(self.v_cache[layer])   # (pos, KVH, D)
+            att = np.empty((self.H, self.D))
+            for h in range(self.H):
+                scores = keys[:, h // group, :] @ q[h] / np.sqrt(self.D)
+                p = np.exp(scores - scores.max())
+                att[h] = (p / p.sum()) @ values[:, h // group, :]
+            x = x + self.w[b + "attn_output.weight"] @ att.reshape(-1)
+            m = self.rms_norm(x, b + "ffn_norm.weight")
+            gate = self.w[b + "ffn_gate.weight"] @ m
+            up = self.w[b + "ffn_up.weight"] @ m
+            x = x + self.w[b + "ffn_down.weight"] @ (gate / (1.0 + np.exp(-gate)) * up)
+        self.position += 1
+        return self.w["output.weight"] @ self.rms_norm(x, "output_norm.weight")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("model")
+    ap.add_argument("sidecar")
+    ap.add_argument("--prompt-ids", required=True)
+    ap.add_argument("-n", type=int, default=16)
+    a = ap.parse_args()
+    with open(a.sidecar) as f:
+        ref = LlamaReference(a.model, json.load(f))
+    for t in [int(s) for s in a.prompt_ids.split(",")]:
+        logits = ref.step(t)
+    ids = []
+    while True:
+        ids.append(int(np.argmax(logits)))
+        if len(ids) == a.n:
+            break
+        logits = ref.step(ids[-1])
+    print("ids:", " ".join(map(str, ids)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""quiver-llm against llama_ref.py (docs/llm.md, "The runner: tests").
+
+For each model shape (every weight type, head sizes 64 and 128, grouped-query and multi-head
+attention, tied and untied output, a partial rotary dimension): gguf_gen.py writes a fresh random
+model (the seed is printed; QUIVER_LLM_SEED repeats a run), quiver-llm runs a random prompt with
+--dump-logits on the backend QUIVER_BACKEND names, and the fp64 reference is fed the same tokens
+(the prompt, then quiver-llm's own generated ids) so that every dumped row has its reference row.
+Each row must be within BOUND * max|reference logit| of the reference; each generated id must be
+the reference's argmax wherever the reference's top-2 margin exceeds twice that bound. Then the
+errors: every bad input exits 1 with a message naming what is wrong.
+
+  quiver_llm_test.py QUIVER_LLM_EXE WORK_DIR
+"""
+import json
+import os
+import random
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from llama_ref import LlamaReference  # noqa: E402
+
+# |quiver - reference| <= BOUND * max|reference logit| (docs/llm.md derives it).
+BOUND = 2e-4
+
+# name, gguf_gen.py arguments
+MODELS = [
+    ("f32_hd64_gqa_untied", "--embd 128 --heads 2 --kv-heads 1 --ff 384 --vocab 300"),
+    ("f32_rope_freqs_linear", "--embd 128 --heads 2 --kv-heads 1 --ff 384 --vocab 300 --rope-freqs "
+     "--rope-scaling linear --rope-scaling-factor 2.5"),
+    ("f16_bf16_hd128_mha_tied", "--embd 256 --heads 2 --kv-heads 2 --ff 384 --vocab 500 --tied "
+     "--type-embd F16 --type-attn F16 --type-ffn BF16 --type-norm BF16"),
+    ("q8_0_q4_0_hd64_gqa_untied", "--embd 256 --heads 4 --kv-heads 2 --ff 384 --vocab 400 "
+     "--type-embd Q8_0 --type-attn Q8_0 --type-ffn Q4_0 --type-output Q4_0 --type-norm Q8_0"),
+    ("q4_k_q6_k_hd128_gqa_tied", "--embd 256 --heads 2 --kv-heads 1 --ff 512 --vocab 700 --tied "
+     "--type-embd Q6_K --type-attn Q4_K --type-ffn Q6_K --type-norm F16"),
+    ("q4_0_tied_q6_k_rope32", "--embd 256 --heads 4 --kv-heads 1 --ff 512 --vocab 1000 --tied --rope-dims 32 "
+     "--type-embd Q4_0 --type-attn Q6_K --type-ffn Q4_K --type-norm Q4_K --rope-base 10000"),
+    ("q8_0_tied_bf16_output", "--embd 128 --heads 2 --kv-heads 2 --ff 384 --vocab 600 --tied "
+     "--type-embd Q8_0 --type-attn BF16 --type-ffn F16 --no-tokens"),
+]
+
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def generate(path, args, seed):
+    subprocess.run([sys.executable, os.path.join(HERE, "gguf_gen.py"), path, "--json", path + ".json",
+                    "--seed", str(seed)] + args.split(), check=True)
+    with open(path + ".json") as f:
+        return json.load(f)
+
+
+def run_llm(exe, args, text=True):
+    if not text:
+        return subprocess.run([exe] + args, capture_output=True)
+    return subprocess.run([exe] + args, capture_output=True, text=True, errors="replace")
+
+
+def check_model(exe, work, name, gen_args, seed):
+    path = os.path.join(work, name + ".gguf")
+    side = generate(path, gen_args, seed)
+    vocab = side["config"]["vocab_size"]
+    rng = random.Random(seed)
+    prompt = [rng.randrange(vocab) for _ in range(rng.randint(1, 6))]
+    n = 7
+    dump = path + ".logits"
+    if os.path.exists(dump):
+        os.remove(dump)
+    r = run_llm(exe, [path, "--prompt-ids", ",".join(map(str, prompt)), "-n", str(n), "--dump-logits", dump],
+                text=False)
+    if r.returncode != 0:
+        check(False, "%s: quiver-llm exited %d: %s" % (name, r.returncode, r.stderr.decode(errors="replace").strip()))
+        return
+    first, _, rest = r.stdout.partition(b"\n")
+    check(first.startswith(b"ids:"), "%s: first line is not 'ids: ...': %r" % (name, r.stdout))
+    ids = [int(s) for s in first.split()[1:]]
+    check(len(ids) == n, "%s: %d ids generated, expected %d" % (name, len(ids), n))
+    # The text line: the generated tokens rendered (U+2581 as a space, <0xNN> as that byte).
+    text = b""
+    for t in side["tokens"] and ids:
+        tok = side["tokens"][t]
+        is_byte = len(tok) == 6 and tok.startswith("<0x") and tok.endswith(">")
+        text += bytes([int(tok[3:5], 16)]) if is_byte else tok.replace("\u2581", " ").encode()
+    expected = b"text: " + text + b"\n" if side["tokens"] else b""
+    check(rest == expected, "%s: after the ids, %r; expected %r" % (name, rest, expected))
+    got = np.fromfile(dump, dtype="<f4")
+    check(got.size == n * vocab, "%s: %d floats dumped, expected %d rows of %d" % (name, got.size, n, vocab))
+    if got.size != n * vocab or len(ids) != n:
+        return
+    got = got.reshape(n, vocab).astype(np.float64)
+
+    ref = LlamaReference(path, side)
+    for t in prompt:
+        logits = ref.step(t)
+    worst = 0.0
+    for i in range(n):
+        scale = np.abs(logits).max()
+        err = np.abs(got[i] - logits).max() / scale
+        worst = max(worst, err)
+        check(np.all(np.isfinite(got[i])) and err <= BOUND,
+              "%s: logits row %d: max error %.3g of max|logit| %.3g, bound %g" % (name, i, err, scale, BOUND))
+        top2 = np.sort(logits)[-2:]
+        if top2[1] - top2[0] > 2 * BOUND * scale:
+            check(ids[i] == int(np.argmax(logits)),
+                  "%s: generated id %d is %d, reference argmax %d (margin %.3g)" %
+                  (name, i, ids[i], int(np.argmax(logits)), top2[1] - top2[0]))
+        if i + 1 < n:
+            logits = ref.step(ids[i])
+    print("%s: prompt %s, ids %s, max error %.3g of max|logit|" % (name, prompt, ids, worst))
+
+
+def expect_error(exe, label, args, needles):
+    r = run_llm(exe, args)
+    ok = r.returncode == 1 and r.stderr.startswith("quiver-llm: ") and all(s in r.stderr for s in needles)
+    check(ok, "%s: expected exit 1 naming %s; got %d: %s" % (label, needles, r.returncode, r.stderr.strip()))
+
+
+def check_errors(exe, work, seed):
+    good = os.path.join(work, "errors_llama.gguf")
+    generate(good, "--embd 128 --heads 2 --kv-heads 1 --ff 128 --vocab 300 --ctx 16", seed)
+    expect_error(exe, "empty prompt", [good, "--prompt-ids", ""], ["--prompt-ids", "not a token id"])
+    expect_error(exe, "non-numeric id", [good, "--prompt-ids", "1,x2,3"], ["--prompt-ids", "'x2'"])
+    expect_error(exe, "empty item", [good, "--prompt-ids", "1,,3"], ["--prompt-ids", "item 2"])
+    expect_error(exe, "negative id", [good, "--prompt-ids", "-4"], ["--prompt-ids", "'-4'"])
+    expect_error(exe, "id >= vocab", [good, "--prompt-ids", "1,300"], ["token id 300", "vocabulary size 300"])
+    expect_error(exe, "huge id", [good, "--prompt-ids", "99999999999999999999"], ["--prompt-ids"])
+    expect_error(exe, "beyond context", [good, "--prompt-ids", "1,2,3", "-n", "14"],
+                 [good, "llama.context_length 16"])
+    expect_error(exe, "no tokens to generate", [good, "--prompt-ids", "1", "-n", "0"], ["-n", "0"])
+    expect_error(exe, "huge -n", [good, "--prompt-ids", "1", "-n", "99999999999999999999"], ["-n"])
+    expect_error(exe, "no --prompt-ids", [good], ["--prompt-ids", "required"])
+    expect_error(exe, "missing file", [good + ".absent", "--prompt-ids", "1"], [good + ".absent"])
+
+    gpt2 = os.path.join(work, "errors_gpt2.gguf")
+    generate(gpt2, "--embd 128 --heads 2 --ff 128 --architecture gpt2", seed)
+    expect_error(exe, "architecture gpt2", [gpt2, "--prompt-ids", "1"], [gpt2, "general.architecture", "gpt2"])
+
+    head32 = os.path.join(work, "errors_head32.gguf")
+    generate(head32, "--embd 128 --heads 4 --kv-heads 2 --ff 128", seed)
+    expect_error(exe, "head size 32", [head32, "--prompt-ids", "1"], [head32, "head size 32"])
+
+    q4_1 = os.path.join(work, "errors_q4_1.gguf")
+    side = generate(q4_1, "--embd 128 --heads 2 --ff 128 --type-ffn Q8_0", seed)
+    with open(q4_1, "r+b") as f:   # blk.0.ffn_up's ggml type -> Q4_1 (3): known to ggml, not accepted
+        entry = next(t for t in side["layout"]["tensors"] if t["name"] == "blk.0.ffn_up.weight")
+        f.seek(entry["type_offset"])
+        f.write((3).to_bytes(4, "little"))
+    expect_error(exe, "tensor type Q4_1", [q4_1, "--prompt-ids", "1"], [q4_1, "blk.0.ffn_up.weight", "Q4_1"])
+
+    yarn = os.path.join(work, "errors_yarn.gguf")
+    generate(yarn, "--embd 128 --heads 2 --ff 128 --rope-scaling yarn --rope-scaling-factor 4", seed)
+    expect_error(exe, "rope scaling yarn", [yarn, "--prompt-ids", "1"], [yarn, "llama.rope.scaling.type 'yarn'"])
+
+    truncated = os.path.join(work, "errors_truncated.gguf")
+    with open(good, "rb") as f:
+        data = f.read()
+    with open(truncated, "wb") as f:
+        f.write(data[: len(data) // 2])
+    expect_error(exe, "truncated file", [truncated, "--prompt-ids", "1"], [truncated])
+
+
+def main():
+    exe, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    seed = int(os.environ.get("QUIVER_LLM_SEED", random.SystemRandom().randrange(1 << 31)))
+    print("backend %s, seed %d (QUIVER_LLM_SEED repeats it)" % (os.environ.get("QUIVER_BACKEND", "best"), seed))
+    for k, (name, gen_args) in enumerate(MODELS):
+        check_model(exe, work, name, gen_args, seed + k)
+    check_errors(exe, work, seed)
+    if failures:
+        print("%d failure(s)" % len(failures))
+        return 1
+    print("all passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

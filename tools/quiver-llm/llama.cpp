@@ -1,0 +1,189 @@
+#include "llama.h"
+
+#include <span>
+#include <string>
+
+namespace quiver::llm {
+namespace {
+
+std::vector<float> dequantized(const Tensor& t) {
+  std::vector<float> out(t.elements());
+  dequantize_row(t.type, t.bytes, out.size(), out.data());
+  return out;
+}
+
+Buffer<float> upload_f32(const Device& dev, const std::vector<float>& host) {
+  Buffer<float> b = dev.alloc<float>(host.size());
+  b.upload(std::span<const float>(host));
+  return b;
+}
+
+Matrix load_matrix(const Device& dev, const Tensor& t) {
+  Matrix m;
+  m.cols = t.dims[0];
+  m.rows = t.elements() / m.cols;
+  if (t.type == GgmlType::Q8_0 || t.type == GgmlType::Q4_0) {
+    m.type = t.type;
+    m.blocks = dev.alloc<uint8_t>(t.bytes.size());
+    m.blocks.upload(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(t.bytes.data()), t.bytes.size()));
+  } else {
+    m.f32 = upload_f32(dev, dequantized(t));
+  }
+  return m;
+}
+
+// The rotary frequencies as llama.cpp applies them: pair i turns by
+// position * freq_scale * freq_base^(-2i / dims) / freq_factor[i], where freq_scale is
+// 1 / llama.rope.scaling.factor for linear scaling (1 without), and freq_factor is
+// rope_freqs.weight where the file has it (Llama 3.1's long-context divisors), else 1.
+std::vector<float> rope_frequencies(const Gguf& gguf, const LlamaConfig& cfg, const std::string& where) {
+  std::vector<float> inv_freq = ops::rope_inv_freq(cfg.rope_dimension_count, cfg.rope_freq_base);
+  double freq_scale = 1.0;
+  if (gguf.has("llama.rope.scaling.type")) {
+    const std::string& type = gguf.get_string("llama.rope.scaling.type");
+    if (type == "linear") {
+      float factor = gguf.get_f32("llama.rope.scaling.factor");
+      if (!(factor > 0.0f))
+        throw GgufError(where + "llama.rope.scaling.factor " + std::to_string(factor) + " is not positive");
+      freq_scale = 1.0 / factor;
+    } else if (type != "none") {
+      throw GgufError(where + "llama.rope.scaling.type '" + type + "' is not supported (none and linear are)");
+    }
+  }
+  std::vector<float> factors(inv_freq.size(), 1.0f);
+  if (gguf.has_tensor("rope_freqs.weight")) {
+    const Tensor& t = gguf.tensor("rope_freqs.weight");
+    if (t.elements() != inv_freq.size())
+      throw GgufError(where + "tensor 'rope_freqs.weight' has " + std::to_string(t.elements()) +
+                      " elements, expected rope.dimension_count / 2 = " + std::to_string(inv_freq.size()));
+    factors = dequantized(t);
+    for (float f : factors)
+      if (!(f > 0.0f))
+        throw GgufError(where + "tensor 'rope_freqs.weight' holds " + std::to_string(f) + ", not a positive factor");
+  }
+  for (size_t i = 0; i < inv_freq.size(); ++i)
+    inv_freq[i] = static_cast<float>(double(inv_freq[i]) * freq_scale / double(factors[i]));
+  return inv_freq;
+}
+
+}  // namespace
+
+size_t Matrix::bytes() const {
+  switch (type) {
+    case GgmlType::Q8_0: return ops::q8_0_bytes(rows, cols);
+    case GgmlType::Q4_0: return ops::q4_0_bytes(rows, cols);
+    default: return rows * cols * sizeof(float);
+  }
+}
+
+LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& cfg, size_t capacity)
+    : dev_(dev), cfg_(cfg), capacity_(capacity) {
+  const std::string where = gguf.label() + ": llama model: ";
+  if (cfg.head_dim != 64 && cfg.head_dim != 128)
+    throw GgufError(where + "head size " + std::to_string(cfg.head_dim) +
+                    " (embedding_length / head_count) is not supported: attention runs head sizes 64 and 128");
+  if (capacity == 0 || capacity > cfg.context_length)
+    throw GgufError(where + std::to_string(capacity) + " positions exceed llama.context_length " +
+                    std::to_string(cfg.context_length));
+  const size_t E = cfg.embedding_length, F = cfg.feed_forward_length, V = cfg.vocab_size;
+  const size_t KV = size_t(cfg.head_dim) * cfg.head_count_kv;
+
+  const Tensor& embd = gguf.tensor("token_embd.weight");
+  std::vector<float> table = dequantized(embd);
+  token_embd_ = upload_f32(dev, table);
+  output_norm_ = upload_f32(dev, dequantized(gguf.tensor("output_norm.weight")));
+  if (cfg.tied_output && embd.type != GgmlType::Q8_0 && embd.type != GgmlType::Q4_0) {
+    output_ = Matrix{V, E, GgmlType::F32, token_embd_, {}};   // the same device table
+  } else {
+    output_ = load_matrix(dev, cfg.tied_output ? embd : gguf.tensor("output.weight"));
+  }
+  for (uint32_t l = 0; l < cfg.block_count; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    auto matrix = [&](const char* name) { return load_matrix(dev, gguf.tensor(b + name)); };
+    LlamaLayer layer;
+    layer.attn_norm = upload_f32(dev, dequantized(gguf.tensor(b + "attn_norm.weight")));
+    layer.ffn_norm = upload_f32(dev, dequantized(gguf.tensor(b + "ffn_norm.weight")));
+    layer.q = matrix("attn_q.weight");
+    layer.k = matrix("attn_k.weight");
+    layer.v = matrix("attn_v.weight");
+    layer.o = matrix("attn_output.weight");
+    layer.gate = matrix("ffn_gate.weight");
+    layer.up = matrix("ffn_up.weight");
+    layer.down = matrix("ffn_down.weight");
+    layer.k_cache = dev.alloc<float>(KV * capacity);
+    layer.v_cache = dev.alloc<float>(KV * capacity);
+    layers_.push_back(std::move(layer));
+  }
+  inv_freq_ = upload_f32(dev, rope_frequencies(gguf, cfg, where));
+
+  id_ = dev.alloc<int32_t>(1);
+  position_ = dev.alloc<int32_t>(1);
+  next_ = dev.alloc<int32_t>(1);
+  for (Buffer<float>* a : {&x_, &xn_, &q_, &q_rot_, &att_, &proj_}) *a = dev.alloc<float>(E);
+  for (Buffer<float>* a : {&k_, &v_, &k_rot_}) *a = dev.alloc<float>(KV);
+  for (Buffer<float>* a : {&gate_, &up_, &hidden_}) *a = dev.alloc<float>(F);
+  logits_ = dev.alloc<float>(V);
+}
+
+void LlamaModel::linear(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y) const {
+  switch (m.type) {
+    case GgmlType::Q8_0: ops::matvec_q8_0(dev_, m.blocks, x, y, m.rows, m.cols); break;
+    case GgmlType::Q4_0: ops::matvec_q4_0(dev_, m.blocks, x, y, m.rows, m.cols); break;
+    default: ops::matvec(dev_, m.f32, x, y, m.rows, m.cols);
+  }
+}
+
+void LlamaModel::step(int32_t token, int32_t position) {
+  const size_t E = cfg_.embedding_length, F = cfg_.feed_forward_length, V = cfg_.vocab_size;
+  const size_t H = cfg_.head_count, KVH = cfg_.head_count_kv, D = cfg_.head_dim;
+  const float eps = cfg_.rms_norm_epsilon;
+  id_.upload(std::span<const int32_t>(&token, 1));
+  position_.upload(std::span<const int32_t>(&position, 1));
+  ops::embedding(dev_, token_embd_, id_, x_, 1, V, E);
+
+  const ops::KvCacheShape cache{1, KVH, D, capacity_, ops::AttentionLayout::BHSD};
+  ops::AttentionShape attn;
+  attn.q_heads = H;
+  attn.kv_heads = KVH;
+  attn.q_len = 1;
+  attn.kv_len = size_t(position) + 1;
+  attn.head_dim = D;
+  attn.kv_capacity = capacity_;
+  attn.causal = true;
+  for (const LlamaLayer& layer : layers_) {
+    ops::rms_norm(dev_, x_, layer.attn_norm, xn_, 1, E, eps);
+    linear(layer.q, xn_, q_);
+    linear(layer.k, xn_, k_);
+    linear(layer.v, xn_, v_);
+    // llama.cpp's "normal" rope for the llama architecture rotates adjacent pairs (2i, 2i + 1):
+    // the op library's GPT-J style.
+    ops::rope(dev_, q_, position_, inv_freq_, q_rot_, 1, H, D, ops::RopeStyle::GptJ);
+    ops::rope(dev_, k_, position_, inv_freq_, k_rot_, 1, KVH, D, ops::RopeStyle::GptJ);
+    ops::kv_append(dev_, k_rot_, position_, layer.k_cache, 1, cache);
+    ops::kv_append(dev_, v_, position_, layer.v_cache, 1, cache);
+    ops::attention(dev_, q_rot_, layer.k_cache, layer.v_cache, att_, attn);
+    linear(layer.o, att_, proj_);
+    ops::add(dev_, x_, proj_, x_, E);
+    ops::rms_norm(dev_, x_, layer.ffn_norm, xn_, 1, E, eps);
+    linear(layer.gate, xn_, gate_);
+    linear(layer.up, xn_, up_);
+    ops::silu_gate(dev_, gate_, up_, hidden_, F);
+    linear(layer.down, hidden_, proj_);
+    ops::add(dev_, x_, proj_, x_, E);
+  }
+  ops::rms_norm(dev_, x_, output_norm_, xn_, 1, E, eps);
+  linear(output_, xn_, logits_);
+  ops::argmax(dev_, logits_, next_, 1, V);
+}
+
+size_t LlamaModel::weight_bytes_per_token() const {
+  const size_t E = cfg_.embedding_length;
+  size_t bytes = E * sizeof(float) * 2 + output_.bytes();   // embedding row, output norm
+  for (const LlamaLayer& l : layers_) {
+    bytes += 2 * E * sizeof(float);
+    for (const Matrix* m : {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down}) bytes += m->bytes();
+  }
+  return bytes;
+}
+
+}  // namespace quiver::llm

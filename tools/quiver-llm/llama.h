@@ -1,0 +1,66 @@
+// A Llama-family model on the op library (docs/llm.md, "The runner"): the weights on the device
+// (Q8_0 / Q4_0 matrices in their blocks, every other type dequantized on the host to f32), a KV
+// cache per layer, and one decode step: a token at a position in, the logits and their argmax
+// out, on the device.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <quiver/ops.h>
+#include <quiver/runtime.h>
+
+#include "gguf.h"
+
+namespace quiver::llm {
+
+// A linear layer's weight, rows = outputs, cols = inputs. Q8_0 and Q4_0 stay in their blocks
+// (matvec_q8_0 / matvec_q4_0); every other type is f32 after host dequantization (matvec).
+struct Matrix {
+  size_t rows = 0, cols = 0;
+  GgmlType type = GgmlType::F32;   // Q8_0, Q4_0 or F32 (what the device holds)
+  Buffer<float> f32;
+  Buffer<uint8_t> blocks;
+  size_t bytes() const;            // what one matvec reads of it
+};
+
+struct LlamaLayer {
+  Buffer<float> attn_norm, ffn_norm;
+  Matrix q, k, v, o, gate, up, down;
+  Buffer<float> k_cache, v_cache;   // kv_heads x capacity x head_dim (BHSD)
+};
+
+class LlamaModel {
+ public:
+  // Uploads the weights and allocates a KV cache of `capacity` positions per layer. Throws
+  // GgufError naming the file for what the runner does not support (head size, capacity).
+  LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& cfg, size_t capacity);
+
+  // Runs `token` at `position` (< capacity, positions filled in order from 0): appends its K and
+  // V to the caches, leaves the logits in logits() and their argmax in next_id(). Queued only.
+  void step(int32_t token, int32_t position);
+
+  const LlamaConfig& config() const { return cfg_; }
+  const Buffer<float>& logits() const { return logits_; }
+  const Buffer<int32_t>& next_id() const { return next_; }
+  // Bytes of weights one step reads: every matrix, every norm, one embedding row.
+  size_t weight_bytes_per_token() const;
+
+ private:
+  void linear(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y) const;
+
+  Device dev_;
+  LlamaConfig cfg_;
+  size_t capacity_ = 0;
+  Buffer<float> token_embd_;   // vocab x embd, f32 (the embedding op's table)
+  Buffer<float> output_norm_;
+  Matrix output_;
+  std::vector<LlamaLayer> layers_;
+  Buffer<float> inv_freq_;
+  // Activations of one token.
+  Buffer<int32_t> id_, position_, next_;
+  Buffer<float> x_, xn_, q_, k_, v_, q_rot_, k_rot_, att_, proj_, gate_, up_, hidden_, logits_;
+};
+
+}  // namespace quiver::llm

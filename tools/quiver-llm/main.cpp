@@ -1,0 +1,174 @@
+// quiver-llm: greedy generation with a Llama-family GGUF model on the op library (docs/llm.md).
+//   quiver-llm MODEL.gguf [--backend B] --prompt-ids 1,2,3 [-n N] [--dump-logits FILE] [--bench]
+// Prints `ids: <generated ids>` and, where the file has a vocabulary, `text: <their text>`.
+// Any error prints `quiver-llm: <what>` and exits 1.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <quiver/ops.h>
+#include <quiver/runtime.h>
+
+#include "gguf.h"
+#include "llama.h"
+
+namespace {
+
+using quiver::llm::GgufError;
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// "1,2,3" -> ids, each a decimal integer in [0, vocab).
+std::vector<int32_t> parse_prompt_ids(const std::string& text, uint32_t vocab) {
+  std::vector<int32_t> ids;
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    bool digits = !item.empty() && item.size() <= 10 && item.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits)
+      throw UsageError("--prompt-ids: '" + item + "' (item " + std::to_string(ids.size() + 1) +
+                       ") is not a token id (a non-negative decimal integer); expected e.g. 1,2,3");
+    uint64_t id = std::stoull(item);
+    if (id >= vocab)
+      throw UsageError("--prompt-ids: token id " + item + " is not below the vocabulary size " +
+                       std::to_string(vocab));
+    ids.push_back(static_cast<int32_t>(id));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return ids;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The device's copy bandwidth as `add` of two 64 MiB f32 buffers into a third (reads two,
+// writes one: 3 x 64 MiB moved per run), best of 10 runs after one warm-up, in GB/s.
+double add_bandwidth_gbs(const quiver::Device& dev) {
+  const size_t n = size_t(16) << 20;
+  auto a = dev.alloc<float>(n), b = dev.alloc<float>(n), c = dev.alloc<float>(n);
+  std::vector<float> ones(n, 1.0f);
+  a.upload(std::span<const float>(ones));
+  b.upload(std::span<const float>(ones));
+  quiver::ops::add(dev, a, b, c, n);
+  dev.synchronize();
+  double best = 1e30;
+  for (int r = 0; r < 10; ++r) best = std::min(best, dev.elapsed_ms([&] { quiver::ops::add(dev, a, b, c, n); }));
+  return 3.0 * n * sizeof(float) / (best * 1e-3) / 1e9;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"quiver-llm: greedy generation with a Llama-family GGUF model on quiver's op library"};
+  std::string model_path, backend, prompt_text, dump_path;
+  int64_t n_generate = 16;
+  bool bench = false;
+  app.add_option("model", model_path, "the model (.gguf, architecture llama)")->required();
+  app.add_option("--backend", backend, "cuda, vulkan, cpu (default: the best one found; QUIVER_BACKEND overrides)");
+  app.add_option("--prompt-ids", prompt_text, "the prompt's token ids, comma-separated")->required();
+  app.add_option("-n", n_generate, "tokens to generate (greedy), at least 1")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 31));
+  app.add_option("--dump-logits", dump_path,
+                 "write the logits that chose each generated token: N rows of vocabulary-size float32 (little-endian)");
+  app.add_flag("--bench", bench, "print prefill and decode tokens/s and the weight bandwidth reached");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);   // --help
+    std::fprintf(stderr, "quiver-llm: %s\nRun with --help for more information.\n", e.what());
+    return 1;
+  }
+
+  quiver::llm::Gguf gguf = quiver::llm::Gguf::open(model_path);
+  quiver::llm::LlamaConfig cfg = quiver::llm::from_gguf(gguf);
+  std::vector<int32_t> prompt = parse_prompt_ids(prompt_text, cfg.vocab_size);
+  if (prompt.size() + uint64_t(n_generate) > cfg.context_length)
+    throw UsageError(model_path + ": " + std::to_string(prompt.size()) + " prompt tokens + " +
+                     std::to_string(n_generate) + " to generate exceed llama.context_length " +
+                     std::to_string(cfg.context_length));
+  std::ofstream dump;
+  if (!dump_path.empty()) {
+    dump.open(dump_path, std::ios::binary | std::ios::trunc);
+    if (!dump) throw UsageError("--dump-logits: cannot write " + dump_path);
+  }
+
+  quiver::Device dev = quiver::Device::open(backend);
+  // Positions 0 .. prompt + N - 2 are run (the last generated token is never fed back).
+  const size_t positions = prompt.size() + size_t(n_generate) - 1;
+  quiver::llm::LlamaModel model(dev, gguf, cfg, positions);
+  std::vector<float> logits(dump ? cfg.vocab_size : 0);
+  auto dump_logits = [&] {
+    if (!dump) return;
+    model.logits().download(std::span<float>(logits));
+    dump.write(reinterpret_cast<const char*>(logits.data()), std::streamsize(logits.size() * sizeof(float)));
+  };
+
+  // Prefill: the prompt one token at a time through the decode step.
+  auto t0 = std::chrono::steady_clock::now();
+  int32_t position = 0;
+  for (int32_t id : prompt) model.step(id, position++);
+  int32_t next = 0;
+  model.next_id().download(std::span<int32_t>(&next, 1));
+  double prefill_s = seconds_since(t0);
+  dump_logits();
+
+  std::vector<int32_t> generated{next};
+  auto t1 = std::chrono::steady_clock::now();
+  while (generated.size() < size_t(n_generate)) {
+    model.step(generated.back(), position++);
+    model.next_id().download(std::span<int32_t>(&next, 1));
+    dump_logits();
+    generated.push_back(next);
+  }
+  double decode_s = seconds_since(t1);
+  if (dump) {
+    dump.close();
+    if (!dump) throw UsageError("--dump-logits: writing " + dump_path + " failed");
+  }
+
+  std::string ids_line = "ids:";
+  for (int32_t id : generated) ids_line += " " + std::to_string(id);
+  std::printf("%s\n", ids_line.c_str());
+  if (gguf.has("tokenizer.ggml.tokens")) {
+    std::vector<std::string> vocabulary = quiver::llm::tokens(gguf);
+    std::string text;
+    for (int32_t id : generated) text += quiver::llm::render_token(vocabulary[size_t(id)]);
+    std::printf("text: %s\n", text.c_str());
+  }
+  if (bench) {
+    size_t decoded = generated.size() - 1;   // steps timed after the prefill
+    double bytes = double(model.weight_bytes_per_token());
+    double copy = add_bandwidth_gbs(dev);
+    std::printf("bench: device %s (%s)\n", dev.device_name().c_str(), dev.backend_name().c_str());
+    std::printf("bench: prefill %zu tokens, %.2f tokens/s (token by token)\n", prompt.size(),
+                double(prompt.size()) / prefill_s);
+    if (decoded > 0) {
+      double tps = double(decoded) / decode_s;
+      std::printf("bench: decode %zu tokens, %.2f tokens/s\n", decoded, tps);
+      std::printf("bench: weights read per decoded token %.0f bytes, %.2f GB/s\n", bytes, bytes * tps / 1e9);
+      std::printf("bench: add bandwidth (2 reads + 1 write of 64 MiB) %.2f GB/s, weights at %.3f of it\n", copy,
+                  bytes * tps / 1e9 / copy);
+    } else {
+      std::printf("bench: decode: no step timed (-n 1 generates from the prefill alone)\n");
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "quiver-llm: %s\n", e.what());
+    return 1;
+  }
+}
