@@ -19,6 +19,9 @@
 // and l are still zero), so a step costs four barriers and no trip of O through shared memory.
 // Rounding P to half before P V is what FlashAttention does too; the op gate's bound counts it.
 //
+// Also built for the CPU (block tiles' portable fallback), where the op library takes it for the
+// same shapes, so CI's op gate checks this kernel's logic (the lazy raise included) on every run.
+//
 // Shared memory (BR = 64, BC = 64): the float stage 64 x 80 (20 KiB, also O's 64 x 64 halves on
 // their trips), P 64 x 80 halves (10 KiB), within NVIDIA's 48 KiB with the driver's own staging.
 // Row strides are padded so a quarter-warp's 16-byte accesses cover all 32 banks once.
@@ -185,7 +188,7 @@ QV_DEVICE void attention_block_tile(const T* q, const T* k, const T* v, T* o, ui
 // operands well only for constant strides (docs/perf/NOTES.md, block matmuls).
 #define QV_ATTENTION_BLOCK_KERNEL(NAME, BR, BC, KD)                                                                \
   template <typename T, uint32_t D>                                                                                \
-  QV_KERNEL QV_BLOCK(kBlockThreads) QV_TARGETS(spirv:vulkan1.3_coopmat) void NAME(                                  \
+  QV_KERNEL QV_BLOCK(kBlockThreads) QV_TARGETS(spirv:vulkan1.3_coopmat, cpu) void NAME(                             \
       const T* q, const T* k, const T* v, T* o, uint32_t q_heads, uint32_t kv_heads, uint32_t q_len, uint32_t kv_len, \
       uint32_t q_head_stride, QV_SPECIALIZE uint32_t q_seq_stride, uint32_t kv_head_stride,                        \
       QV_SPECIALIZE uint32_t kv_seq_stride, uint32_t kv_batch_stride, float scale, bool causal) {                  \

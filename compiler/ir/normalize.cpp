@@ -12,7 +12,11 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
+#include "mlir/Interfaces/MemorySlotInterfaces.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Mem2Reg.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace quiver::ir {
@@ -62,14 +66,36 @@ static void fold_block_dims(mlir::ModuleOp module) {
   });
 }
 
+// mem2reg over each thread's own variables only. Upstream's promotion of memref.alloca ignores
+// the memory space, so it would turn a one-element qv::shared array (a flag the block shares)
+// into a value of each thread's own.
+static void promote_private_variables(mlir::ModuleOp module) {
+  module.walk([](mlir::func::FuncOp func) {
+    if (func.isExternal()) return;
+    llvm::SmallVector<mlir::PromotableAllocationOpInterface> slots;
+    func.walk([&](mlir::memref::AllocaOp alloca) {
+      if (!alloca.getType().getMemorySpace())
+        slots.push_back(llvm::cast<mlir::PromotableAllocationOpInterface>(alloca.getOperation()));
+    });
+    if (slots.empty()) return;
+    // As upstream's pass: new values (a read before any write) go at the body's start.
+    mlir::Block& entry = func.getBody().front();
+    mlir::OpBuilder builder(&entry, entry.begin());
+    mlir::DominanceInfo dominance(func);
+    (void)mlir::tryToPromoteMemorySlots(slots, builder, mlir::DataLayout::closest(func), dominance);
+  });
+}
+
 bool normalize(mlir::ModuleOp module, std::string& error) {
   fold_block_dims(module);
-  mlir::PassManager pm(module.getContext());
   // Unreachable blocks (code after break/return) go first, so mem2reg sees a clean CFG.
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addNestedPass<mlir::func::FuncOp>(mlir::createMem2Reg());
-  pm.addPass(mlir::createCanonicalizerPass());
-  return run(module, pm, error);
+  mlir::PassManager before(module.getContext());
+  before.addPass(mlir::createCanonicalizerPass());
+  if (!run(module, before, error)) return false;
+  promote_private_variables(module);
+  mlir::PassManager after(module.getContext());
+  after.addPass(mlir::createCanonicalizerPass());
+  return run(module, after, error);
 }
 
 bool structure(mlir::ModuleOp module, std::string& error) {

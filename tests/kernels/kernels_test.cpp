@@ -101,6 +101,17 @@ TEST(Kernels, TwoSharedArraysStayDistinct) {
   }
 }
 
+TEST(Kernels, OneElementSharedArrayIsTheBlocks) {
+  const uint32_t blocks = 19;
+  auto values = random_ints<uint32_t>(blocks, 1, UINT32_MAX);
+  uint32_t pick = random_ints<uint32_t>(1, 0, 127)[0];
+  auto bv = upload(values);
+  auto out = poisoned<uint32_t>(blocks * 128);
+  env().mod.kernel("shared_flag").launch(quiver::Grid{blocks}, bv, pick, out);
+  auto o = download(out);
+  for (uint32_t i = 0; i < blocks * 128; ++i) ASSERT_EQ(o[i], values[i / 128]) << "i=" << i;
+}
+
 TEST(Kernels, TransposeFloat) { check_transpose<float>("transpose<float, 16>", random_floats(333 * 517, -100, 100)); }
 TEST(Kernels, TransposeInt32) {
   check_transpose<int32_t>("transpose<int32_t, 16>", random_ints<int32_t>(333 * 517, INT32_MIN, INT32_MAX));

@@ -27,3 +27,13 @@ QV_KERNEL QV_BLOCK(128) void two_shared_arrays(const float* in, float* out) {
   qv::barrier();
   out[i] = a[127 - t] - b[t];
 }
+
+// A one-element shared array is the block's, not each thread's: one thread (chosen by `pick`) sets
+// it, every thread reads it after the barrier. (mem2reg once made it a per-thread value.)
+QV_KERNEL QV_BLOCK(128) void shared_flag(const uint32_t* values, uint32_t pick, uint32_t* out) {
+  qv::shared<uint32_t, 1> flag;
+  uint32_t t = qv::thread_id_x(), b = qv::block_id_x();
+  if (t == (pick + b) % 128) flag[0] = values[b];
+  qv::barrier();
+  out[qv::global_id_x()] = flag[0];
+}

@@ -132,6 +132,23 @@ void mark_aliased_bindings(mlir::spirv::ModuleOp module) {
 }  // namespace
 
 void mark_read_only_bindings(mlir::spirv::ModuleOp module, const std::set<uint32_t>& bindings) {
+  // A kernel that also reads memory it writes keeps no decoration: NVIDIA's driver (580) then
+  // returned a value stored by the same invocation as the memory's older one (Kernels.BitCast*:
+  // a store to one output buffer, then a load of it).
+  std::map<llvm::StringRef, uint32_t> binding_of;
+  module.walk([&](mlir::spirv::GlobalVariableOp var) {
+    if (auto binding = var.getBinding()) binding_of[var.getSymName()] = *binding;
+  });
+  bool reads_written = false;
+  module.walk([&](mlir::spirv::LoadOp load) {
+    mlir::Value ptr = load.getPtr();
+    while (auto chain = ptr.getDefiningOp<mlir::spirv::AccessChainOp>()) ptr = chain.getBasePtr();
+    auto address = ptr.getDefiningOp<mlir::spirv::AddressOfOp>();
+    if (!address) return;
+    auto it = binding_of.find(address.getVariable());
+    if (it != binding_of.end() && !bindings.count(it->second)) reads_written = true;
+  });
+  if (reads_written) return;
   module.walk([&](mlir::spirv::GlobalVariableOp var) {
     auto set = var.getDescriptorSet();
     auto binding = var.getBinding();

@@ -32,7 +32,8 @@ mlir::spirv::ModuleOp convert_kernel_module(mlir::gpu::GPUModuleOp gpu_module, s
 // Decorates the variables of set 0 at `bindings` NonWritable: the kernel's `const T*` buffers and
 // its scalars, which it never writes. NVIDIA's driver then reads them through its read-only
 // (non-coherent) cache path, as the PTX target's loads of const parameters: quantized matvec
-// through Vulkan on the H100 gained 10-12% (docs/perf/NOTES.md).
+// through Vulkan on the H100 gained 10-12% (docs/perf/NOTES.md). Not done in a kernel that loads
+// from a buffer it writes (see lower.cpp).
 void mark_read_only_bindings(mlir::spirv::ModuleOp module, const std::set<uint32_t>& bindings);
 
 // Merges per-kernel modules into one (identical globals are shared; the spirv target passes one
