@@ -115,7 +115,6 @@ QV_DEVICE void attention_block_tile(const T* q, const T* k, const T* v, T* o, ui
   qv::shared<float, BR * L::stage_stride> stage;
   qv::shared<T, BR * L::p_stride> pt;
   qv::shared<float, kBlockThreads> part;   // per thread: its chunks' maximum, at the end its sum
-  qv::shared<uint32_t, 1> raise_at;        // step + 1 of the last step that raises m
 
   constexpr uint32_t P = L::threads_per_row;
   const uint32_t t = qv::thread_id_x(), r = t / P, c = t % P;
@@ -131,7 +130,6 @@ QV_DEVICE void attention_block_tile(const T* q, const T* k, const T* v, T* o, ui
   const uint32_t tiles = (kv_end + BC - 1) / BC;
   const float scale_log2 = scale * 1.44269504f;
 
-  if (t == 0) raise_at[0] = 0;
   float m = kMasked, l = 0.0f;
   qv::block_acc<float, BR, kOutCols> o0, o1;   // o1: D = 128 only
   for (uint32_t i = 0; i < tiles; ++i) {
@@ -150,14 +148,17 @@ QV_DEVICE void attention_block_tile(const T* q, const T* k, const T* v, T* o, ui
     qv::float4 x3 = score_chunk<BR, BC>(stage, r, c, 3, k0, pos, causal, scale_log2);
     float top = qv::max(qv::max(qvops::max4(x0), qvops::max4(x1)), qv::max(qvops::max4(x2), qvops::max4(x3)));
     part[t] = top;
-    if (i > 0 && top > m + kRescaleAbove) raise_at[0] = i + 1;
+    // Whether any score of the block is more than kRescaleAbove over its row's maximum: the whole
+    // block takes the raise (its round trips are block operations). A one-element qv::shared flag
+    // instead broke this kernel through NVIDIA's Vulkan driver (docs/perf/NOTES.md).
+    const bool raise = qv::block_max(i > 0 ? top - m : 0.0f) > kRescaleAbove;
     qv::barrier();
 
     float row_top = part[r * P];
     for (uint32_t j = 1; j < P; ++j) row_top = qv::max(row_top, part[r * P + j]);
     if (i == 0) {
       m = row_top;   // O and l are zero: nothing to scale
-    } else if (raise_at[0] == i + 1) {   // block-uniform
+    } else if (raise) {
       float m_new = qv::max(m, row_top), alpha = qv::exp2(m - m_new);
       m = m_new;
       l *= alpha;
