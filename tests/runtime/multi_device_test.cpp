@@ -106,6 +106,18 @@ size_t process_threads() {
   return n;
 }
 
+// One launch of saxpy over 64 elements (the first launch on a CPU device starts its workers).
+void run_small_saxpy(Device& dev) {
+  Module mod = dev.load(fatbin(), "test.qfb");
+  Buffer<float> x = dev.alloc<float>(64), y = dev.alloc<float>(64);
+  x.upload(std::vector<float>(64, 1.0f));
+  y.upload(std::vector<float>(64, 2.0f));
+  mod.kernel("saxpy").launch(Grid{1}, x, y, 3.0f, 64u);
+  std::vector<float> got(64);
+  y.download(got);
+  EXPECT_EQ(got[63], 5.0f);
+}
+
 // The CPU backend's workers: as many as the CPUs the process may use (the calling thread's
 // affinity mask here), or QUIVER_CPU_THREADS.
 TEST(MultiDevice, CpuWorkersFollowTheAffinityMask) {
@@ -134,14 +146,7 @@ TEST(MultiDevice, CpuThreadsSetsTheWorkers) {
   {
     Device dev = Device::open("cpu");
     EXPECT_CONTAINS(dev.device_name(), "(3 threads)");
-    Module mod = dev.load(fatbin(), "test.qfb");   // a launch starts the workers
-    Buffer<float> x = dev.alloc<float>(64), y = dev.alloc<float>(64);
-    x.upload(std::vector<float>(64, 1.0f));
-    y.upload(std::vector<float>(64, 2.0f));
-    mod.kernel("saxpy").launch(Grid{1}, x, y, 3.0f, 64u);
-    std::vector<float> got(64);
-    y.download(got);
-    EXPECT_EQ(got[63], 5.0f);
+    run_small_saxpy(dev);   // starts the workers
     EXPECT_EQ(process_threads(), before + 3);
   }
   EXPECT_EQ(process_threads(), before) << "a dropped device stops its workers";
@@ -157,14 +162,7 @@ TEST(MultiDevice, CpuDevicesShareOneSetOfWorkers) {
     Device a = Device::open("cpu:0"), b = Device::open("cpu:1");
     for (Device* dev : {&a, &b}) {
       EXPECT_CONTAINS(dev->device_name(), "(3 threads)");
-      Module mod = dev->load(fatbin(), "test.qfb");   // a launch starts the workers
-      Buffer<float> x = dev->alloc<float>(64), y = dev->alloc<float>(64);
-      x.upload(std::vector<float>(64, 1.0f));
-      y.upload(std::vector<float>(64, 2.0f));
-      mod.kernel("saxpy").launch(Grid{1}, x, y, 3.0f, 64u);
-      std::vector<float> got(64);
-      y.download(got);
-      EXPECT_EQ(got[63], 5.0f);
+      run_small_saxpy(*dev);   // starts the workers
     }
     EXPECT_EQ(process_threads(), before + 3) << "two devices, one set of 3 workers";
   }
