@@ -140,7 +140,10 @@ int run(int argc, char** argv) {
     std::vector<std::string> vocabulary = quiver::llm::tokens(gguf);
     std::string text;
     for (int32_t id : generated) text += quiver::llm::render_token(vocabulary[size_t(id)]);
-    std::printf("text: %s\n", text.c_str());
+    // Written whole: a byte token may be <0x00>, which %s would end the text at.
+    std::fputs("text: ", stdout);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fputc('\n', stdout);
   }
   if (bench) {
     size_t decoded = generated.size() - 1;   // steps timed after the prefill
