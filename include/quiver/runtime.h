@@ -53,6 +53,7 @@ namespace detail {
 class DeviceImpl;
 class ModuleImpl;
 class BufferImpl;
+class GraphImpl;
 
 // Element type tag of a host type; the argument checker compares it with the manifest.
 enum class Elem : uint8_t { Bool, I8, U8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, F64 };
@@ -181,6 +182,24 @@ class Module {
   std::shared_ptr<detail::ModuleImpl> impl_;
 };
 
+// A sequence of kernel launches recorded once (Device::record) and queued again by one call:
+// a CUDA graph on CUDA, one pre-recorded command buffer on Vulkan, the list itself on the CPU
+// (docs/runtime.md, "Graphs"). Each replay runs the launches with the arguments they were
+// recorded with: the same buffers (their contents as they are when the replay runs) and the
+// same scalar values, so what changes between replays lives in device memory. The Graph keeps
+// its buffers, modules and Device alive. Thread-safe like a launch.
+class Graph {
+ public:
+  Graph() = default;
+  void replay() const;                  // queues the launches, in order, after earlier work
+  size_t launch_count() const noexcept;   // how many launches were recorded
+
+ private:
+  friend class Device;
+  explicit Graph(std::shared_ptr<detail::GraphImpl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<detail::GraphImpl> impl_;
+};
+
 class Device {
  public:
   // Best backend (CUDA > HIP > Metal > Vulkan > CPU), device 0 of it; or the one named:
@@ -234,6 +253,12 @@ class Device {
     return Buffer<T>(alloc_bytes(n * sizeof(T)), n);
   }
   void synchronize() const;
+  // Runs `work` and records, instead of running, every launch it queues on this Device from the
+  // calling thread (each checked as Kernel::launch checks it; the op library's calls work
+  // unchanged). Uploads, downloads, synchronize() and timers on this Device from that thread
+  // throw InvalidArgument while it records: they cannot be replayed. One recording at a time
+  // per Device. Launches on other Devices, and from other threads, run as usual.
+  Graph record(const std::function<void()>& work) const;
 
   std::shared_ptr<detail::BufferImpl> alloc_bytes(size_t bytes) const;
   const std::shared_ptr<detail::DeviceImpl>& impl() const noexcept { return impl_; }

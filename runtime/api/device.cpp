@@ -226,6 +226,7 @@ std::vector<double> Device::elapsed_ms_each(size_t runs, const std::function<voi
   for (size_t i = 0; i < runs; ++i) {
     {
       std::lock_guard lock(d.mutex());
+      d.refuse_while_recording("Device::elapsed_ms");
       timers.list.push_back(d.backend().start_timer());
     }
     work(i);   // its launches take the lock themselves
@@ -325,6 +326,7 @@ Module load_cached(const Device& device, std::span<const std::byte> fatbin, std:
 void Device::synchronize() const {
   const detail::DeviceImpl& d = checked(impl_);
   std::lock_guard lock(d.mutex());
+  d.refuse_while_recording("Device::synchronize");
   d.backend().synchronize();
 }
 
@@ -358,6 +360,7 @@ void buffer_upload(const BufferImpl& b, const void* src, size_t bytes) {
   if (bytes > b.bytes()) throw_bytes_mismatch("upload", bytes, b.bytes());
   if (bytes == 0) return;
   std::lock_guard lock(b.device()->mutex());
+  b.device()->refuse_while_recording("a buffer upload");
   b.device()->backend().upload(b.backend(), src, bytes);
 }
 
@@ -365,6 +368,7 @@ void buffer_download(const BufferImpl& b, void* dst, size_t bytes) {
   if (bytes > b.bytes()) throw_bytes_mismatch("download", bytes, b.bytes());
   if (bytes == 0) return;
   std::lock_guard lock(b.device()->mutex());
+  b.device()->refuse_while_recording("a buffer download");
   b.device()->backend().download(b.backend(), dst, bytes);
 }
 

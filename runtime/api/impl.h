@@ -12,6 +12,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/backend.h"
@@ -69,6 +70,19 @@ class DeviceImpl {
   std::shared_ptr<ModuleContents> loaded_once(std::span<const std::byte> fatbin,
                                               const std::function<std::shared_ptr<ModuleContents>()>& load);
 
+  // Device::record: the Graph the calling thread is recording on this device, or null. Under
+  // mutex_ (set and cleared by Device::record under it).
+  GraphImpl* recording_here() const {
+    return recording_ != nullptr && recording_thread_ == std::this_thread::get_id() ? recording_ : nullptr;
+  }
+  // Throws InvalidArgument when the calling thread records on this device: `what` (an upload,
+  // a download, ...) would run now, not at the replay. Under mutex_.
+  void refuse_while_recording(const char* what) const;
+  // Device::record's start and end on the calling thread (under mutex_). One recording at a
+  // time per device: a second, from any thread, throws InvalidArgument.
+  void begin_recording(GraphImpl* graph) const;
+  void end_recording() const { recording_ = nullptr; }
+
  private:
   // A fat binary is known by where its bytes are, how many there are, and its first 64 bytes:
   // the format's header, whose checksums cover the manifest and through it every image, so
@@ -89,9 +103,11 @@ class DeviceImpl {
   // Taken before mutex_ (a first request loads while holding it), never after.
   std::mutex loaded_once_mutex_;
   std::vector<LoadedOnce> loaded_once_;
+  mutable GraphImpl* recording_ = nullptr;
+  mutable std::thread::id recording_thread_;
 };
 
-class BufferImpl {
+class BufferImpl : public std::enable_shared_from_this<BufferImpl> {
  public:
   // `alignment`: a power of two the buffer's address is known to be a multiple of (the launch
   // checker compares it with what vector parameters need).
@@ -141,6 +157,35 @@ class ModuleImpl {
  private:
   std::shared_ptr<DeviceImpl> device_;
   std::shared_ptr<const ModuleContents> contents_;
+};
+
+// A recorded launch sequence (Device::record) and what it holds alive: the modules and buffers
+// its launches use (so a Graph outlives the handles it was recorded with) and, through them,
+// the Device. The backend's graph goes first, under the device's lock, as every backend object.
+class GraphImpl {
+ public:
+  explicit GraphImpl(std::shared_ptr<DeviceImpl> device) : device_(std::move(device)) {}
+  ~GraphImpl() {
+    std::lock_guard lock(device_->mutex());
+    graph_.reset();
+  }
+  GraphImpl(const GraphImpl&) = delete;
+  GraphImpl& operator=(const GraphImpl&) = delete;
+
+  // One checked launch (Kernel::launch_packed, under the device's lock).
+  void add(const std::shared_ptr<ModuleImpl>& module, size_t kernel, Grid grid, std::span<const Arg> args,
+           std::span<const backend::LaunchArg> packed);
+  // Hands the launches to the backend (under the device's lock); then replay() may run.
+  void build() { graph_ = device_->backend().build_graph(launches_); }
+  void replay() const;
+  size_t launch_count() const { return launches_.size(); }
+
+ private:
+  std::shared_ptr<DeviceImpl> device_;
+  std::vector<std::shared_ptr<ModuleImpl>> modules_;
+  std::vector<std::shared_ptr<const BufferImpl>> buffers_;
+  std::vector<backend::RecordedLaunch> launches_;
+  std::unique_ptr<backend::Graph> graph_;
 };
 
 // Element type names as the kernel language spells them ("float", "int32_t", "half", ...).

@@ -161,6 +161,10 @@ void Kernel::launch_packed(Grid grid, std::span<const detail::Arg> args) const {
   }
 
   std::lock_guard lock(m.device()->mutex());
+  if (detail::GraphImpl* graph = m.device()->recording_here()) {
+    graph->add(module_, index_, grid, args, packed);
+    return;
+  }
   m.backend().launch(index_, grid, packed);
 }
 

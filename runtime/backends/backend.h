@@ -5,6 +5,7 @@
 // so backends are written for one caller at a time.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -92,6 +93,25 @@ class Module {
   virtual const ImageInfo& image_info() const = 0;
 };
 
+// One launch of a recorded sequence (quiver::Device::record), checked by the API layer as every
+// launch is. Its scalar arguments point into `scalars` (one 8-byte slot per argument).
+struct RecordedLaunch {
+  Module* module = nullptr;
+  size_t kernel = 0;
+  Grid grid;
+  std::vector<LaunchArg> args;
+  std::vector<std::array<std::byte, 8>> scalars;
+};
+
+// A recorded sequence prepared for replay. The API layer keeps the launches, and the modules
+// and buffers they use, alive until the Graph is destroyed (under the device's lock).
+class Graph {
+ public:
+  virtual ~Graph() = default;
+  // Queues every launch once, in order, after the work queued before (as launches would be).
+  virtual void replay() = 0;
+};
+
 class Device {
  public:
   Device();
@@ -115,6 +135,12 @@ class Device {
   // that load's image_data calls find them decompressed and checked (FatBinary::prefetch).
   virtual std::vector<size_t> images_to_load(const format::FatBinary& fatbin) const = 0;
   virtual void synchronize() = 0;
+
+  // Prepares `launches` for replay (they outlive the Graph). The default replays them one by
+  // one through Module::launch, which is what the CPU backend wants and is exact everywhere;
+  // CUDA makes a CUDA graph of them and Vulkan one command buffer, so a replay costs one
+  // submission.
+  virtual std::unique_ptr<Graph> build_graph(std::span<const RecordedLaunch> launches);
 
   // Interop (docs/runtime.md): the queue this Device submits to (CUstream / VkQueue / nullptr
   // for the CPU) and the driver object it lives in (CUcontext / VkDevice / nullptr).

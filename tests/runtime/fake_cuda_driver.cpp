@@ -103,6 +103,12 @@ CUresult cuModuleLoadDataEx(CUmodule*, const void*, unsigned int, CUjit_option*,
 CUresult cuModuleUnload(CUmodule) { return kNotSupported; }
 CUresult cuModuleGetFunction(CUfunction*, CUmodule, const char*) { return kNotSupported; }
 CUresult cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) { return kNotSupported; }
+CUresult cuStreamBeginCapture_v2(CUstream, int) { return kNotSupported; }
+CUresult cuStreamEndCapture(CUstream, void**) { return kNotSupported; }
+CUresult cuGraphInstantiateWithFlags(void**, void*, unsigned long long) { return kNotSupported; }
+CUresult cuGraphLaunch(void*, CUstream) { return kNotSupported; }
+CUresult cuGraphExecDestroy(void*) { return kNotSupported; }
+CUresult cuGraphDestroy(void*) { return kNotSupported; }
 #ifndef QV_FAKE_CUDA_WITHOUT_LAUNCH
 CUresult cuLaunchKernel(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
                         unsigned int, unsigned int, CUstream, void**, void**) {

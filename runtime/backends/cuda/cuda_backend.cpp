@@ -357,6 +357,48 @@ class CudaDevice final : public Device {
     return t;
   }
 
+  // The launches captured from our stream into a CUDA graph (each through CudaModule::launch,
+  // so checked and set up as a launch is), instantiated once; a replay is one cuGraphLaunch.
+  std::unique_ptr<Graph> build_graph(std::span<const RecordedLaunch> launches) override {
+    struct CudaGraph final : Graph {
+      std::shared_ptr<Context> ctx;
+      CUgraph graph = nullptr;
+      CUgraphExec exec = nullptr;
+      std::string last_kernel;
+      ~CudaGraph() override {
+        if (!exec && !graph) return;
+        ctx->driver->cuCtxSetCurrent(ctx->context);
+        // A replay may still run: the graph's resources go once it has finished.
+        ctx->driver->cuStreamSynchronize(ctx->stream);
+        if (exec) ctx->driver->cuGraphExecDestroy(exec);
+        if (graph) ctx->driver->cuGraphDestroy(graph);
+      }
+      void replay() override {
+        ctx->make_current();
+        ctx->check(ctx->driver->cuGraphLaunch(exec, ctx->stream), "cuGraphLaunch");
+        ctx->last_kernel = last_kernel;
+      }
+    };
+    if (launches.empty()) return Device::build_graph(launches);
+    auto g = std::make_unique<CudaGraph>();
+    g->ctx = context_;
+    const Driver& d = *context_->driver;
+    context_->make_current();
+    context_->check(d.cuStreamBeginCapture(context_->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                    "cuStreamBeginCapture");
+    try {
+      for (const RecordedLaunch& l : launches) l.module->launch(l.kernel, l.grid, l.args);
+    } catch (...) {
+      CUgraph partial = nullptr;
+      if (d.cuStreamEndCapture(context_->stream, &partial) == CUDA_SUCCESS && partial) d.cuGraphDestroy(partial);
+      throw;
+    }
+    context_->check(d.cuStreamEndCapture(context_->stream, &g->graph), "cuStreamEndCapture");
+    context_->check(d.cuGraphInstantiateWithFlags(&g->exec, g->graph, 0), "cuGraphInstantiateWithFlags");
+    g->last_kernel = context_->last_kernel + " (the last launch of a replayed graph)";
+    return g;
+  }
+
   void* native_stream() const override { return context_->stream; }
   void* native_device() const override { return context_->context; }
 

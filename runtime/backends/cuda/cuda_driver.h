@@ -19,6 +19,14 @@ using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 using CUevent = struct CUevent_st*;
+using CUgraph = struct CUgraph_st*;
+using CUgraphExec = struct CUgraphExec_st*;
+
+// Stream capture that records only this thread's work into the graph: another thread's use of
+// the driver meanwhile is neither captured nor refused.
+enum CUstreamCaptureMode : int {
+  CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+};
 
 enum CUdevice_attribute : int {
   CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,

@@ -55,3 +55,12 @@ QV_CUDA_SYMBOL(cuLaunchKernel, "cuLaunchKernel",
                 unsigned int grid_z, unsigned int block_x, unsigned int block_y,
                 unsigned int block_z, unsigned int shared_bytes, CUstream stream,
                 void** kernel_params, void** extra))
+
+// Recorded launch sequences (Device::record): captured from the stream, replayed as one graph.
+QV_CUDA_SYMBOL(cuStreamBeginCapture, "cuStreamBeginCapture_v2", (CUstream stream, CUstreamCaptureMode mode))
+QV_CUDA_SYMBOL(cuStreamEndCapture, "cuStreamEndCapture", (CUstream stream, CUgraph* graph))
+QV_CUDA_SYMBOL(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags",
+               (CUgraphExec* exec, CUgraph graph, unsigned long long flags))
+QV_CUDA_SYMBOL(cuGraphLaunch, "cuGraphLaunch", (CUgraphExec exec, CUstream stream))
+QV_CUDA_SYMBOL(cuGraphExecDestroy, "cuGraphExecDestroy", (CUgraphExec exec))
+QV_CUDA_SYMBOL(cuGraphDestroy, "cuGraphDestroy", (CUgraph graph))

@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -215,13 +216,56 @@ class VulkanModule final : public Module {
   }
 
   void launch(size_t kernel, Grid grid, std::span<const LaunchArg> args) override {
+    Context& ctx = *context_;
+    const Dispatch d = prepare(kernel, grid, args);
+    LaunchSlot& slot = ctx.acquire_slot(d.p->param_count, ctx.scalar_stride() * std::max<size_t>(args.size(), 1));
+    bool submitted = false;
+    struct Abandon {
+      Context& ctx;
+      LaunchSlot& slot;
+      bool& submitted;
+      ~Abandon() {
+        if (!submitted) ctx.abandon(slot);
+      }
+    } abandon{ctx, slot, submitted};
+    slot.kernel = d.p->name;
+    // The args buffer is untouched by the GPU until this slot's fence signals: safe to write.
+    const VkDescriptorSet set = bind_arguments(d, slot.pool, slot.args, 0, args);
+
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    ctx.check(ctx.vk.vkBeginCommandBuffer(slot.commands, &begin), d.who + ": vkBeginCommandBuffer");
+    record_full_barrier(ctx.vk, slot.commands);
+    ctx.record_timer_start(slot);
+    record_dispatch(d, slot.commands, set, grid);
+    submitted = true;   // finish_launch() records the closing barrier; it recycles the slot when it fails
+    ctx.finish_launch(slot);
+    // Written now, not at the module's destruction: the op library's modules live until the
+    // process exits and are never destroyed. After the submission, so the device runs the kernel
+    // meanwhile; once per newly compiled pipeline, a small cost beside that compilation.
+    save_new_pipelines();
+  }
+
+  // A checked launch of one kernel, its pipeline made: what launch() and a recorded graph
+  // (VulkanDevice::build_graph) bind and dispatch.
+  struct Dispatch {
+    KernelPipeline* p = nullptr;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    std::vector<const VulkanBuffer*> buffers;   // per argument; null for scalars
+    std::string who;
+  };
+
+  Dispatch prepare(size_t kernel, Grid grid, std::span<const LaunchArg> args) {
     if (kernel >= pipelines_.size())
       throw Error(ErrorCode::InvalidArgument, "vulkan: kernel index " + std::to_string(kernel) +
                                                   " out of range (" + label_ + " has " +
                                                   std::to_string(pipelines_.size()) + " kernels)");
     Context& ctx = *context_;
-    KernelPipeline& p = *pipelines_[kernel];
-    const std::string who = "vulkan: kernel '" + p.name + "'";
+    Dispatch d;
+    d.p = pipelines_[kernel].get();
+    KernelPipeline& p = *d.p;
+    d.who = "vulkan: kernel '" + p.name + "'";
+    const std::string& who = d.who;
     if (!p.unusable.empty())
       throw Error(p.image == kNoImage ? ErrorCode::NotFound : ErrorCode::DeviceError,
                   who + " cannot run on " + ctx.name + ": " + p.unusable);
@@ -230,15 +274,15 @@ class VulkanModule final : public Module {
                                                   " arguments, got " + std::to_string(args.size()));
     const VkPhysicalDeviceLimits& limits = ctx.properties.limits;
     const uint32_t g[3] = {grid.x, grid.y, grid.z};
-    for (int d = 0; d < 3; ++d)
-      if (g[d] == 0 || g[d] > limits.maxComputeWorkGroupCount[d])
+    for (int i = 0; i < 3; ++i)
+      if (g[i] == 0 || g[i] > limits.maxComputeWorkGroupCount[i])
         throw Error(ErrorCode::InvalidArgument,
                     who + ": grid " + dims({grid.x, grid.y, grid.z}) + " is outside this device's range 1.." +
                         dims({limits.maxComputeWorkGroupCount[0], limits.maxComputeWorkGroupCount[1],
                               limits.maxComputeWorkGroupCount[2]}));
 
-    // Check every argument before taking a slot.
-    std::vector<const VulkanBuffer*> buffers(args.size(), nullptr);
+    // Every argument is checked before a slot is taken.
+    d.buffers.assign(args.size(), nullptr);
     for (size_t i = 0; i < args.size(); ++i) {
       const std::string arg = who + " argument " + std::to_string(i);
       if (args[i].buffer) {
@@ -249,71 +293,69 @@ class VulkanModule final : public Module {
           throw Error(ErrorCode::InvalidArgument,
                       arg + ": a buffer of " + std::to_string(b->bytes) + " bytes exceeds this device's maxStorageBufferRange (" +
                           std::to_string(limits.maxStorageBufferRange) + " bytes)");
-        buffers[i] = b;
+        d.buffers[i] = b;
       } else if (!args[i].scalar || args[i].scalar_size == 0 || args[i].scalar_size > 8) {
         throw Error(ErrorCode::InvalidArgument, arg + " has neither a buffer nor a scalar of 1..8 bytes");
       }
     }
-
     // The API layer holds the Device's lock around every call into it (backend.h), so one thread
     // at a time gets here: a pipeline is created once, however many threads launch its kernel.
-    const VkPipeline pipeline = pipeline_for(p, args);
+    d.pipeline = pipeline_for(p, args);
+    return d;
+  }
 
+  // A descriptor set from `pool` binding `args`: buffers whole, scalars written into `scalars`
+  // from byte `base` on (one scalar_stride() per argument). Null when the kernel takes none.
+  VkDescriptorSet bind_arguments(const Dispatch& d, VkDescriptorPool pool, const Allocation& scalars,
+                                 VkDeviceSize base, std::span<const LaunchArg> args) {
+    Context& ctx = *context_;
+    if (args.empty()) return VK_NULL_HANDLE;
     const VkDeviceSize stride = ctx.scalar_stride();
-    LaunchSlot& slot = ctx.acquire_slot(p.param_count, stride * std::max<size_t>(args.size(), 1));
-    bool submitted = false;
-    struct Abandon {
-      Context& ctx;
-      LaunchSlot& slot;
-      bool& submitted;
-      ~Abandon() {
-        if (!submitted) ctx.abandon(slot);
-      }
-    } abandon{ctx, slot, submitted};
-    slot.kernel = p.name;
-
     VkDescriptorSet set = VK_NULL_HANDLE;
-    if (!args.empty()) {
-      VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-      alloc.descriptorPool = slot.pool;
-      alloc.descriptorSetCount = 1;
-      alloc.pSetLayouts = &p.set_layout;
-      ctx.check(ctx.vk.vkAllocateDescriptorSets(ctx.device, &alloc, &set), who + ": vkAllocateDescriptorSets");
-      std::vector<VkDescriptorBufferInfo> infos(args.size());
-      std::vector<VkWriteDescriptorSet> writes(args.size());
-      for (size_t i = 0; i < args.size(); ++i) {
-        if (buffers[i]) {
-          infos[i] = {buffers[i]->allocation.buffer, 0, VK_WHOLE_SIZE};
-        } else {
-          // The args buffer is untouched by the GPU until this slot's fence signals: safe to write.
-          std::memcpy(static_cast<std::byte*>(slot.args.mapped) + i * stride, args[i].scalar, args[i].scalar_size);
-          infos[i] = {slot.args.buffer, i * stride, (args[i].scalar_size + 3u) & ~3u};
-        }
-        writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-        writes[i].dstSet = set;
-        writes[i].dstBinding = static_cast<uint32_t>(i);
-        writes[i].descriptorCount = 1;
-        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        writes[i].pBufferInfo = &infos[i];
+    VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    alloc.descriptorPool = pool;
+    alloc.descriptorSetCount = 1;
+    alloc.pSetLayouts = &d.p->set_layout;
+    ctx.check(ctx.vk.vkAllocateDescriptorSets(ctx.device, &alloc, &set), d.who + ": vkAllocateDescriptorSets");
+    std::vector<VkDescriptorBufferInfo> infos(args.size());
+    std::vector<VkWriteDescriptorSet> writes(args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (d.buffers[i]) {
+        infos[i] = {d.buffers[i]->allocation.buffer, 0, VK_WHOLE_SIZE};
+      } else {
+        const VkDeviceSize at = base + i * stride;
+        std::memcpy(static_cast<std::byte*>(scalars.mapped) + at, args[i].scalar, args[i].scalar_size);
+        infos[i] = {scalars.buffer, at, (args[i].scalar_size + 3u) & ~3u};
       }
-      ctx.vk.vkUpdateDescriptorSets(ctx.device, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+      writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      writes[i].dstSet = set;
+      writes[i].dstBinding = static_cast<uint32_t>(i);
+      writes[i].descriptorCount = 1;
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[i].pBufferInfo = &infos[i];
     }
+    ctx.vk.vkUpdateDescriptorSets(ctx.device, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+    return set;
+  }
 
-    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    ctx.check(ctx.vk.vkBeginCommandBuffer(slot.commands, &begin), who + ": vkBeginCommandBuffer");
-    record_full_barrier(ctx.vk, slot.commands);
-    ctx.record_timer_start(slot);
-    ctx.vk.vkCmdBindPipeline(slot.commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+  void record_dispatch(const Dispatch& d, VkCommandBuffer commands, VkDescriptorSet set, Grid grid) {
+    Context& ctx = *context_;
+    ctx.vk.vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline);
     if (set)
-      ctx.vk.vkCmdBindDescriptorSets(slot.commands, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
-    ctx.vk.vkCmdDispatch(slot.commands, grid.x, grid.y, grid.z);
-    submitted = true;   // finish_launch() records the closing barrier; it recycles the slot when it fails
-    ctx.finish_launch(slot);
-    // Written now, not at the module's destruction: the op library's modules live until the
-    // process exits and are never destroyed. After the submission, so the device runs the kernel
-    // meanwhile; once per newly compiled pipeline, a small cost beside that compilation.
+      ctx.vk.vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_COMPUTE, d.p->layout, 0, 1, &set, 0, nullptr);
+    ctx.vk.vkCmdDispatch(commands, grid.x, grid.y, grid.z);
+  }
+
+  void save_new_pipelines() {
     if (std::exchange(unsaved_, false)) cache_->save();
+  }
+
+  // A recorded graph's command buffer names these pipelines: a specialized one it uses is not
+  // evicted (pipeline_for) until the graph releases it.
+  void pin(VkPipeline pipeline) { ++pinned_[pipeline]; }
+  void unpin(VkPipeline pipeline) {
+    auto it = pinned_.find(pipeline);
+    if (it != pinned_.end() && --it->second == 0) pinned_.erase(it);
   }
 
   std::string image_description() const override { return description_; }
@@ -353,9 +395,10 @@ class VulkanModule final : public Module {
         sp.used = use_clock_;
         return sp.pipeline;
       }
-    if (p.specializations.size() >= kMaxSpecializations) {
-      auto oldest = std::min_element(p.specializations.begin(), p.specializations.end(),
-                                     [](const auto& a, const auto& b) { return a.used < b.used; });
+    auto oldest = p.specializations.end();
+    for (auto it = p.specializations.begin(); it != p.specializations.end(); ++it)
+      if (!pinned_.contains(it->pipeline) && (oldest == p.specializations.end() || it->used < oldest->used)) oldest = it;
+    if (p.specializations.size() >= kMaxSpecializations && oldest != p.specializations.end()) {
       // A submitted launch may still run it.
       if (context_->has_pending()) context_->drain("replacing a specialized pipeline of kernel '" + p.name + "'");
       context_->vk.vkDestroyPipeline(context_->device, oldest->pipeline, nullptr);
@@ -506,6 +549,29 @@ class VulkanModule final : public Module {
   bool unsaved_ = false;   // a pipeline was compiled (not found in the cache) and not yet written
   std::vector<std::unique_ptr<KernelPipeline>> pipelines_;   // manifest order
   uint64_t use_clock_ = 0;   // orders the specialized pipelines' uses
+  std::map<VkPipeline, size_t> pinned_;   // pipelines recorded graphs use, and how many
+};
+
+// A recorded launch sequence (VulkanDevice::build_graph): its secondary command buffer and what
+// that names — descriptor sets from its own pool, scalars in its own buffer, pinned pipelines.
+struct VulkanGraph final : Graph {
+  explicit VulkanGraph(std::shared_ptr<Context> context) : ctx(std::move(context)) {}
+  ~VulkanGraph() override {
+    // A replay may still run.
+    if (ctx->has_pending()) ctx->drain_noexcept();
+    ctx->free_secondary(commands);
+    if (pool) ctx->vk.vkDestroyDescriptorPool(ctx->device, pool, nullptr);
+    ctx->release(scalars);
+    for (auto& [module, pipeline] : pins) module->unpin(pipeline);
+  }
+  void replay() override { ctx->submit_secondary(commands, name); }
+
+  std::shared_ptr<Context> ctx;
+  VkCommandBuffer commands = VK_NULL_HANDLE;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  Allocation scalars;
+  std::vector<std::pair<VulkanModule*, VkPipeline>> pins;
+  std::string name;
 };
 
 class VulkanDevice final : public Device {
@@ -575,6 +641,51 @@ class VulkanDevice final : public Device {
     t->ctx = context_;
     t->slot = &context_->start_timer();
     return t;
+  }
+
+  // The launches recorded once into a secondary command buffer, with a barrier before each
+  // dispatch as launch() records, their descriptor sets and scalars in storage of the graph's
+  // own; a replay is one submission executing it.
+  std::unique_ptr<Graph> build_graph(std::span<const RecordedLaunch> launches) override {
+    if (launches.empty()) return Device::build_graph(launches);
+    Context& ctx = *context_;
+    auto g = std::make_unique<VulkanGraph>(context_);
+    uint32_t descriptors = 0;
+    size_t scalar_slots = 0;
+    std::vector<VulkanModule::Dispatch> dispatches;
+    for (const RecordedLaunch& l : launches) {
+      auto* module = dynamic_cast<VulkanModule*>(l.module);
+      if (!module)
+        throw Error(ErrorCode::InvalidArgument, "vulkan: a recorded launch's module was loaded on another backend");
+      dispatches.push_back(module->prepare(l.kernel, l.grid, l.args));
+      module->pin(dispatches.back().pipeline);
+      g->pins.emplace_back(module, dispatches.back().pipeline);
+      descriptors += static_cast<uint32_t>(l.args.size());
+      scalar_slots += l.args.size();
+    }
+    const VkDeviceSize stride = ctx.scalar_stride();
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(descriptors, 1u)};
+    VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    info.maxSets = static_cast<uint32_t>(launches.size());
+    info.poolSizeCount = 1;
+    info.pPoolSizes = &size;
+    ctx.check(ctx.vk.vkCreateDescriptorPool(ctx.device, &info, nullptr, &g->pool), "vkCreateDescriptorPool (a graph)");
+    g->scalars = ctx.allocate(std::max<VkDeviceSize>(stride * scalar_slots, 256), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                              Context::Memory::Host, "a graph's scalar arguments");
+    g->commands = ctx.begin_secondary();
+    VkDeviceSize base = 0;
+    for (size_t i = 0; i < launches.size(); ++i) {
+      auto* module = static_cast<VulkanModule*>(launches[i].module);
+      const VkDescriptorSet set = module->bind_arguments(dispatches[i], g->pool, g->scalars, base, launches[i].args);
+      base += stride * launches[i].args.size();
+      record_full_barrier(ctx.vk, g->commands);
+      module->record_dispatch(dispatches[i], g->commands, set, launches[i].grid);
+      module->save_new_pipelines();
+    }
+    ctx.check(ctx.vk.vkEndCommandBuffer(g->commands), "vkEndCommandBuffer (a graph)");
+    g->name = "a graph of " + std::to_string(launches.size()) + " launches (" + dispatches.front().p->name + " ... " +
+              dispatches.back().p->name + ")";
+    return g;
   }
 
   void* native_stream() const override {

@@ -680,6 +680,45 @@ void Context::submit(LaunchSlot& slot) {
 
 void Context::abandon(LaunchSlot& slot) noexcept { free_.push_back(&slot); }
 
+VkCommandBuffer Context::begin_secondary() {
+  VkCommandBuffer commands = VK_NULL_HANDLE;
+  VkCommandBufferAllocateInfo cb_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cb_info.commandPool = command_pool_;
+  cb_info.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY;
+  cb_info.commandBufferCount = 1;
+  check(vk.vkAllocateCommandBuffers(device, &cb_info, &commands), "vkAllocateCommandBuffers (a graph)");
+  VkCommandBufferInheritanceInfo inheritance{VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
+  begin.pInheritanceInfo = &inheritance;
+  VkResult r = vk.vkBeginCommandBuffer(commands, &begin);
+  if (r != VK_SUCCESS) {
+    free_secondary(commands);
+    check(r, "vkBeginCommandBuffer (a graph)");
+  }
+  return commands;
+}
+
+void Context::free_secondary(VkCommandBuffer commands) noexcept {
+  if (commands) vk.vkFreeCommandBuffers(device, command_pool_, 1, &commands);
+}
+
+void Context::submit_secondary(VkCommandBuffer commands, const std::string& name) {
+  LaunchSlot& slot = acquire_slot(0, 0);
+  slot.kernel = name;
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  VkResult r = vk.vkBeginCommandBuffer(slot.commands, &begin);
+  if (r != VK_SUCCESS) {
+    abandon(slot);
+    check(r, "vkBeginCommandBuffer of " + name);
+  }
+  full_barrier(vk, slot.commands);
+  record_timer_start(slot);
+  vk.vkCmdExecuteCommands(slot.commands, 1, &commands);
+  finish_launch(slot);
+}
+
 void Context::finish_launch(LaunchSlot& slot) {
   held_ = &slot;   // acquire_slot flushed the one before
   if (!running_timer_) flush_held();

@@ -111,6 +111,14 @@ class Context {
   // Ends and submits the held launch, if any. Every operation that submits or waits calls it.
   void flush_held();
 
+  // Recorded launch sequences (Device::record): a secondary command buffer, begun for
+  // simultaneous use (a replay may be queued while the last one runs), freed by free_secondary
+  // once no submission uses it; submit_secondary queues one execution of it as a launch is
+  // queued (after a barrier against earlier work, timed by a running timer, fenced).
+  VkCommandBuffer begin_secondary();
+  void free_secondary(VkCommandBuffer commands) noexcept;
+  void submit_secondary(VkCommandBuffer commands, const std::string& name);
+
   // Waits for every submission. `what` names the operation in the error; the error also names
   // the kernel whose submission failed.
   void drain(const std::string& what);
