@@ -266,6 +266,33 @@ void kv_append(const Device& dev, const Buffer<S>& src, const Buffer<int32_t>& p
   detail::kv_append(dev, detail::operand(src), detail::operand(position), detail::operand(cache), tokens, shape);
 }
 
+// ---- Decoding attention ------------------------------------------------------------------------------
+// One new query per sequence against a KV cache whose length is read on the device: query b
+// (q, o: batch x q_heads x head_dim) attends to cache positions 0 .. position[b] (int32, one per
+// sequence; the position of the query itself, whose K and V kv_append has written), so a
+// recorded decode step (Device::record) replays unchanged while the position advances in device
+// memory. The keys are split into chunks of attention_decode_chunk() run in parallel and
+// combined (flash decoding); `workspace` (float, attention_decode_workspace() elements) holds
+// the chunks' partial results. A position at or past kv_capacity attends to the whole cache; a
+// negative one writes zeros. q_heads / kv_heads query heads share a KV head; head_dim 64 or 128.
+constexpr size_t attention_decode_chunk() { return 64; }
+constexpr size_t attention_decode_workspace(size_t q_heads, const KvCacheShape& cache) {
+  return cache.batch * q_heads * ((cache.kv_capacity + attention_decode_chunk() - 1) / attention_decode_chunk()) *
+         (cache.head_dim + 2);
+}
+namespace detail {
+void attention_decode(const Device&, Operand q, Operand k, Operand v, Operand position, Operand o, Operand workspace,
+                      size_t q_heads, const KvCacheShape& cache, float scale);
+}
+template <typename Q, typename K, typename V, typename O>
+void attention_decode(const Device& dev, const Buffer<Q>& q, const Buffer<K>& k_cache, const Buffer<V>& v_cache,
+                      const Buffer<int32_t>& position, const Buffer<O>& o, const Buffer<float>& workspace,
+                      size_t q_heads, const KvCacheShape& cache, float scale = 0.0f) {
+  detail::attention_decode(dev, detail::operand(q), detail::operand(k_cache), detail::operand(v_cache),
+                           detail::operand(position), detail::operand(o), detail::operand(workspace), q_heads, cache,
+                           scale);
+}
+
 // The embedded op library as a Module (loaded on first use per Device), for listing or
 // launching its kernels directly; throws ErrorCode::NotFound when libquiver has none.
 Module library(const Device& dev);

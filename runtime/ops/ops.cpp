@@ -446,4 +446,56 @@ void attention(const Device& dev, Operand q, Operand k, Operand v, Operand o, co
                kv_batch_stride, scale, s.causal});
 }
 
+void attention_decode(const Device& dev, Operand q, Operand k, Operand v, Operand position, Operand o,
+                      Operand workspace, size_t q_heads, const KvCacheShape& c, float scale) {
+  OpCall call(dev, "attention_decode");
+  Elem e = float_elem(call, "q", q);
+  call.require_same_elem("k_cache", k, "q", q);
+  call.require_same_elem("v_cache", v, "q", q);
+  call.require_same_elem("o", o, "q", q);
+  call.require_elem("position", position, {Elem::I32});
+  call.require_elem("workspace", workspace, {Elem::F32});
+  if (c.head_dim != 64 && c.head_dim != 128)
+    call.fail("head_dim = " + std::to_string(c.head_dim) + " is not supported (64 or 128)");
+  if (c.kv_heads == 0 || q_heads % c.kv_heads != 0)
+    call.fail("q_heads = " + std::to_string(q_heads) + " must be a multiple of kv_heads = " + std::to_string(c.kv_heads));
+  if (c.kv_capacity == 0) call.fail("kv_capacity is 0: there is nothing to attend to");
+  if (!std::isfinite(scale)) call.fail("scale must be finite");
+  const size_t d = c.head_dim, chunk = attention_decode_chunk();
+  size_t qn = call.elements({c.batch, q_heads, d}, "batch * q_heads * head_dim");
+  size_t kvn = call.elements({c.batch, c.kv_heads, c.kv_capacity, d}, "batch * kv_heads * kv_capacity * head_dim");
+  size_t splits = (c.kv_capacity + chunk - 1) / chunk;
+  size_t wn = call.elements({c.batch * q_heads, splits, d + 2}, "attention_decode_workspace(q_heads, cache)");
+  call.require_at_least("q", q, qn, "batch * q_heads * head_dim");
+  call.require_at_least("k_cache", k, kvn, "batch * kv_heads * kv_capacity * head_dim");
+  call.require_at_least("v_cache", v, kvn, "batch * kv_heads * kv_capacity * head_dim");
+  call.require_at_least("position", position, c.batch, "batch");
+  call.require_at_least("o", o, qn, "batch * q_heads * head_dim");
+  call.require_at_least("workspace", workspace, wn, "attention_decode_workspace(q_heads, cache)");
+  if (qn == 0) return;
+  if (c.batch > 65535 || q_heads > 65535 || splits > 65535)
+    call.fail("batch, q_heads and kv_capacity / " + std::to_string(chunk) + " must each be at most 65535");
+  // kernels/attention_decode.cpp: a block serves up to 4 query heads of one KV head.
+  const size_t group = q_heads / c.kv_heads;
+  size_t per_block = 4;
+  while (group % per_block != 0) --per_block;
+  const bool bhsd = c.layout == AttentionLayout::BHSD;
+  const std::string shape = "<" + elem_name(e) + ", " + std::to_string(d) + ">";
+  float s = scale == 0.0f ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))) : scale;
+  // The workspace: the partial outputs, then the (m, l) pairs.
+  const uint32_t ml_base = call.dim(c.batch * q_heads * splits * d, "attention_decode_workspace");
+  call.launch("attention_decode_split" + shape,
+              Grid{static_cast<uint32_t>(splits), static_cast<uint32_t>(q_heads / per_block),
+                   static_cast<uint32_t>(c.batch)},
+              {q, k, v, position, workspace, ml_base, call.dim(q_heads, "q_heads"), call.dim(group, "group"),
+               call.dim(per_block, "heads per block"), call.dim(c.kv_capacity, "kv_capacity"),
+               call.dim(bhsd ? c.kv_capacity * d : d, "kv head stride"),
+               call.dim(bhsd ? d : c.kv_heads * d, "kv seq stride"), call.dim(c.kv_heads * c.kv_capacity * d, "kv batch stride"),
+               call.dim(splits, "splits"), s});
+  call.launch("attention_decode_combine" + shape,
+              Grid{static_cast<uint32_t>(q_heads), 1, static_cast<uint32_t>(c.batch)},
+              {workspace, ml_base, position, o, call.dim(q_heads, "q_heads"), call.dim(c.kv_capacity, "kv_capacity"),
+               call.dim(splits, "splits")});
+}
+
 }  // namespace quiver::ops::detail

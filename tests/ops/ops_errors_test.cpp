@@ -197,6 +197,19 @@ TEST(OpsErrors, KvAppend) {
                "kv_append: src has 24 elements, expected at least batch * tokens * kv_heads * head_dim = 32", &cache);
   expect_error([&] { ops::kv_append(dev(), src, position, cache, 9, s); },
                "kv_append: tokens = 9 exceeds kv_capacity = 8", &cache);
+  {
+    // attention_decode: its own workspace size, the grouping, the position's type.
+    ops::KvCacheShape c{1, 2, 64, 100, ops::AttentionLayout::BHSD};
+    auto q = zeros<float>(4 * 64), kc = zeros<float>(2 * 100 * 64), o = gate::poisoned<float>(4 * 64);
+    auto pos = zeros<int32_t>(1);
+    auto small = zeros<float>(ops::attention_decode_workspace(4, c) - 1);
+    expect_error([&] { ops::attention_decode(dev(), q, kc, kc, pos, o, small, 4, c); },
+                 "attention_decode: workspace has 527 elements, expected at least "
+                 "attention_decode_workspace(q_heads, cache) = 528", &o);
+    auto work = zeros<float>(ops::attention_decode_workspace(4, c));
+    expect_error([&] { ops::attention_decode(dev(), q, kc, kc, pos, o, work, 3, c); },
+                 "attention_decode: q_heads = 3 must be a multiple of kv_heads = 2", &o);
+  }
   auto position_u32 = zeros<uint32_t>(1);
   expect_error([&] {
     ops::detail::kv_append(dev(), ops::detail::operand(src), ops::detail::operand(position_u32),

@@ -654,4 +654,88 @@ TEST(OpsGate, Attention) {
   });
 }
 
+// attention_decode: one query per sequence over a cache whose length (position[b] + 1) the
+// kernels read on the device; chunks of keys combined. The reference is the attention oracle on
+// each sequence alone (q_len 1, kv_len = its visible keys); positions past the visible keys hold
+// NaN, and so does the workspace. Bound: attention_bound plus the chunks' combination (each
+// chunk's weight exp(m_c - m) multiplies its numerator and denominator alike: a few roundings).
+TEST(OpsGate, AttentionDecode) {
+  struct DecodeCase {
+    size_t batch, q_heads, kv_heads, capacity, head_dim;
+    bool bshd;
+    std::vector<int32_t> positions;   // per sequence
+  };
+  std::vector<DecodeCase> cases = {
+      {1, 4, 1, 80, 128, false, {76}},                  // multi-query, two chunks, the second partial
+      {2, 8, 2, 200, 64, true, {0, 130}},               // GQA 4, one key; three chunks
+      {1, 32, 8, 300, 128, false, {255}},               // Llama-3's grouping, whole chunks
+      {1, 6, 2, 64, 64, false, {63}},                   // groups of 3 (three heads a block)
+      {1, 2, 2, 70, 128, false, {500}},                 // past the capacity: the whole cache
+      {3, 4, 4, 40, 64, true, {-1, 5, 39}},             // a negative position attends to nothing
+  };
+  if (gate::big_shapes()) cases.push_back({1, 32, 8, 4096, 128, false, {2047}});
+  for_each_type([&]<typename T>() {
+    for (const DecodeCase& dc : cases) {
+      const size_t D = dc.head_dim;
+      const double scale = 1.0 / std::sqrt(double(D));
+      size_t qn = dc.batch * dc.q_heads * D, kvn = dc.batch * dc.kv_heads * dc.capacity * D;
+      Vec q, k, v;
+      auto hq = gate::random_values<T>(qn, -2, 2, q);
+      auto hk = gate::random_values<T>(kvn, -2, 2, k);
+      auto hv = gate::random_values<T>(kvn, -1, 1, v);
+      auto visible = [&](size_t b) {
+        int32_t p = dc.positions[b];
+        return p < 0 ? size_t{0} : std::min(size_t(p) + 1, dc.capacity);
+      };
+      auto at = [&](size_t b, size_t g, size_t j, size_t e) {
+        return dc.bshd ? ((b * dc.capacity + j) * dc.kv_heads + g) * D + e
+                       : ((b * dc.kv_heads + g) * dc.capacity + j) * D + e;
+      };
+      for (size_t b = 0; b < dc.batch; ++b)
+        for (size_t g = 0; g < dc.kv_heads; ++g)
+          for (size_t j = visible(b); j < dc.capacity; ++j)
+            for (size_t e = 0; e < D; ++e) {
+              hk[at(b, g, j, e)] = hv[at(b, g, j, e)] = Dtype<T>::poison();
+              k[at(b, g, j, e)] = v[at(b, g, j, e)] = NAN;
+            }
+      ops::KvCacheShape cache{dc.batch, dc.kv_heads, D, dc.capacity,
+                              dc.bshd ? ops::AttentionLayout::BSHD : ops::AttentionLayout::BHSD};
+      auto bq = gate::upload(hq), bk = gate::upload(hk), bv = gate::upload(hv);
+      auto bpos = gate::upload(dc.positions);
+      auto work = gate::poisoned<float>(ops::attention_decode_workspace(dc.q_heads, cache));
+      Output<T> o(qn);
+      ops::attention_decode(dev(), bq, bk, bv, bpos, o.buffer, work, dc.q_heads, cache);
+      Vec got = o.read();
+      for (size_t b = 0; b < dc.batch; ++b) {
+        const size_t n = visible(b), per_q = dc.q_heads * D;
+        double worst = 0, bound = 0;
+        if (n == 0) {
+          for (size_t i = 0; i < per_q; ++i)
+            if (!(got[b * per_q + i] == 0.0)) worst = std::isnan(got[b * per_q + i]) ? NAN : 1.0;
+        } else {
+          // This sequence alone, as the attention oracle takes it: BHSD, kv_len = capacity = n.
+          Vec qb(q.begin() + b * per_q, q.begin() + (b + 1) * per_q), kb(dc.kv_heads * n * D), vb(kb.size());
+          for (size_t g = 0; g < dc.kv_heads; ++g)
+            for (size_t j = 0; j < n; ++j)
+              for (size_t e = 0; e < D; ++e) {
+                kb[(g * n + j) * D + e] = k[at(b, g, j, e)];
+                vb[(g * n + j) * D + e] = v[at(b, g, j, e)];
+              }
+          oracle::AttentionCase c{1, dc.q_heads, dc.kv_heads, 1, n, n, D, false, true, scale};
+          oracle::AttentionRef ref = oracle::attention(qb, kb, vb, c);
+          for (size_t i = 0; i < per_q; ++i) {
+            double e = std::fabs(got[b * per_q + i] - ref.o[i]) / ref.max_abs_v;
+            if (std::isnan(e) || e > worst) worst = std::isnan(worst) ? worst : e;
+          }
+          bound = attention_bound(ref, c, output_rounding<T>(), 0.0) + 8 * kU32;
+        }
+        gate::record({"attention_decode", Dtype<T>::name,
+                      gate::shape_string({dc.batch, dc.q_heads, dc.kv_heads, dc.capacity, D}) + " position " +
+                          std::to_string(dc.positions[b]) + (dc.bshd ? " bshd" : ""),
+                      "v-scaled", worst, bound});
+      }
+    }
+  });
+}
+
 }  // namespace

@@ -116,9 +116,11 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
   }
   inv_freq_ = upload_f32(dev, rope_frequencies(gguf, cfg, where));
 
-  id_ = dev.alloc<int32_t>(1);
+  token_ = dev.alloc<int32_t>(1);
   position_ = dev.alloc<int32_t>(1);
-  next_ = dev.alloc<int32_t>(1);
+  generated_ = dev.alloc<int32_t>(capacity);
+  attn_work_ = dev.alloc<float>(ops::attention_decode_workspace(
+      cfg.head_count, ops::KvCacheShape{1, cfg.head_count_kv, cfg.head_dim, capacity, ops::AttentionLayout::BHSD}));
   for (Buffer<float>* a : {&x_, &xn_, &q_, &q_rot_, &att_, &proj_}) *a = dev.alloc<float>(E);
   for (Buffer<float>* a : {&k_, &v_, &k_rot_}) *a = dev.alloc<float>(KV);
   for (Buffer<float>* a : {&gate_, &up_, &hidden_}) *a = dev.alloc<float>(F);
@@ -133,23 +135,18 @@ void LlamaModel::linear(const Matrix& m, const Buffer<float>& x, const Buffer<fl
   }
 }
 
-void LlamaModel::step(int32_t token, int32_t position) {
+void LlamaModel::set_input(int32_t token, int32_t position) {
+  token_.upload(std::span<const int32_t>(&token, 1));
+  position_.upload(std::span<const int32_t>(&position, 1));
+}
+
+void LlamaModel::queue_step() {
   const size_t E = cfg_.embedding_length, F = cfg_.feed_forward_length, V = cfg_.vocab_size;
   const size_t H = cfg_.head_count, KVH = cfg_.head_count_kv, D = cfg_.head_dim;
   const float eps = cfg_.rms_norm_epsilon;
-  id_.upload(std::span<const int32_t>(&token, 1));
-  position_.upload(std::span<const int32_t>(&position, 1));
-  ops::embedding(dev_, token_embd_, id_, x_, 1, V, E);
+  ops::embedding(dev_, token_embd_, token_, x_, 1, V, E);
 
   const ops::KvCacheShape cache{1, KVH, D, capacity_, ops::AttentionLayout::BHSD};
-  ops::AttentionShape attn;
-  attn.q_heads = H;
-  attn.kv_heads = KVH;
-  attn.q_len = 1;
-  attn.kv_len = size_t(position) + 1;
-  attn.head_dim = D;
-  attn.kv_capacity = capacity_;
-  attn.causal = true;
   for (const LlamaLayer& layer : layers_) {
     ops::rms_norm(dev_, x_, layer.attn_norm, xn_, 1, E, eps);
     linear(layer.q, xn_, q_);
@@ -161,7 +158,8 @@ void LlamaModel::step(int32_t token, int32_t position) {
     ops::rope(dev_, k_, position_, inv_freq_, k_rot_, 1, KVH, D, ops::RopeStyle::GptJ);
     ops::kv_append(dev_, k_rot_, position_, layer.k_cache, 1, cache);
     ops::kv_append(dev_, v_, position_, layer.v_cache, 1, cache);
-    ops::attention(dev_, q_rot_, layer.k_cache, layer.v_cache, att_, attn);
+    // Keys 0 .. position, the length read on the device.
+    ops::attention_decode(dev_, q_rot_, layer.k_cache, layer.v_cache, position_, att_, attn_work_, H, cache);
     linear(layer.o, att_, proj_);
     ops::add(dev_, x_, proj_, x_, E);
     ops::rms_norm(dev_, x_, layer.ffn_norm, xn_, 1, E, eps);
@@ -173,7 +171,8 @@ void LlamaModel::step(int32_t token, int32_t position) {
   }
   ops::rms_norm(dev_, x_, output_norm_, xn_, 1, E, eps);
   linear(output_, xn_, logits_);
-  ops::argmax(dev_, logits_, next_, 1, V);
+  ops::argmax(dev_, logits_, token_, 1, V);
+  llm_kernels::advance(dev_, Grid{1}, position_, token_, generated_, static_cast<uint32_t>(capacity_));
 }
 
 size_t LlamaModel::weight_bytes_per_token() const {

@@ -11,6 +11,8 @@
 #include <quiver/ops.h>
 #include <quiver/runtime.h>
 
+#include "quiver_llm_kernels.h"
+
 #include "gguf.h"
 
 namespace quiver::llm {
@@ -37,13 +39,20 @@ class LlamaModel {
   // GgufError naming the file for what the runner does not support (head size, capacity).
   LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& cfg, size_t capacity);
 
-  // Runs `token` at `position` (< capacity, positions filled in order from 0): appends its K and
-  // V to the caches, leaves the logits in logits() and their argmax in next_id(). Queued only.
-  void step(int32_t token, int32_t position);
+  // Queues one step: the token in token() at the position in position() (both in device
+  // memory; positions are filled in order from 0, each < capacity) appends its K and V to the
+  // caches, leaves the logits in logits() and their argmax in token() (the next step's input),
+  // records that argmax as generated()[position] and advances the position. Only launches, so
+  // Device::record can record it: a decode step replays with no host work.
+  void queue_step();
+  // Sets the token and position the next step runs (uploads: not recordable).
+  void set_input(int32_t token, int32_t position);
 
   const LlamaConfig& config() const { return cfg_; }
+  const Buffer<int32_t>& token() const { return token_; }
+  const Buffer<int32_t>& position() const { return position_; }
+  const Buffer<int32_t>& generated() const { return generated_; }
   const Buffer<float>& logits() const { return logits_; }
-  const Buffer<int32_t>& next_id() const { return next_; }
   // Bytes of weights one step reads: every matrix, every norm, one embedding row.
   size_t weight_bytes_per_token() const;
 
@@ -59,7 +68,8 @@ class LlamaModel {
   std::vector<LlamaLayer> layers_;
   Buffer<float> inv_freq_;
   // Activations of one token.
-  Buffer<int32_t> id_, position_, next_;
+  Buffer<int32_t> token_, position_, generated_;
+  Buffer<float> attn_work_;   // attention_decode's partial results
   Buffer<float> x_, xn_, q_, k_, v_, q_rot_, k_rot_, att_, proj_, gate_, up_, hidden_, logits_;
 };
 

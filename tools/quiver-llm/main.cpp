@@ -69,7 +69,7 @@ int run(int argc, char** argv) {
   CLI::App app{"quiver-llm: greedy generation with a Llama-family GGUF model on quiver's op library"};
   std::string model_path, backend, prompt_text, dump_path;
   int64_t n_generate = 16;
-  bool bench = false;
+  bool bench = false, no_graph = false;
   app.add_option("model", model_path, "the model (.gguf, architecture llama)")->required();
   app.add_option("--backend", backend, "cuda, vulkan, cpu (default: the best one found; QUIVER_BACKEND overrides)");
   app.add_option("--prompt-ids", prompt_text, "the prompt's token ids, comma-separated")->required();
@@ -78,6 +78,8 @@ int run(int argc, char** argv) {
   app.add_option("--dump-logits", dump_path,
                  "write the logits that chose each generated token: N rows of vocabulary-size float32 (little-endian)");
   app.add_flag("--bench", bench, "print prefill and decode tokens/s and the weight bandwidth reached");
+  app.add_flag("--no-graph", no_graph,
+               "queue each decode step's launches one by one instead of replaying the step recorded once");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -113,21 +115,38 @@ int run(int argc, char** argv) {
   // Prefill: the prompt one token at a time through the decode step.
   auto t0 = std::chrono::steady_clock::now();
   int32_t position = 0;
-  for (int32_t id : prompt) model.step(id, position++);
-  int32_t next = 0;
-  model.next_id().download(std::span<int32_t>(&next, 1));
+  for (int32_t id : prompt) {
+    model.set_input(id, position++);
+    model.queue_step();
+  }
+  int32_t first = 0;
+  model.token().download(std::span<int32_t>(&first, 1));
   double prefill_s = seconds_since(t0);
   dump_logits();
 
-  std::vector<int32_t> generated{next};
+  // Decode: the step recorded once and replayed; each replay embeds the token the last one
+  // chose and advances the position, on the device. The host waits only at the end (or for
+  // --dump-logits). --no-graph queues the step's launches one by one instead.
+  const size_t steps = size_t(n_generate) - 1;
+  quiver::Graph step;
+  if (!no_graph && steps > 0) step = dev.record([&] { model.queue_step(); });
+  double host_s = 0;
   auto t1 = std::chrono::steady_clock::now();
-  while (generated.size() < size_t(n_generate)) {
-    model.step(generated.back(), position++);
-    model.next_id().download(std::span<int32_t>(&next, 1));
+  for (size_t i = 0; i < steps; ++i) {
+    auto h0 = std::chrono::steady_clock::now();
+    if (no_graph) model.queue_step();
+    else step.replay();
+    host_s += seconds_since(h0);
     dump_logits();
-    generated.push_back(next);
   }
+  // generated()[p]: the token chosen at position p; the N generated are those of positions
+  // prompt - 1 .. prompt + N - 2.
+  std::vector<int32_t> all(positions);
+  model.generated().download(std::span<int32_t>(all));
   double decode_s = seconds_since(t1);
+  std::vector<int32_t> generated(all.begin() + ptrdiff_t(prompt.size()) - 1, all.end());
+  if (generated.front() != first)
+    throw std::runtime_error("the device's record of the first generated token disagrees with the step's output");
   if (dump) {
     dump.close();
     if (!dump) throw UsageError("--dump-logits: writing " + dump_path + " failed");
@@ -154,7 +173,10 @@ int run(int argc, char** argv) {
                 double(prompt.size()) / prefill_s);
     if (decoded > 0) {
       double tps = double(decoded) / decode_s;
-      std::printf("bench: decode %zu tokens, %.2f tokens/s\n", decoded, tps);
+      std::printf("bench: decode %zu tokens, %.2f tokens/s (%s)\n", decoded, tps,
+                  no_graph ? "launches queued one by one" : "one recorded step replayed");
+      std::printf("bench: host time per decode step %.1f us, %.3f of the step\n", host_s / double(decoded) * 1e6,
+                  host_s / decode_s);
       std::printf("bench: weights read per decoded token %.0f bytes, %.2f GB/s\n", bytes, bytes * tps / 1e9);
       std::printf("bench: add bandwidth (2 reads + 1 write of 64 MiB) %.2f GB/s, weights at %.3f of it\n", copy,
                   bytes * tps / 1e9 / copy);

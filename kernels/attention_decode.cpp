@@ -1,0 +1,158 @@
+// Attention of one new query per sequence over a KV cache (decoding), split over the keys
+// ("flash decoding"): the key range is cut into chunks of kDecodeKeys, one block per chunk and
+// per HP query heads that share a KV head, so even a short batch of one sequence fills the GPU;
+// a second kernel combines the chunks' partial results with their softmax statistics.
+//
+//   o[b, h, :] = sum_{j <= p} softmax_j(scale * q[b, h, :] . k[b, g, j, :]) v[b, g, j, :]
+//   p = position[b] (read on the device: a recorded decode step replays unchanged as the
+//   position advances), g = h / (q_heads / kv_heads).
+//
+// The cache is the op library's KV cache (ops::KvCacheShape: BHSD or BSHD, kv_capacity
+// positions, strides from the host); q and o are [batch][q_heads][head_dim]. Positions at or
+// past kv_capacity read the whole cache; a negative position attends to nothing and writes 0.
+//
+// Control flow around barriers and subgroup sums never depends on the position (a value from
+// memory, not uniform to WGSL's analysis): chunks past the last key run their loops with every
+// load masked off, and write an empty partial (m = lowest, l = 0).
+#include "common.h"
+
+using qvops::from_f32;
+using qvops::kLowest;
+using qvops::to_f32;
+
+constexpr uint32_t kDecodeThreads = 256;
+constexpr uint32_t kDecodeKeys = 64;     // keys per chunk (block); runtime/ops/ops.cpp sizes the splits
+constexpr uint32_t kDecodeHeads = 4;     // query heads per block at most (HP; the host picks a divisor of the group)
+constexpr uint32_t kCombineThreads = 128;
+
+namespace {
+
+// Keys 0 .. kv_len - 1 of sequence b are visible.
+QV_DEVICE uint32_t visible_keys(const int32_t* position, uint32_t b, uint32_t capacity) {
+  int32_t p = position[b];
+  if (p < 0) return 0;
+  return static_cast<uint32_t>(p) >= capacity ? capacity : static_cast<uint32_t>(p) + 1;
+}
+
+}  // namespace
+
+// Block (chunk, head pass, b): scores of HP heads against the chunk's keys, their softmax within
+// the chunk, and the unnormalised P V. Partial results in `work`: at slot = (b * q_heads + h) *
+// splits + chunk, work[slot * D + d] (the output) and work[ml_base + 2 slot + {0, 1}] (the
+// chunk's maximum score and its sum of exp(s - maximum)).
+template <typename T, uint32_t D>
+QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
+    const T* q, const T* k, const T* v, const int32_t* position, float* work, uint32_t ml_base, uint32_t q_heads,
+    uint32_t group, uint32_t heads_per_block, uint32_t capacity, uint32_t kv_head_stride, uint32_t kv_seq_stride,
+    uint32_t kv_batch_stride, uint32_t splits, float scale) {
+  qv::shared<float, kDecodeHeads * D> qs;               // the HP queries, scaled; rows past HP are 0
+  qv::shared<float, kDecodeHeads * kDecodeKeys> ps;     // scores, then exp(s - m)
+  qv::shared<float, 2 * kDecodeHeads> stats;            // m, l per head
+  uint32_t t = qv::thread_id_x();
+  uint32_t chunk = qv::block_id_x(), b = qv::block_id_z();
+  uint32_t h0 = qv::block_id_y() * heads_per_block;
+  uint32_t kv_base = b * kv_batch_stride + (h0 / group) * kv_head_stride;
+  uint32_t kv_len = visible_keys(position, b, capacity);
+  uint32_t j0 = chunk * kDecodeKeys;
+  uint32_t n_valid = j0 < kv_len ? (kv_len - j0 < kDecodeKeys ? kv_len - j0 : kDecodeKeys) : 0;
+
+  for (uint32_t e = t; e < kDecodeHeads * D; e += kDecodeThreads) {
+    uint32_t hh = e / D;
+    qs[e] = hh < heads_per_block && n_valid > 0 ? to_f32(q[(b * q_heads + h0 + hh) * D + e % D]) * scale : 0.0f;
+  }
+  qv::barrier();
+
+  // Scores: a subgroup per key, its lanes along head_dim (coalesced rows), four heads at once.
+  uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
+  uint32_t subgroups = kDecodeThreads / sg, group_id = t / sg;
+  for (uint32_t step = 0; step < (kDecodeKeys + subgroups - 1) / subgroups; ++step) {
+    uint32_t j = step * subgroups + group_id;
+    bool valid = j < n_valid;
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+    if (valid) {
+      uint32_t row = kv_base + (j0 + j) * kv_seq_stride;
+      for (uint32_t d = lane; d < D; d += sg) {
+        float kd = to_f32(k[row + d]);
+        a0 = qv::fma(qs[d], kd, a0);
+        a1 = qv::fma(qs[D + d], kd, a1);
+        a2 = qv::fma(qs[2 * D + d], kd, a2);
+        a3 = qv::fma(qs[3 * D + d], kd, a3);
+      }
+    }
+    float s0 = qv::subgroup_sum(a0), s1 = qv::subgroup_sum(a1);
+    float s2 = qv::subgroup_sum(a2), s3 = qv::subgroup_sum(a3);
+    if (lane == 0 && j < kDecodeKeys) {
+      ps[j] = valid ? s0 : kLowest;
+      ps[kDecodeKeys + j] = valid ? s1 : kLowest;
+      ps[2 * kDecodeKeys + j] = valid ? s2 : kLowest;
+      ps[3 * kDecodeKeys + j] = valid ? s3 : kLowest;
+    }
+  }
+  qv::barrier();
+
+  // The chunk's softmax statistics, a thread per head.
+  if (t < kDecodeHeads) {
+    float m = kLowest;
+    for (uint32_t j = 0; j < kDecodeKeys; ++j) m = qv::max(m, ps[t * kDecodeKeys + j]);
+    float l = 0.0f;
+    for (uint32_t j = 0; j < kDecodeKeys; ++j) {
+      float s = ps[t * kDecodeKeys + j];
+      float e = s == kLowest ? 0.0f : qvops::exp_by_exp2(s - m);
+      ps[t * kDecodeKeys + j] = e;
+      l += e;
+    }
+    stats[2 * t] = m;
+    stats[2 * t + 1] = l;
+  }
+  qv::barrier();
+
+  // P V: thread t owns column d of heads t / D, t / D + R, ... (coalesced V rows).
+  constexpr uint32_t R = kDecodeThreads / D;
+  uint32_t d = t % D;
+  for (uint32_t hh = t / D; hh < heads_per_block; hh += R) {
+    float acc = 0.0f;
+    for (uint32_t j = 0; j < n_valid; ++j)
+      acc = qv::fma(ps[hh * kDecodeKeys + j], to_f32(v[kv_base + (j0 + j) * kv_seq_stride + d]), acc);
+    uint32_t slot = (b * q_heads + h0 + hh) * splits + chunk;
+    work[slot * D + d] = acc;
+    if (d == 0) {
+      work[ml_base + 2 * slot] = stats[2 * hh];
+      work[ml_base + 2 * slot + 1] = stats[2 * hh + 1];
+    }
+  }
+}
+
+// Block (h, b): o[b, h, :] from the chunks that hold visible keys.
+template <typename T, uint32_t D>
+QV_KERNEL QV_BLOCK(kCombineThreads) void attention_decode_combine(const float* work, uint32_t ml_base,
+                                                                  const int32_t* position, T* o, uint32_t q_heads,
+                                                                  uint32_t capacity, uint32_t splits) {
+  const float* ml = work + ml_base;
+  uint32_t h = qv::block_id_x(), b = qv::block_id_z(), d = qv::thread_id_x();
+  uint32_t kv_len = visible_keys(position, b, capacity);
+  uint32_t used = (kv_len + kDecodeKeys - 1) / kDecodeKeys;
+  if (used > splits) used = splits;
+  uint32_t row = (b * q_heads + h) * splits;
+  float m = kLowest;
+  for (uint32_t c = 0; c < used; ++c) m = qv::max(m, ml[2 * (row + c)]);
+  float total = 0.0f, acc = 0.0f;
+  for (uint32_t c = 0; c < used; ++c) {
+    float w = qvops::exp_by_exp2(ml[2 * (row + c)] - m);
+    total = qv::fma(w, ml[2 * (row + c) + 1], total);
+    if (d < D) acc = qv::fma(w, work[(row + c) * D + d], acc);
+  }
+  if (d < D) o[(b * q_heads + h) * D + d] = from_f32<T>(used == 0 ? 0.0f : acc / total);
+}
+
+#define QV_DECODE_ATTENTION(T, D)                                                                                  \
+  template void attention_decode_split<T, D>(const T*, const T*, const T*, const int32_t*, float*, uint32_t,       \
+                                             uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, \
+                                             uint32_t, float);                                                     \
+  template void attention_decode_combine<T, D>(const float*, uint32_t, const int32_t*, T*, uint32_t, uint32_t,     \
+                                               uint32_t);
+QV_DECODE_ATTENTION(float, 64)
+QV_DECODE_ATTENTION(float, 128)
+QV_DECODE_ATTENTION(qv::bf16, 64)
+QV_DECODE_ATTENTION(qv::bf16, 128)
+QV_DECODE_ATTENTION(qv::half, 64)
+QV_DECODE_ATTENTION(qv::half, 128)
