@@ -179,8 +179,7 @@ void add_matvec_case(std::vector<Case>& cases, size_t rows, size_t cols) {
 // 16-bit weights with f32 x and y (quiver-llm's F16 / BF16 matrices).
 template <typename W>
 void add_matvec_w16_case(std::vector<Case>& cases, size_t rows, size_t cols) {
-  std::string dt = std::string(dtype_name<W>()) + "_w_f32_x";
-  cases.push_back({"matvec", dt, dims({rows, cols}), double(rows) * cols * sizeof(W) + 4.0 * (rows + cols),
+  cases.push_back({"matvec_w16", dtype_name<W>(), dims({rows, cols}), double(rows) * cols * sizeof(W) + 4.0 * (rows + cols),
                    2.0 * rows * cols, "",
                    [=](const Device& dev, size_t sets) -> Runner {
                      struct Set { Buffer<W> w; Buffer<float> x, y; };
