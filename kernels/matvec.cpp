@@ -1,13 +1,15 @@
 // Matrix-vector products for decoding (batch 1): y[n] = sum_k W[n, k] x[k] with W row-major
-// [rows][cols] (a linear layer's weight, out_features x in_features). matvec: a block per four
-// output rows; the quantized forms: a subgroup per two (below). Threads stride along the rows
-// (coalesced) and accumulate in float.
+// [rows][cols] (a linear layer's weight, out_features x in_features). matvec (and matvec_w16:
+// 16-bit weights, float x and y): a block per four output rows; the quantized forms: a subgroup
+// per two (below). Threads stride along the rows (coalesced) and accumulate in float.
 //
 // The block-quantized forms keep llama.cpp's byte layouts, so GGUF tensors can be uploaded as
-// they are (one row = cols / 32 consecutive blocks):
+// they are (one row = cols / 32 consecutive blocks, or cols / 256 super-blocks):
 //   q8_0: 34 bytes per block = f16 scale d, then 32 int8 q;                w = d * q
 //   q4_0: 18 bytes per block = f16 scale d, then 16 bytes; byte j holds element j in its low
 //         nibble and element j + 16 in its high nibble;                    w = d * (nibble - 8)
+//   q4_k: 144-byte super-blocks of 8 sub-blocks of 32, 6-bit scales and mins (details below)
+//   q6_k: 210-byte super-blocks of 16 sub-blocks of 16, int8 scales, 6-bit q (details below)
 // Dequantisation happens in the kernel; d * q is exact in float (11-bit by 8-bit significands).
 #include "common.h"
 
@@ -17,6 +19,9 @@ using qvops::kRowThreads;
 constexpr uint32_t kQBlock = 32;         // elements per quantization block
 constexpr uint32_t kQ8Words = 17;        // 16-bit words per q8_0 block (34 bytes)
 constexpr uint32_t kQ4Words = 9;         // 16-bit words per q4_0 block (18 bytes)
+constexpr uint32_t kKBlock = 256;        // elements per K-quant super-block
+constexpr uint32_t kQ4KWords = 72;       // 16-bit words per q4_k super-block (144 bytes)
+constexpr uint32_t kQ6KWords = 105;      // 16-bit words per q6_k super-block (210 bytes)
 constexpr uint32_t kMatvecRows = 4;      // output rows per block (runtime/ops/ops.cpp sizes the grid)
 
 // A block of kRowThreads threads computes kMatvecRows = 4 outputs: its threads stride along the
@@ -45,8 +50,21 @@ QV_DEVICE float dot_chunk(const T* w, qv::float4 x0, qv::float4 x1, float acc) {
   else return dot4_acc(w0, x0, acc);
 }
 
-template <uint32_t W, typename T>
-QV_DEVICE void matvec_rows(const T* w, const T* x, T* y, uint32_t rows, uint32_t cols) {
+// The activations of one weight chunk (E elements of x at `x`): a 16-byte chunk of A when A is as
+// wide as the weights, else (16-bit weights, float activations) two float4.
+template <uint32_t E, typename A>
+QV_DEVICE void load_x_chunk(const A* x, qv::float4& lo, qv::float4& hi) {
+  if constexpr (qvops::chunk_elems<A>() == E) {
+    qvops::load16(x, lo, hi);
+  } else {
+    lo = qvops::load4(x);
+    hi = qvops::load4(x + 4);
+  }
+}
+
+// Weights T, activations and outputs A (A = T, or float for 16-bit T).
+template <uint32_t W, typename T, typename A>
+QV_DEVICE void matvec_rows(const T* w, const A* x, A* y, uint32_t rows, uint32_t cols) {
   constexpr uint32_t E = qvops::chunk_elems<T>();
   uint32_t row0 = qvops::block_row() * kMatvecRows;
   if (row0 >= rows) return;   // uniform per block
@@ -60,8 +78,8 @@ QV_DEVICE void matvec_rows(const T* w, const T* x, T* y, uint32_t rows, uint32_t
     qv::float4 zero(0.0f);
     for (; c + s < cols; c += 2 * s) {
       qv::float4 a0, a1 = zero, b0, b1 = zero;
-      qvops::load16(x + c, a0, a1);
-      qvops::load16(x + c + s, b0, b1);
+      load_x_chunk<E>(x + c, a0, a1);
+      load_x_chunk<E>(x + c + s, b0, b1);
       acc0 = dot_chunk(w0 + c + s, b0, b1, dot_chunk(w0 + c, a0, a1, acc0));
       acc1 = dot_chunk(w1 + c + s, b0, b1, dot_chunk(w1 + c, a0, a1, acc1));
       acc2 = dot_chunk(w2 + c + s, b0, b1, dot_chunk(w2 + c, a0, a1, acc2));
@@ -69,7 +87,7 @@ QV_DEVICE void matvec_rows(const T* w, const T* x, T* y, uint32_t rows, uint32_t
     }
     if (c < cols) {
       qv::float4 a0, a1 = zero;
-      qvops::load16(x + c, a0, a1);
+      load_x_chunk<E>(x + c, a0, a1);
       acc0 = dot_chunk(w0 + c, a0, a1, acc0);
       acc1 = dot_chunk(w1 + c, a0, a1, acc1);
       acc2 = dot_chunk(w2 + c, a0, a1, acc2);
@@ -106,25 +124,37 @@ QV_DEVICE void matvec_rows(const T* w, const T* x, T* y, uint32_t rows, uint32_t
       sum2 += partial[2 * kRowThreads + g];
       sum3 += partial[3 * kRowThreads + g];
     }
-    y[row0] = from_f32<T>(sum0);
-    if (row0 + 1 < rows) y[row0 + 1] = from_f32<T>(sum1);
-    if (row0 + 2 < rows) y[row0 + 2] = from_f32<T>(sum2);
-    if (row0 + 3 < rows) y[row0 + 3] = from_f32<T>(sum3);
+    y[row0] = from_f32<A>(sum0);
+    if (row0 + 1 < rows) y[row0 + 1] = from_f32<A>(sum1);
+    if (row0 + 2 < rows) y[row0 + 2] = from_f32<A>(sum2);
+    if (row0 + 3 < rows) y[row0 + 3] = from_f32<A>(sum3);
   }
 }
 
-template <typename T>
-QV_KERNEL QV_BLOCK(kRowThreads) void matvec(const T* w, const T* x, T* y, uint32_t rows, uint32_t cols) {
+template <typename T, typename A>
+QV_DEVICE void matvec_any(const T* w, const A* x, A* y, uint32_t rows, uint32_t cols) {
   constexpr uint32_t E = qvops::chunk_elems<T>();
   if (cols % E == 0) matvec_rows<E>(w, x, y, rows, cols);
   else if (cols % 4 == 0) matvec_rows<4>(w, x, y, rows, cols);
   else matvec_rows<1>(w, x, y, rows, cols);
 }
 
+template <typename T>
+QV_KERNEL QV_BLOCK(kRowThreads) void matvec(const T* w, const T* x, T* y, uint32_t rows, uint32_t cols) {
+  matvec_any(w, x, y, rows, cols);
+}
+
+// 16-bit weights (half, bf16: a decode step reads half the bytes of f32 weights) with float
+// activations and outputs.
+template <typename T>
+QV_KERNEL QV_BLOCK(kRowThreads) void matvec_w16(const T* w, const float* x, float* y, uint32_t rows, uint32_t cols) {
+  matvec_any(w, x, y, rows, cols);
+}
+
 // ---- Block-quantized forms ------------------------------------------------------------------
-// The weights are read as 16-bit words (blocks are 34 and 18 bytes, so every block starts on a
-// word): the host binds the byte buffer twice, as uint16_t `w` and as qv::half `scales` (a
-// block's scale is half `b` where word `b` starts it), and the integers become floats through
+// The weights are read as 16-bit words (blocks are 34, 18, 144 and 210 bytes, so every block
+// starts on a word): the host binds the byte buffer twice, as uint16_t `w` and as qv::half
+// `scales` (the f16 at word b is scales[b]), and the integers become floats through
 // their bits (field() below). Byte loads, the integer-to-float converter (a quarter of the float
 // rate on NVIDIA) and a bit-by-bit f16 decoding per 4 elements made these kernels issue-bound on
 // the H100 at 0.44 (q8_0) and 0.22 (q4_0) of copy bandwidth.
@@ -134,12 +164,13 @@ QV_KERNEL QV_BLOCK(kRowThreads) void matvec(const T* w, const T* x, T* y, uint32
 // j = l % 4 (8 elements) of blocks l / 4, l / 4 + sg / 4, ..., so consecutive lanes read
 // consecutive words and every offset steps by a constant (a loop over 8-element groups with a
 // division and remainder per step spent ~30 of ~114 instructions per step on addresses: q4_0
-// 1268 -> 1337 GB/s, q8_0 1900 -> 2004 on the H100). Blocks of 128 threads and 8 rows, 32
-// registers: 1792 blocks for 14336 rows are one wave on the H100 at full occupancy; 256-thread
-// blocks of 16 rows with two groups per step (40 registers) ran 1.13 waves. Slower, not kept
-// (docs/perf/NOTES.md): staging the rows through shared memory with qv::copy_async (q4_0 1026,
-// ~40% more instructions) and prefetching the rows into L2 (q4_0 1136 all at once, 1280 four
-// steps ahead).
+// 1268 -> 1337 GB/s, q8_0 1900 -> 2004 on the H100). The K-quants' super-blocks split the same
+// way into 8 groups of 32 elements (a group's scales decoded once for its 32). Blocks of 128
+// threads and 8 rows, 32 registers: 1792 blocks for 14336 rows are one wave on the H100 at full
+// occupancy; 256-thread blocks of 16 rows with two groups per step (40 registers) ran 1.13 waves.
+// Slower, not kept (docs/perf/NOTES.md): staging the rows through shared memory with
+// qv::copy_async (q4_0 1026, ~40% more instructions) and prefetching the rows into L2 (q4_0 1136
+// all at once, 1280 four steps ahead).
 constexpr uint32_t kQuantThreads = 128;
 constexpr uint32_t kQuantRows = 8;   // output rows per block (runtime/ops/ops.cpp sizes the grid)
 
@@ -175,40 +206,194 @@ QV_DEVICE float q4_dot(uint32_t p, float d, qv::float4 x0, qv::float4 x1) {
 
 QV_DEVICE uint32_t word_pair(uint32_t lo, uint32_t hi) { return lo | (hi << 16); }
 
+// The block formats matvec_quant_rows runs: a block is `words` 16-bit words for `elems` weights,
+// split among lanes into `groups` groups (a group a lane and step).
+enum class Quant : uint32_t { Q8_0, Q4_0, Q4_K, Q6_K };
+template <Quant F>
+constexpr uint32_t quant_words() {
+  return F == Quant::Q8_0 ? kQ8Words : F == Quant::Q4_0 ? kQ4Words : F == Quant::Q4_K ? kQ4KWords : kQ6KWords;
+}
+template <Quant F>
+constexpr uint32_t quant_elems() {
+  return F == Quant::Q8_0 || F == Quant::Q4_0 ? kQBlock : kKBlock;
+}
+template <Quant F>
+constexpr uint32_t quant_groups() {
+  return F == Quant::Q8_0 || F == Quant::Q4_0 ? 4 : 8;
+}
+
 // Group g (block g / 4, group j = g % 4 in it) of the rows at words r0 and r1, x loaded once for
 // both: x[32 (g / 4) + 8 j] and the next 4 for q8_0, x[32 (g / 4) + 4 j] and 16 further for q4_0;
 // the quants are words 1 + 2j, 2 + 2j (q4_0) or 1 + 4j .. 4 + 4j (q8_0) of the block.
-template <bool Q4>
+template <Quant F>
 QV_DEVICE float quant_group(const uint16_t* w, const qv::half* scales, uint32_t b, uint32_t j, qv::float4 x0,
                             qv::float4 x1) {
+  constexpr bool q4 = F == Quant::Q4_0;
   float d = static_cast<float>(scales[b]);
-  const uint16_t* q = w + b + (Q4 ? 2 : 4) * j;   // one address; the words are at fixed offsets from it
-  if constexpr (Q4) return q4_dot(word_pair(q[1], q[2]), d, x0, x1);
+  const uint16_t* q = w + b + (q4 ? 2 : 4) * j;   // one address; the words are at fixed offsets from it
+  if constexpr (q4) return q4_dot(word_pair(q[1], q[2]), d, x0, x1);
   else return q8_dot(word_pair(q[1], q[2]), word_pair(q[3], q[4]), d, x0, x1);
 }
 
-// Quarter j of block b in both rows (their blocks at words b0 and b1), x loaded once for both.
-template <bool Q4>
+// ---- K-quants: 256-element super-blocks --------------------------------------------------------
+// q4_k, 144 bytes = 72 words: f16 d (word 0), f16 dmin (word 1), 12 bytes packing eight 6-bit
+// (scale, min) pairs (words 2-7), 128 bytes of nibbles (words 8-71). Byte i of the 32 at byte
+// 16 + 32c holds element 64c + i (sub-block 2c) in its low nibble and element 64c + 32 + i
+// (sub-block 2c + 1) in its high one; w = d scale_s q - dmin min_s. Scale and min of sub-block
+// s < 4 are the low 6 bits of scale bytes s and s + 4; of s >= 4, the nibbles of byte s + 4
+// (low: scale, high: min) under the top 2 bits of bytes s - 4 (scale) and s (min).
+// Group j (c = j / 2) is bytes 16 (j % 2) .. + 15 of chunk c: 16 elements of sub-block 2c and 16
+// of 2c + 1, summed as d scale_s (q . x) - dmin min_s (sum of x) per sub-block, so the mins cost
+// one add per x element, shared by the two rows.
+
+// The scales (low byte: sub-block 2c, high byte: 2c + 1) and mins of the q4_k block at word b.
+QV_DEVICE void q4_k_scales(const uint16_t* w, uint32_t b, uint32_t c, uint32_t& scale, uint32_t& min) {
+  uint32_t p = w[b + 2 + c], q = w[b + 4 + c];   // scale bytes 2c, 2c + 1 and 2c + 4, 2c + 5
+  if (c < 2) {
+    scale = p & 0x3F3Fu;
+    min = q & 0x3F3Fu;
+  } else {
+    uint32_t r = w[b + c];   // scale bytes 2c - 4, 2c - 3
+    scale = (q & 0x0F0Fu) | ((r >> 2) & 0x3030u);
+    min = ((q >> 4) & 0x0F0Fu) | ((p >> 2) & 0x3030u);
+  }
+}
+
+// Four bytes p of a q4_k group: low nibbles . xl into lo, high nibbles . xh into hi.
+QV_DEVICE void q4_k_bytes(uint32_t p, qv::float4 xl, qv::float4 xh, float& lo, float& hi) {
+  uint32_t ph = p >> 16;
+  qv::float4 ql(field<0>(p, 15u, 0.0f), field<8>(p, 15u, 0.0f), field<0>(ph, 15u, 0.0f), field<8>(ph, 15u, 0.0f));
+  qv::float4 qh(field<4>(p, 15u, 0.0f), field<12>(p, 15u, 0.0f), field<4>(ph, 15u, 0.0f), field<12>(ph, 15u, 0.0f));
+  lo = dot4_acc(ql, xl, lo);
+  hi = dot4_acc(qh, xh, hi);
+}
+
+// Sub-blocks 2c and 2c + 1 of the q4_k block at word b, given q . x (lo, hi) and the sums of x.
+QV_DEVICE float q4_k_sum(const uint16_t* w, const qv::half* scales, uint32_t b, uint32_t c, float lo, float hi,
+                         float x_lo, float x_hi) {
+  uint32_t scale, min;
+  q4_k_scales(w, b, c, scale, min);
+  float d = static_cast<float>(scales[b]), dmin = static_cast<float>(scales[b + 1]);
+  // d scale and dmin min are exact in float (11-bit by 6-bit significands).
+  float d0 = d * field<0>(scale, 63u, 0.0f), d1 = d * field<8>(scale, 63u, 0.0f);
+  float m0 = dmin * field<0>(min, 63u, 0.0f), m1 = dmin * field<8>(min, 63u, 0.0f);
+  return qv::fma(d0, lo, qv::fma(d1, hi, -qv::fma(m0, x_lo, m1 * x_hi)));
+}
+
+// Bytes 4I .. 4I + 3 of a q4_k group in both rows (nibble words at q0, q1), x loaded once for
+// both and added to the sums of x. Written out per I: a loop over I stayed a loop in the PTX.
+template <uint32_t I>
+QV_DEVICE void q4_k_quarter(const uint16_t* q0, const uint16_t* q1, const float* xg, qv::float4& x_lo,
+                            qv::float4& x_hi, float& lo0, float& hi0, float& lo1, float& hi1) {
+  qv::float4 xl = qv::load<4>(xg + 4 * I), xh = qv::load<4>(xg + 32 + 4 * I);
+  x_lo += xl;
+  x_hi += xh;
+  q4_k_bytes(word_pair(q0[2 * I], q0[2 * I + 1]), xl, xh, lo0, hi0);
+  q4_k_bytes(word_pair(q1[2 * I], q1[2 * I + 1]), xl, xh, lo1, hi1);
+}
+
+// Group j of super-block b in both rows (their blocks at words b0 and b1), x loaded once for both.
+QV_DEVICE void q4_k_step(const uint16_t* w, const qv::half* scales, const float* x, uint32_t b0, uint32_t b1,
+                         uint32_t b, uint32_t j, float& acc0, float& acc1) {
+  uint32_t c = j / 2;
+  const uint16_t* q0 = w + b0 + 8 + 8 * j;   // the group's nibble words in each row
+  const uint16_t* q1 = w + b1 + 8 + 8 * j;
+  const float* xg = x + b * kKBlock + 64 * c + 16 * (j % 2);   // sub-block 2c's 16; 32 further, 2c + 1's
+  float lo0 = 0.0f, hi0 = 0.0f, lo1 = 0.0f, hi1 = 0.0f;
+  qv::float4 x_lo(0.0f), x_hi(0.0f);
+  q4_k_quarter<0>(q0, q1, xg, x_lo, x_hi, lo0, hi0, lo1, hi1);
+  q4_k_quarter<1>(q0, q1, xg, x_lo, x_hi, lo0, hi0, lo1, hi1);
+  q4_k_quarter<2>(q0, q1, xg, x_lo, x_hi, lo0, hi0, lo1, hi1);
+  q4_k_quarter<3>(q0, q1, xg, x_lo, x_hi, lo0, hi0, lo1, hi1);
+  float sum_lo = qvops::sum4(x_lo), sum_hi = qvops::sum4(x_hi);
+  acc0 += q4_k_sum(w, scales, b0, c, lo0, hi0, sum_lo, sum_hi);
+  acc1 += q4_k_sum(w, scales, b1, c, lo1, hi1, sum_lo, sum_hi);
+}
+
+// q6_k, 210 bytes = 105 words: 128 bytes ql (words 0-63), 64 bytes qh (words 64-95), 16 int8
+// scales (words 96-103), f16 d (word 104); w = d scale (q - 32). Element 128n + 32k + l of a
+// super-block (n < 2, k < 4, l < 32) has the low (k < 2) or high (k >= 2) nibble of ql byte
+// 64n + 32 (k % 2) + l as its low 4 bits, bits 2k, 2k + 1 of qh byte 32n + l as its top 2, and
+// scale 8n + 2k + l / 16. Group j (n = j / 4, l = 8 (j % 4) .. + 7) is 8 elements of each k: 12
+// quant words and 4 scales.
+
+// The 6-bit quants of elements k of four l (a byte each) from their ql bytes `lo` and qh bytes h.
+template <uint32_t K>
+QV_DEVICE uint32_t q6_k_quants(uint32_t lo, uint32_t h) {
+  uint32_t low = (K < 2 ? lo : lo >> 4) & 0x0F0F0F0Fu;
+  uint32_t high = (K == 0 ? h << 4 : K == 1 ? h << 2 : K == 2 ? h : h >> 2) & 0x30303030u;
+  return low | high;
+}
+// (q - 32) . x for the four quants of v.
+QV_DEVICE float q6_k_dot(uint32_t v, qv::float4 x, float acc) {
+  uint32_t vh = v >> 16;
+  qv::float4 q(field<0>(v, 63u, 32.0f), field<8>(v, 63u, 32.0f), field<0>(vh, 63u, 32.0f), field<8>(vh, 63u, 32.0f));
+  return dot4_acc(q, x, acc);
+}
+// The int8 scale in byte `shift / 8` of word s.
+QV_DEVICE float q6_k_scale(uint32_t s, uint32_t shift) { return field<0>((s >> shift) ^ 0x80u, 255u, 128.0f); }
+
+// Group j of the q6_k block at word b: xk0, xk1 are x at elements 128n + 32k + l, l + 4.
+QV_DEVICE float q6_k_group(const uint16_t* w, const qv::half* scales, uint32_t b, uint32_t j, qv::float4 x00,
+                           qv::float4 x01, qv::float4 x10, qv::float4 x11, qv::float4 x20, qv::float4 x21,
+                           qv::float4 x30, qv::float4 x31) {
+  uint32_t n = j / 4, li = j % 4;
+  const uint16_t* ql = w + b + 32 * n + 4 * li;        // ql bytes 64n + 8 li ..; 16 words further: + 32
+  const uint16_t* qh = w + b + 64 + 16 * n + 4 * li;   // qh bytes 32n + 8 li ..
+  const uint16_t* sc = w + b + 96 + 4 * n;             // scale 8n + 2k + li / 2: byte li / 2 of word k
+  uint32_t a0 = word_pair(ql[0], ql[1]), a1 = word_pair(ql[2], ql[3]);
+  uint32_t c0 = word_pair(ql[16], ql[17]), c1 = word_pair(ql[18], ql[19]);
+  uint32_t h0 = word_pair(qh[0], qh[1]), h1 = word_pair(qh[2], qh[3]);
+  uint32_t shift = 8 * (li / 2);
+  float s0 = q6_k_dot(q6_k_quants<0>(a1, h1), x01, q6_k_dot(q6_k_quants<0>(a0, h0), x00, 0.0f));
+  float s1 = q6_k_dot(q6_k_quants<1>(c1, h1), x11, q6_k_dot(q6_k_quants<1>(c0, h0), x10, 0.0f));
+  float s2 = q6_k_dot(q6_k_quants<2>(a1, h1), x21, q6_k_dot(q6_k_quants<2>(a0, h0), x20, 0.0f));
+  float s3 = q6_k_dot(q6_k_quants<3>(c1, h1), x31, q6_k_dot(q6_k_quants<3>(c0, h0), x30, 0.0f));
+  float sum = qv::fma(q6_k_scale(sc[3], shift), s3,
+                      qv::fma(q6_k_scale(sc[2], shift), s2,
+                              qv::fma(q6_k_scale(sc[1], shift), s1, q6_k_scale(sc[0], shift) * s0)));
+  return static_cast<float>(scales[b + 104]) * sum;
+}
+
+QV_DEVICE void q6_k_step(const uint16_t* w, const qv::half* scales, const float* x, uint32_t b0, uint32_t b1,
+                         uint32_t b, uint32_t j, float& acc0, float& acc1) {
+  const float* xg = x + b * kKBlock + 128 * (j / 4) + 8 * (j % 4);   // element l of k = 0; k steps by 32
+  qv::float4 x00 = qv::load<4>(xg), x01 = qv::load<4>(xg + 4), x10 = qv::load<4>(xg + 32),
+             x11 = qv::load<4>(xg + 36), x20 = qv::load<4>(xg + 64), x21 = qv::load<4>(xg + 68),
+             x30 = qv::load<4>(xg + 96), x31 = qv::load<4>(xg + 100);
+  acc0 += q6_k_group(w, scales, b0, j, x00, x01, x10, x11, x20, x21, x30, x31);
+  acc1 += q6_k_group(w, scales, b1, j, x00, x01, x10, x11, x20, x21, x30, x31);
+}
+
+// Group j of block b in both rows (their blocks at words b0 and b1), x loaded once for both.
+template <Quant F>
 QV_DEVICE void quant_step(const uint16_t* w, const qv::half* scales, const float* x, uint32_t b0, uint32_t b1,
                           uint32_t b, uint32_t j, float& acc0, float& acc1) {
-  uint32_t at = b * kQBlock + j * (Q4 ? 4 : 8);
-  qv::float4 x0 = qv::load<4>(x + at), x1 = qv::load<4>(x + at + (Q4 ? 16 : 4));
-  acc0 += quant_group<Q4>(w, scales, b0, j, x0, x1);
-  acc1 += quant_group<Q4>(w, scales, b1, j, x0, x1);
+  if constexpr (F == Quant::Q4_K) {
+    q4_k_step(w, scales, x, b0, b1, b, j, acc0, acc1);
+  } else if constexpr (F == Quant::Q6_K) {
+    q6_k_step(w, scales, x, b0, b1, b, j, acc0, acc1);
+  } else {
+    constexpr bool q4 = F == Quant::Q4_0;
+    uint32_t at = b * kQBlock + j * (q4 ? 4 : 8);
+    qv::float4 x0 = qv::load<4>(x + at), x1 = qv::load<4>(x + at + (q4 ? 16 : 4));
+    acc0 += quant_group<F>(w, scales, b0, j, x0, x1);
+    acc1 += quant_group<F>(w, scales, b1, j, x0, x1);
+  }
 }
 
 // The step count is block-uniform and subgroup_sum sits outside any thread-dependent branch
 // (WGSL's uniformity analysis requires it); a subgroup without rows adds zeros.
-template <bool Q4>
+template <Quant F>
 QV_DEVICE void matvec_quant_rows(const uint16_t* w, const qv::half* scales, const float* x, float* y, uint32_t rows,
                                  uint32_t cols) {
-  constexpr uint32_t words = Q4 ? kQ4Words : kQ8Words;
+  constexpr uint32_t words = quant_words<F>(), groups = quant_groups<F>();
   uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
   uint32_t subgroups = (kQuantThreads + sg - 1) / sg;
-  uint32_t blocks = cols / kQBlock;
-  // Lanes sharing a block: 4 (a quarter each) or, in subgroups of 1 or 2 (subgroup sizes are
-  // powers of two), all of them, each taking every per_block-th quarter.
-  uint32_t per_block = sg < 4 ? sg : 4;
+  uint32_t blocks = cols / quant_elems<F>();
+  // Lanes sharing a block: `groups` (a group each) or, in smaller subgroups (subgroup sizes are
+  // powers of two), all of them, each taking every per_block-th group.
+  uint32_t per_block = sg < groups ? sg : groups;
   uint32_t first_j = lane % per_block, first_b = lane / per_block, stride = sg / per_block;
   for (uint32_t step = 0; step < (kQuantRows + 2 * subgroups - 1) / (2 * subgroups); ++step) {
     uint32_t pair = qv::thread_id_x() / sg + step * subgroups;   // rows 2 pair, 2 pair + 1 of the block's
@@ -218,12 +403,12 @@ QV_DEVICE void matvec_quant_rows(const uint16_t* w, const qv::half* scales, cons
     float acc0 = 0.0f, acc1 = 0.0f;
     if (valid0) {
       // Every offset is an induction variable of b (no division or remainder per step). With
-      // the subgroup size a constant of at least 4 (PTX: 32) the second loop folds away; one
-      // loop over j from first_j stayed a loop in the PTX (40 registers, 1.13 waves).
+      // the subgroup size a constant of at least `groups` (PTX: 32) the second loop folds away;
+      // one loop over j from first_j stayed a loop in the PTX (40 registers, 1.13 waves).
       for (uint32_t b = first_b; b < blocks; b += stride) {
-        quant_step<Q4>(w, scales, x, r0 + b * words, r1 + b * words, b, first_j, acc0, acc1);
-        for (uint32_t j = first_j + per_block; j < 4; j += per_block)
-          quant_step<Q4>(w, scales, x, r0 + b * words, r1 + b * words, b, j, acc0, acc1);
+        quant_step<F>(w, scales, x, r0 + b * words, r1 + b * words, b, first_j, acc0, acc1);
+        for (uint32_t j = first_j + per_block; j < groups; j += per_block)
+          quant_step<F>(w, scales, x, r0 + b * words, r1 + b * words, b, j, acc0, acc1);
       }
     }
     float sum0 = qv::subgroup_sum(acc0), sum1 = qv::subgroup_sum(acc1);
@@ -234,14 +419,29 @@ QV_DEVICE void matvec_quant_rows(const uint16_t* w, const qv::half* scales, cons
 
 QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q8_0(const uint16_t* w, const qv::half* scales, const float* x, float* y,
                                                    uint32_t rows, uint32_t cols) {
-  matvec_quant_rows<false>(w, scales, x, y, rows, cols);
+  matvec_quant_rows<Quant::Q8_0>(w, scales, x, y, rows, cols);
 }
 
 QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q4_0(const uint16_t* w, const qv::half* scales, const float* x, float* y,
                                                    uint32_t rows, uint32_t cols) {
-  matvec_quant_rows<true>(w, scales, x, y, rows, cols);
+  matvec_quant_rows<Quant::Q4_0>(w, scales, x, y, rows, cols);
+}
+
+// llama.cpp's super-block formats (K-quants), 256 elements a block.
+QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q4_k(const uint16_t* w, const qv::half* scales, const float* x,
+                                                   float* y, uint32_t rows, uint32_t cols) {
+  matvec_quant_rows<Quant::Q4_K>(w, scales, x, y, rows, cols);
+}
+
+// 6-bit quants, the type of llama.cpp's Q4_K_M files' attn_v and ffn_down (half their layers) and
+// output matrices.
+QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q6_k(const uint16_t* w, const qv::half* scales, const float* x,
+                                                   float* y, uint32_t rows, uint32_t cols) {
+  matvec_quant_rows<Quant::Q6_K>(w, scales, x, y, rows, cols);
 }
 
 template void matvec<float>(const float*, const float*, float*, uint32_t, uint32_t);
 template void matvec<qv::bf16>(const qv::bf16*, const qv::bf16*, qv::bf16*, uint32_t, uint32_t);
 template void matvec<qv::half>(const qv::half*, const qv::half*, qv::half*, uint32_t, uint32_t);
+template void matvec_w16<qv::bf16>(const qv::bf16*, const float*, float*, uint32_t, uint32_t);
+template void matvec_w16<qv::half>(const qv::half*, const float*, float*, uint32_t, uint32_t);

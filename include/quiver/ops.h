@@ -55,7 +55,9 @@ void argmax(const Device&, Operand x, Operand out, size_t rows, size_t cols);
 void add(const Device&, Operand a, Operand b, Operand out, size_t n);
 void mul(const Device&, Operand a, Operand b, Operand out, size_t n);
 void matvec(const Device&, Operand w, Operand x, Operand y, size_t rows, size_t cols);
-void matvec_quantized(const Device&, Operand w, Operand x, Operand y, size_t rows, size_t cols, bool q4);
+// The weight block formats of the quantized matvecs (llama.cpp's ggml types of the same names).
+enum class QuantFormat { Q8_0, Q4_0, Q4_K, Q6_K };
+void matvec_quantized(const Device&, Operand w, Operand x, Operand y, size_t rows, size_t cols, QuantFormat format);
 void matmul(const Device&, Operand a, Operand b, Operand c, size_t m, size_t n, size_t k, bool b_transposed);
 void matmul_w8a8(const Device&, Operand a, Operand b, Operand a_scale, Operand b_scale, Operand c, size_t m,
                  size_t n, size_t k);
@@ -164,28 +166,49 @@ void mul(const Device& dev, const Buffer<A>& a, const Buffer<B>& b, const Buffer
 
 // ---- Matrix-vector (decode) ---------------------------------------------------------------------------
 // y[r] = sum_c w[r, c] x[c]; w: rows x cols (a linear layer's out x in weight), float accumulation.
+// x and y have w's element type, or are float with 16-bit (bf16, half) weights: the weights are
+// widened exactly, and the result is stored as float.
 template <typename W, typename X, typename Y>
 void matvec(const Device& dev, const Buffer<W>& w, const Buffer<X>& x, const Buffer<Y>& y, size_t rows, size_t cols) {
   detail::matvec(dev, detail::operand(w), detail::operand(x), detail::operand(y), rows, cols);
 }
 
-// Block-quantized weights in llama.cpp's layouts (cols a multiple of 32, each row cols / 32
-// blocks): q8_0 = 34-byte blocks (f16 scale, 32 int8), q4_0 = 18-byte blocks (f16 scale, 16
-// bytes of nibbles: element j low nibble, element j + 16 high nibble, value nibble - 8).
-// x: cols floats, y: rows floats.
+// Block-quantized weights in llama.cpp's layouts, each row cols / 32 blocks (q8_0, q4_0; cols a
+// multiple of 32) or cols / 256 super-blocks (q4_k, q6_k; cols a multiple of 256); w: the bytes
+// (e.g. a GGUF tensor's data as it is), x: cols floats, y: rows floats.
 constexpr size_t kQuantBlock = 32;
 constexpr size_t kQ8_0BlockBytes = 34;
 constexpr size_t kQ4_0BlockBytes = 18;
+constexpr size_t kQuantSuperBlock = 256;
+constexpr size_t kQ4_KBlockBytes = 144;
+constexpr size_t kQ6_KBlockBytes = 210;
 constexpr size_t q8_0_bytes(size_t rows, size_t cols) { return rows * (cols / kQuantBlock) * kQ8_0BlockBytes; }
 constexpr size_t q4_0_bytes(size_t rows, size_t cols) { return rows * (cols / kQuantBlock) * kQ4_0BlockBytes; }
+constexpr size_t q4_k_bytes(size_t rows, size_t cols) { return rows * (cols / kQuantSuperBlock) * kQ4_KBlockBytes; }
+constexpr size_t q6_k_bytes(size_t rows, size_t cols) { return rows * (cols / kQuantSuperBlock) * kQ6_KBlockBytes; }
+namespace detail {
+inline void matvec_blocks(const Device& dev, const Buffer<uint8_t>& w, const Buffer<float>& x, const Buffer<float>& y,
+                          size_t rows, size_t cols, QuantFormat format) {
+  matvec_quantized(dev, operand(w), operand(x), operand(y), rows, cols, format);
+}
+}  // namespace detail
+// q8_0: 34-byte blocks: f16 scale d, 32 int8 q; w = d q.
 inline void matvec_q8_0(const Device& dev, const Buffer<uint8_t>& w, const Buffer<float>& x, const Buffer<float>& y,
-                        size_t rows, size_t cols) {
-  detail::matvec_quantized(dev, detail::operand(w), detail::operand(x), detail::operand(y), rows, cols, false);
-}
+                        size_t rows, size_t cols) { detail::matvec_blocks(dev, w, x, y, rows, cols, detail::QuantFormat::Q8_0); }
+// q4_0: 18-byte blocks: f16 d, 16 bytes of nibbles (element j low nibble, element j + 16 high
+// nibble); w = d (nibble - 8).
 inline void matvec_q4_0(const Device& dev, const Buffer<uint8_t>& w, const Buffer<float>& x, const Buffer<float>& y,
-                        size_t rows, size_t cols) {
-  detail::matvec_quantized(dev, detail::operand(w), detail::operand(x), detail::operand(y), rows, cols, true);
-}
+                        size_t rows, size_t cols) { detail::matvec_blocks(dev, w, x, y, rows, cols, detail::QuantFormat::Q4_0); }
+// q4_k: 144-byte super-blocks: f16 d, f16 dmin, 12 bytes packing eight 6-bit (scale, min) pairs,
+// 128 bytes of nibbles; element 64c + i (i < 32) of sub-block s = 2c is the low nibble of nibble
+// byte 32c + i, element 64c + 32 + i (s = 2c + 1) its high nibble; w = d scale_s nibble -
+// dmin min_s (docs/ops.md has the scale packing).
+inline void matvec_q4_k(const Device& dev, const Buffer<uint8_t>& w, const Buffer<float>& x, const Buffer<float>& y,
+                        size_t rows, size_t cols) { detail::matvec_blocks(dev, w, x, y, rows, cols, detail::QuantFormat::Q4_K); }
+// q6_k: 210-byte super-blocks: 128 bytes ql (low 4 bits), 64 bytes qh (high 2 bits), 16 int8
+// scales (one per 16 elements), f16 d; w = d scale (q - 32) (docs/ops.md has the element order).
+inline void matvec_q6_k(const Device& dev, const Buffer<uint8_t>& w, const Buffer<float>& x, const Buffer<float>& y,
+                        size_t rows, size_t cols) { detail::matvec_blocks(dev, w, x, y, rows, cols, detail::QuantFormat::Q6_K); }
 
 // ---- Matrix products ------------------------------------------------------------------------------------
 // c[m x n] = a[m x k] * b[k x n]

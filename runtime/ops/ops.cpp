@@ -224,41 +224,67 @@ void kv_append(const Device& dev, Operand src, Operand position, Operand cache, 
 }
 
 constexpr size_t kMatvecRows = 4;   // kernels/matvec.cpp: output rows per block of matvec
-constexpr size_t kQuantRows = 8;    // kernels/matvec.cpp: output rows per block of matvec_q8_0 / q4_0
+constexpr size_t kQuantRows = 8;    // kernels/matvec.cpp: output rows per block of the quantized matvecs
 
 void matvec(const Device& dev, Operand w, Operand x, Operand y, size_t rows, size_t cols) {
   OpCall call(dev, "matvec");
   Elem e = float_elem(call, "w", w);
-  call.require_same_elem("x", x, "w", w);
-  call.require_same_elem("y", y, "w", w);
+  // 16-bit weights also take float activations (kernel matvec_w16<T>, float results).
+  call.require_buffer("x", x);
+  bool widened = e != Elem::F32 && x.elem == Elem::F32;
+  if (e != Elem::F32 && !widened && x.elem != e)
+    call.fail("x is a Buffer<" + elem_name(x.elem) + "> but w is a Buffer<" + elem_name(e) + ">; x must be a Buffer<" +
+              elem_name(e) + "> or a Buffer<float>");
+  if (!widened) call.require_same_elem("x", x, "w", w);
+  call.require_same_elem("y", y, "x", x);
   size_t n = call.elements({rows, cols}, "rows * cols");
   call.require_at_least("w", w, n, "rows * cols");
   call.require_at_least("x", x, cols, "cols");
   call.require_at_least("y", y, rows, "rows");
   if (rows == 0) return;
-  call.launch(kernel_name("matvec", e), call.row_grid((rows + kMatvecRows - 1) / kMatvecRows),
+  call.launch(kernel_name(widened ? "matvec_w16" : "matvec", e), call.row_grid((rows + kMatvecRows - 1) / kMatvecRows),
               {w, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
 }
 
-void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t rows, size_t cols, bool q4) {
-  OpCall call(dev, q4 ? "matvec_q4_0" : "matvec_q8_0");
+namespace {
+struct QuantLayout {
+  const char* kernel;   // kernels/matvec.cpp; also the op's name
+  size_t block_elems, block_bytes;
+};
+QuantLayout quant_layout(QuantFormat format) {
+  switch (format) {
+    case QuantFormat::Q8_0: return {"matvec_q8_0", kQuantBlock, kQ8_0BlockBytes};
+    case QuantFormat::Q4_0: return {"matvec_q4_0", kQuantBlock, kQ4_0BlockBytes};
+    case QuantFormat::Q4_K: return {"matvec_q4_k", kQuantSuperBlock, kQ4_KBlockBytes};
+    case QuantFormat::Q6_K: return {"matvec_q6_k", kQuantSuperBlock, kQ6_KBlockBytes};
+  }
+  throw Error(ErrorCode::InvalidArgument, "matvec_quantized: unknown QuantFormat " +
+                                              std::to_string(static_cast<int>(format)));
+}
+}  // namespace
+
+void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t rows, size_t cols,
+                      QuantFormat format) {
+  const QuantLayout q = quant_layout(format);
+  OpCall call(dev, q.kernel);
   call.require_elem("w", w, {Elem::U8});
   call.require_elem("x", x, {Elem::F32});
   call.require_elem("y", y, {Elem::F32});
-  if (cols % kQuantBlock != 0)
-    call.fail("cols = " + std::to_string(cols) + " is not a multiple of the 32-element quantization block");
-  size_t block_bytes = q4 ? kQ4_0BlockBytes : kQ8_0BlockBytes;
-  std::string expr = "rows * (cols / 32) * " + std::to_string(block_bytes);
-  size_t bytes = call.elements({rows, cols / kQuantBlock, block_bytes}, expr);
+  const std::string per_block = std::to_string(q.block_elems);
+  if (cols % q.block_elems != 0)
+    call.fail("cols = " + std::to_string(cols) + " is not a multiple of the " + per_block + "-element " +
+              (q.block_elems == kQuantBlock ? "quantization block" : "super-block"));
+  std::string expr = "rows * (cols / " + per_block + ") * " + std::to_string(q.block_bytes);
+  size_t bytes = call.elements({rows, cols / q.block_elems, q.block_bytes}, expr);
   call.elements({rows, cols}, "rows * cols");
   call.require_at_least("w", w, bytes, expr + " bytes");
   call.require_at_least("x", x, cols, "cols");
   call.require_at_least("y", y, rows, "rows");
   if (rows == 0) return;
-  // The kernels read the blocks as 16-bit words (34 and 18 bytes: every block starts on one),
-  // and the same memory as half for the scales.
+  // The kernels read the blocks as 16-bit words (34, 18, 144 and 210 bytes: every block starts on
+  // one), and the same memory as half for the scales.
   Operand words{Elem::U16, w.size / 2, w.buffer}, scales{Elem::F16, w.size / 2, w.buffer};
-  call.launch(q4 ? "matvec_q4_0" : "matvec_q8_0", call.row_grid((rows + kQuantRows - 1) / kQuantRows),
+  call.launch(q.kernel, call.row_grid((rows + kQuantRows - 1) / kQuantRows),
               {words, scales, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
 }
 

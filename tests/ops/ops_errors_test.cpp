@@ -45,7 +45,8 @@ TEST(OpsErrors, LibraryIsBuiltInAndListsItsKernels) {
   ASSERT_TRUE(ops::library_built_in());
   std::vector<std::string> names = ops::library(dev()).kernel_names();
   for (const char* k : {"rms_norm<float>", "rms_norm<bf16>", "softmax<half>", "attention<float, 128>",
-                        "attention<bf16, 64>", "matvec<half>", "matvec_q4_0", "matmul_w8a8", "argmax<bf16>",
+                        "attention<bf16, 64>", "matvec<half>", "matvec_w16<bf16>", "matvec_w16<half>", "matvec_q4_0",
+                        "matvec_q4_k", "matvec_q6_k", "matmul_w8a8", "argmax<bf16>",
                         "add<half>", "mul<float>", "kv_append<bf16>"})
     EXPECT_NE(std::find(names.begin(), names.end(), k), names.end()) << k;
 }
@@ -102,6 +103,33 @@ TEST(OpsErrors, ShapeLimits) {
                "matvec_q8_0: cols = 40 is not a multiple of the 32-element quantization block", &out);
   expect_error([&] { ops::matvec_q4_0(dev(), q, xq, out, 2, 32); },
                "matvec_q4_0: w has 34 elements, expected at least rows * (cols / 32) * 18 bytes = 36", &out);
+  auto k_blocks = zeros<uint8_t>(210);
+  auto xk = zeros<float>(512);
+  auto k_quant = [&](bool q6, size_t rows, size_t cols, const std::string& message) {
+    auto call = q6 ? ops::matvec_q6_k : ops::matvec_q4_k;
+    expect_error([&] { call(dev(), k_blocks, xk, out, rows, cols); }, message, &out);
+  };
+  k_quant(false, 1, 300, "matvec_q4_k: cols = 300 is not a multiple of the 256-element super-block");
+  k_quant(true, 2, 256, "matvec_q6_k: w has 210 elements, expected at least rows * (cols / 256) * 210 bytes = 420");
+  k_quant(false, 1, 512, "matvec_q4_k: w has 210 elements, expected at least rows * (cols / 256) * 144 bytes = 288");
+}
+
+TEST(OpsErrors, MatvecElementTypes) {
+  auto w = zeros<quiver::bf16>(4 * 8);
+  auto x_half = zeros<quiver::half>(8);
+  auto x = zeros<float>(8), out = gate::poisoned<float>(4);
+  auto out_bf16 = gate::poisoned<quiver::bf16>(4);
+  expect_error([&] { ops::matvec(dev(), w, x_half, out, 4, 8); },
+               "matvec: x is a Buffer<half> but w is a Buffer<bf16>; x must be a Buffer<bf16> or a Buffer<float>",
+               &out);
+  expect_error([&] { ops::matvec(dev(), w, x, out_bf16, 4, 8); },
+               "matvec: y is a Buffer<bf16> but x is a Buffer<float>; they must have the same element type",
+               &out_bf16);
+  auto w_f32 = zeros<float>(4 * 8);
+  expect_error([&] { ops::matvec(dev(), w_f32, x_half, out, 4, 8); },
+               "matvec: x is a Buffer<half> but w is a Buffer<float>; they must have the same element type", &out);
+  expect_error([&] { ops::matvec(dev(), w, x, out, 5, 8); },
+               "matvec: w has 32 elements, expected at least rows * cols = 40", &out);
 }
 
 TEST(OpsErrors, Rope) {

@@ -435,7 +435,8 @@ TEST(OpsGate, KvAppend) {
 
 // ---- Matrix-vector ---------------------------------------------------------------------------------------------
 TEST(OpsGate, Matvec) {
-  std::vector<RowShape> shapes = {{1, 1}, {7, 33}, {300, 1000}, {64, 4096}};
+  // cols 33: element by element; 36: 4 at a time (16-bit rows: not whole 16-byte chunks).
+  std::vector<RowShape> shapes = {{1, 1}, {7, 33}, {5, 36}, {300, 1000}, {64, 4096}};
   if (gate::big_shapes()) shapes.insert(shapes.end(), {{4096, 4096}, {8000, 4096}});
   for_each_type([&]<typename T>() {
     for (RowShape s : shapes) {
@@ -447,23 +448,38 @@ TEST(OpsGate, Matvec) {
       Vec ref = oracle::matvec(w, x, s.rows, s.cols, weight);
       gate::record({"matvec", Dtype<T>::name, gate::shape_string({s.rows, s.cols}), "dot-weighted",
                     gate::weighted_error(y.read(), ref, weight, output_underflow<T>()), gamma(s.cols) + output_rounding<T>()});
+      if constexpr (!std::is_same_v<T, float>) {
+        // The same 16-bit weights with float activations and outputs: widened exactly, so only
+        // the float dot product rounds.
+        Vec xf;
+        auto bxf = random_buffer<float>(s.cols, -1, 1, xf);
+        Output<float> yf(s.rows);
+        ops::matvec(dev(), bw, bxf, yf.buffer, s.rows, s.cols);
+        Vec ref_f = oracle::matvec(w, xf, s.rows, s.cols, weight);
+        gate::record({"matvec", std::string(Dtype<T>::name) + " w, f32 x", gate::shape_string({s.rows, s.cols}),
+                      "dot-weighted", gate::weighted_error(yf.read(), ref_f, weight), gamma(s.cols)});
+      }
     }
   });
 }
 
-// Random llama.cpp blocks: f16 scales of both signs over a wide range (some subnormal, to cover
-// every branch of the in-kernel f16 decoding) and random quants.
-std::vector<uint8_t> random_blocks(size_t rows, size_t cols, size_t block_bytes) {
-  std::vector<uint8_t> blocks(rows * (cols / 32) * block_bytes);
+// Random llama.cpp blocks of block_elems elements: every byte random (quants, packed or int8
+// scales of both signs), then the f16 scales at byte offsets `halves` of each block: both signs
+// over a wide range, some subnormal (to cover every branch of the in-kernel f16 decoding).
+std::vector<uint8_t> random_blocks(size_t rows, size_t cols, size_t block_elems, size_t block_bytes,
+                                   std::initializer_list<size_t> halves) {
+  std::vector<uint8_t> blocks(rows * (cols / block_elems) * block_bytes);
   std::uniform_int_distribution<int> byte(0, 255);
   std::uniform_real_distribution<double> magnitude(-14, -4);   // scale 2^-14 .. 2^-4
   std::bernoulli_distribution subnormal(0.05), negative(0.3);
+  for (uint8_t& b : blocks) b = uint8_t(byte(gate::rng()));
   for (size_t b = 0; b < blocks.size(); b += block_bytes) {
-    uint16_t d = gate::half_bits((negative(gate::rng()) ? -1 : 1) * std::exp2(magnitude(gate::rng())));
-    if (subnormal(gate::rng())) d = uint16_t((d & 0x8000) | byte(gate::rng()) | (byte(gate::rng()) & 3) << 8);
-    blocks[b] = uint8_t(d & 0xFF);
-    blocks[b + 1] = uint8_t(d >> 8);
-    for (size_t i = 2; i < block_bytes; ++i) blocks[b + i] = uint8_t(byte(gate::rng()));
+    for (size_t at : halves) {
+      uint16_t d = gate::half_bits((negative(gate::rng()) ? -1 : 1) * std::exp2(magnitude(gate::rng())));
+      if (subnormal(gate::rng())) d = uint16_t((d & 0x8000) | byte(gate::rng()) | (byte(gate::rng()) & 3) << 8);
+      blocks[b + at] = uint8_t(d & 0xFF);
+      blocks[b + at + 1] = uint8_t(d >> 8);
+    }
   }
   return blocks;
 }
@@ -476,7 +492,7 @@ TEST(OpsGate, MatvecQuantized) {
   if (gate::big_shapes()) shapes.insert(shapes.end(), {{4096, 4096}, {14336, 4096}});
   for (bool q4 : {false, true}) {
     for (RowShape s : shapes) {
-      std::vector<uint8_t> blocks = random_blocks(s.rows, s.cols, q4 ? 18 : 34);
+      std::vector<uint8_t> blocks = random_blocks(s.rows, s.cols, 32, q4 ? 18 : 34, {0});
       Vec x, weight;
       auto bx = random_buffer<float>(s.cols, -1, 1, x);
       auto bw = gate::upload(blocks);
@@ -488,6 +504,34 @@ TEST(OpsGate, MatvecQuantized) {
       // d * q is exact in float, so the only error is the float dot product's.
       gate::record({q4 ? "matvec_q4_0" : "matvec_q8_0", "f32", gate::shape_string({s.rows, s.cols}),
                     "dot-weighted", gate::weighted_error(y.read(), ref, weight), gamma(s.cols)});
+    }
+  }
+}
+
+TEST(OpsGate, MatvecKQuants) {
+  // Super-blocks of 256: 1, 3, 16, 2, 5 and 9 per row; a 32-wide subgroup takes 4 per step, so
+  // 1, 2, 5 and 9 leave lanes idle. Row counts leave the last block of 8 rows part-filled.
+  std::vector<RowShape> shapes = {{1, 256}, {9, 768}, {100, 4096}, {257, 512}, {33, 1280}, {7, 2304}};
+  if (gate::big_shapes()) shapes.insert(shapes.end(), {{4096, 4096}, {14336, 4096}});
+  for (bool q6 : {false, true}) {
+    for (RowShape s : shapes) {
+      // q4_k: f16 d and dmin at bytes 0 and 2; q6_k: f16 d at byte 208.
+      std::vector<uint8_t> blocks = q6 ? random_blocks(s.rows, s.cols, 256, 210, {208})
+                                       : random_blocks(s.rows, s.cols, 256, 144, {0, 2});
+      Vec x, magnitude, weight;
+      auto bx = random_buffer<float>(s.cols, -1, 1, x);
+      auto bw = gate::upload(blocks);
+      Output<float> y(s.rows);
+      if (q6) ops::matvec_q6_k(dev(), bw, bx, y.buffer, s.rows, s.cols);
+      else ops::matvec_q4_k(dev(), bw, bx, y.buffer, s.rows, s.cols);
+      Vec w = q6 ? oracle::dequantize_q6_k(blocks, s.rows, s.cols, magnitude)
+                 : oracle::dequantize_q4_k(blocks, s.rows, s.cols, magnitude);
+      Vec ref = oracle::matvec(w, x, s.rows, s.cols, weight);
+      oracle::matvec(magnitude, x, s.rows, s.cols, weight);   // weight: sum_k magnitude |x|
+      // A weight is up to two exact float products (q4_k: d scale q and dmin min; q6_k: d scale
+      // and q - 32), so the float sums of the 2 cols terms bound the error (docs/ops.md).
+      gate::record({q6 ? "matvec_q6_k" : "matvec_q4_k", "f32", gate::shape_string({s.rows, s.cols}),
+                    "dot-weighted", gate::weighted_error(y.read(), ref, weight), gamma(2 * s.cols)});
     }
   }
 }

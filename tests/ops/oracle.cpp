@@ -219,6 +219,60 @@ Vec dequantize_q4_0(const std::vector<uint8_t>& blocks, size_t rows, size_t cols
   return w;
 }
 
+namespace {
+// Calls f(the block's bytes, the index of its first element in the rows x cols output) for every
+// block of `elems` elements and `bytes` bytes, rows of cols / elems blocks.
+template <typename F>
+void for_each_block(const std::vector<uint8_t>& blocks, size_t rows, size_t cols, size_t elems, size_t bytes, F&& f) {
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t blk = 0; blk < cols / elems; ++blk) f(&blocks[(r * (cols / elems) + blk) * bytes], r * cols + blk * elems);
+}
+}  // namespace
+
+Vec dequantize_q4_k(const std::vector<uint8_t>& blocks, size_t rows, size_t cols, Vec& magnitude) {
+  // super-block: uint16 d, uint16 dmin, uint8 scales[12], uint8 qs[128]. Sub-block s (elements
+  // 32s .. 32s + 31) has a 6-bit scale and min: for s < 4 the low 6 bits of scales[s] and
+  // scales[s + 4]; for s >= 4 the low / high nibble of scales[s + 4] with the top 2 bits of
+  // scales[s - 4] / scales[s] above it. Element 32s + i is nibble (s odd: high, s even: low) of
+  // qs[32 (s / 2) + i]; value d * scale * q - dmin * min.
+  Vec w(rows * cols);
+  magnitude.assign(rows * cols, 0);
+  for_each_block(blocks, rows, cols, 256, 144, [&](const uint8_t* p, size_t first) {
+    const double d = f16_value(uint16_t(p[0] | (p[1] << 8))), dmin = f16_value(uint16_t(p[2] | (p[3] << 8)));
+    const uint8_t* sc = p + 4;
+    const uint8_t* qs = p + 16;
+    for (size_t s = 0; s < 8; ++s) {
+      int scale = s < 4 ? sc[s] & 63 : (sc[s + 4] & 15) | ((sc[s - 4] >> 6) << 4);
+      int min = s < 4 ? sc[s + 4] & 63 : (sc[s + 4] >> 4) | ((sc[s] >> 6) << 4);
+      for (size_t i = 0; i < 32; ++i) {
+        int q = s % 2 == 0 ? qs[32 * (s / 2) + i] & 15 : qs[32 * (s / 2) + i] >> 4;
+        w[first + 32 * s + i] = d * scale * q - dmin * min;
+        magnitude[first + 32 * s + i] = std::fabs(d * scale * q) + std::fabs(dmin * min);
+      }
+    }
+  });
+  return w;
+}
+
+Vec dequantize_q6_k(const std::vector<uint8_t>& blocks, size_t rows, size_t cols, Vec& magnitude) {
+  // super-block: uint8 ql[128], uint8 qh[64], int8 scales[16], uint16 d. Element e = 128 h + 32 k
+  // + l (h < 2, k < 4, l < 32): q = (nibble k / 2 of ql[64 h + 32 (k % 2) + l]) | (bits 2k, 2k + 1
+  // of qh[32 h + l]) << 4; value d * scales[e / 16] * (q - 32).
+  Vec w(rows * cols);
+  magnitude.assign(rows * cols, 0);
+  for_each_block(blocks, rows, cols, 256, 210, [&](const uint8_t* p, size_t first) {
+    const double d = f16_value(uint16_t(p[208] | (p[209] << 8)));
+    for (size_t e = 0; e < 256; ++e) {
+      size_t h = e / 128, k = (e % 128) / 32, l = e % 32;
+      uint8_t lo = p[64 * h + 32 * (k % 2) + l];
+      int q = ((k < 2 ? lo & 15 : lo >> 4) | (((p[128 + 32 * h + l] >> (2 * k)) & 3) << 4)) - 32;
+      w[first + e] = d * double(int8_t(p[192 + e / 16])) * q;
+      magnitude[first + e] = std::fabs(w[first + e]);
+    }
+  });
+  return w;
+}
+
 Vec matmul(const Vec& a, const Vec& b, size_t m, size_t n, size_t k, bool b_transposed, Vec& weight) {
   Vec c(m * n);
   weight.assign(m * n, 0);

@@ -44,6 +44,11 @@ Vec matvec(const Vec& w, const Vec& x, size_t rows, size_t cols, Vec& weight);
 // llama.cpp's block layouts, dequantised exactly: rows x cols values.
 Vec dequantize_q8_0(const std::vector<uint8_t>& blocks, size_t rows, size_t cols);
 Vec dequantize_q4_0(const std::vector<uint8_t>& blocks, size_t rows, size_t cols);
+// The K-quants (256-element super-blocks). `magnitude` receives, per element, the sum of the
+// magnitudes of the terms its value is made of: |d scale q| + |dmin min| for q4_k (whose two
+// terms an implementation may sum separately), |w| for q6_k.
+Vec dequantize_q4_k(const std::vector<uint8_t>& blocks, size_t rows, size_t cols, Vec& magnitude);
+Vec dequantize_q6_k(const std::vector<uint8_t>& blocks, size_t rows, size_t cols, Vec& magnitude);
 double f16_value(uint16_t bits);
 
 // c = a b (b: k x n) or a b^T (b: n x k); `weight` receives sum_k |a b| per element.

@@ -117,6 +117,24 @@ def check_model(exe, work, name, gen_args, seed):
         if i + 1 < n:
             logits = ref.step(ids[i])
     print("%s: prompt %s, ids %s, max error %.3g of max|logit|" % (name, prompt, ids, worst))
+    check_weight_bytes(exe, path, name, side)
+
+
+def check_weight_bytes(exe, path, name, side):
+    """--bench's weight bytes per step: every matrix as the file stores it (the runner keeps each
+    in its own type: blocks, 16-bit, f32; a tied output reads token_embd in its type), the norms
+    and one embedding row as f32."""
+    r = run_llm(exe, [path, "--prompt-ids", "1", "-n", "2", "--bench"])
+    line = next((l for l in r.stdout.splitlines() if l.startswith("bench: weights read per decoded token ")), "")
+    got = int(line.split()[6]) if line else None
+    c = side["config"]
+    matrices = sum(t["bytes"] for t in side["tensors"] if len(t["dims"]) == 2 and
+                   (t["name"] != "token_embd.weight" or c["tied_output"]))
+    norms = sum(1 for t in side["tensors"] if t["name"].endswith("norm.weight"))
+    expected = matrices + (norms + 1) * c["embedding_length"] * 4
+    check(r.returncode == 0 and got == expected,
+          "%s: --bench weight bytes %s, expected %d (exit %d: %s)" % (name, got, expected, r.returncode,
+                                                                     r.stderr.strip()))
 
 
 def expect_error(exe, label, args, needles):

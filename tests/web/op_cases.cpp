@@ -291,7 +291,7 @@ void rope_and_embedding(std::vector<Case>& cases, const Elem& e) {
 }
 
 constexpr size_t kMatvecRows = 4;   // kernels/matvec.cpp: output rows per block of matvec
-constexpr size_t kQuantRows = 8;    // kernels/matvec.cpp: output rows per block of matvec_q8_0 / q4_0
+constexpr size_t kQuantRows = 8;    // kernels/matvec.cpp: output rows per block of the quantized matvecs
 
 void matvec(std::vector<Case>& cases, const Elem& e) {
   const std::string t = e.name;
@@ -299,47 +299,75 @@ void matvec(std::vector<Case>& cases, const Elem& e) {
   for (RowShape s : {RowShape{7, 33}, RowShape{300, 1000}}) {
     Case c = op_case("matvec_" + t + "_" + shape({s.rows, s.cols}), "matvec<" + t + ">");
     auto w = random_floats(s.rows * s.cols, -1, 1), x = random_floats(s.cols, -1, 1);
-    c.buffer("w", stored(e, w));
+    std::vector<uint8_t> w_bytes = stored(e, w);
+    c.buffer("w", w_bytes);
     c.buffer("x", stored(e, x));
     Vec weight, ref = oracle::matvec(widen(w), widen(x), s.rows, s.cols, weight);
     output(c, "y", e, s.rows, scaled(e, ref, weight, gamma(s.cols) + e.rounding));
     row_grid(c, (s.rows + kMatvecRows - 1) / kMatvecRows);
     c.scalar(double(s.rows)), c.scalar(double(s.cols));
     cases.push_back(c);
+    if (e.bytes == 2) {   // the same 16-bit weights with float x and y (matvec_w16<T>)
+      Case cw = op_case("matvec_w16_" + t + "_" + shape({s.rows, s.cols}), "matvec_w16<" + t + ">");
+      auto xf = random_floats(s.cols, -1, 1);
+      cw.buffer("w", w_bytes);
+      cw.buffer("x", bytes_of(xf));
+      Vec weight_f, ref_f = oracle::matvec(widen(w), widen(xf), s.rows, s.cols, weight_f);
+      output(cw, "y", kFloat, s.rows, scaled(kFloat, ref_f, weight_f, gamma(s.cols)));
+      row_grid(cw, (s.rows + kMatvecRows - 1) / kMatvecRows);
+      cw.scalar(double(s.rows)), cw.scalar(double(s.cols));
+      cases.push_back(cw);
+    }
   }
 }
 
-// Random llama.cpp blocks, as the gate makes them: f16 scales of both signs over a wide range
-// (some subnormal, to cover every branch of the in-kernel f16 decoding) and random quants.
-std::vector<uint8_t> random_blocks(size_t rows, size_t cols, size_t block_bytes) {
-  std::vector<uint8_t> out(rows * (cols / 32) * block_bytes);
+// Random llama.cpp blocks of block_elems elements, as the gate makes them: random bytes, then f16
+// scales at byte offsets `halves` of both signs over a wide range (some subnormal, to cover every
+// branch of the in-kernel f16 decoding).
+std::vector<uint8_t> random_blocks(size_t rows, size_t cols, size_t block_elems, size_t block_bytes,
+                                   std::initializer_list<size_t> halves) {
+  std::vector<uint8_t> out(rows * (cols / block_elems) * block_bytes);
   std::uniform_int_distribution<int> byte(0, 255);
   std::uniform_real_distribution<double> magnitude(-14, -4);   // scale 2^-14 .. 2^-4
   std::bernoulli_distribution subnormal(0.05), negative(0.3);
+  for (uint8_t& b : out) b = uint8_t(byte(rng()));
   for (size_t b = 0; b < out.size(); b += block_bytes) {
-    uint16_t d = half_bits(float((negative(rng()) ? -1 : 1) * std::exp2(magnitude(rng()))));
-    if (subnormal(rng())) d = uint16_t((d & 0x8000) | byte(rng()) | (byte(rng()) & 3) << 8);
-    out[b] = uint8_t(d & 0xFF);
-    out[b + 1] = uint8_t(d >> 8);
-    for (size_t i = 2; i < block_bytes; ++i) out[b + i] = uint8_t(byte(rng()));
+    for (size_t at : halves) {
+      uint16_t d = half_bits(float((negative(rng()) ? -1 : 1) * std::exp2(magnitude(rng()))));
+      if (subnormal(rng())) d = uint16_t((d & 0x8000) | byte(rng()) | (byte(rng()) & 3) << 8);
+      out[b + at] = uint8_t(d & 0xFF);
+      out[b + at + 1] = uint8_t(d >> 8);
+    }
   }
   return out;
 }
 
 void matvec_quantized(std::vector<Case>& cases) {
-  for (bool q4 : {false, true}) {
-    for (RowShape s : {RowShape{9, 96}, RowShape{257, 512}}) {
-      const char* name = q4 ? "matvec_q4_0" : "matvec_q8_0";
-      Case c = op_case(std::string(name) + "_" + shape({s.rows, s.cols}), name);
-      std::vector<uint8_t> w = random_blocks(s.rows, s.cols, q4 ? 18 : 34);
+  struct Format {
+    const char* kernel;
+    size_t block_elems, block_bytes;
+    std::initializer_list<size_t> halves;
+  };
+  for (const Format& f : {Format{"matvec_q8_0", 32, 34, {0}}, Format{"matvec_q4_0", 32, 18, {0}},
+                          Format{"matvec_q4_k", 256, 144, {0, 2}}, Format{"matvec_q6_k", 256, 210, {208}}}) {
+    bool k_quant = f.block_elems == 256;
+    for (RowShape s : k_quant ? std::vector<RowShape>{{9, 768}, {257, 512}} : std::vector<RowShape>{{9, 96}, {257, 512}}) {
+      Case c = op_case(std::string(f.kernel) + "_" + shape({s.rows, s.cols}), f.kernel);
+      std::vector<uint8_t> w = random_blocks(s.rows, s.cols, f.block_elems, f.block_bytes, f.halves);
       auto x = random_floats(s.cols, -1, 1);
       c.buffer("w", w);
       c.buffer("scales", w);   // the same bytes, read as half (runtime/ops binds one buffer twice)
       c.buffer("x", bytes_of(x));
-      Vec wd = q4 ? oracle::dequantize_q4_0(w, s.rows, s.cols) : oracle::dequantize_q8_0(w, s.rows, s.cols);
-      Vec weight, ref = oracle::matvec(wd, widen(x), s.rows, s.cols, weight);
-      // d * q is exact in float, so the only error is the float dot product's.
-      output(c, "y", kFloat, s.rows, scaled(kFloat, ref, weight, gamma(s.cols)));
+      Vec magnitude, weight;
+      Vec wd = f.block_bytes == 34    ? oracle::dequantize_q8_0(w, s.rows, s.cols)
+               : f.block_bytes == 18  ? oracle::dequantize_q4_0(w, s.rows, s.cols)
+               : f.block_bytes == 144 ? oracle::dequantize_q4_k(w, s.rows, s.cols, magnitude)
+                                      : oracle::dequantize_q6_k(w, s.rows, s.cols, magnitude);
+      Vec ref = oracle::matvec(wd, widen(x), s.rows, s.cols, weight);
+      // The gate's bounds: d * q is exact in float for q8_0 / q4_0; a K-quant weight is up to two
+      // exact products, so 2 cols terms over the magnitudes (tests/ops/ops_gate_test.cpp).
+      if (k_quant) oracle::matvec(magnitude, widen(x), s.rows, s.cols, weight);
+      output(c, "y", kFloat, s.rows, scaled(kFloat, ref, weight, gamma(k_quant ? 2 * s.cols : s.cols)));
       row_grid(c, (s.rows + kQuantRows - 1) / kQuantRows);
       c.scalar(double(s.rows)), c.scalar(double(s.cols));
       cases.push_back(c);

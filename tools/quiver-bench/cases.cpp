@@ -176,29 +176,54 @@ void add_matvec_case(std::vector<Case>& cases, size_t rows, size_t cols) {
                    }});
 }
 
-void add_quant_case(std::vector<Case>& cases, size_t rows, size_t cols, bool q4) {
-  size_t wbytes = q4 ? quiver::ops::q4_0_bytes(rows, cols) : quiver::ops::q8_0_bytes(rows, cols);
-  cases.push_back({"matvec", q4 ? "q4_0" : "q8_0", dims({rows, cols}), double(wbytes) + 4.0 * (rows + cols),
+// 16-bit weights with f32 x and y (quiver-llm's F16 / BF16 matrices).
+template <typename W>
+void add_matvec_w16_case(std::vector<Case>& cases, size_t rows, size_t cols) {
+  cases.push_back({"matvec_w16", dtype_name<W>(), dims({rows, cols}), double(rows) * cols * sizeof(W) + 4.0 * (rows + cols),
                    2.0 * rows * cols, "",
+                   [=](const Device& dev, size_t sets) -> Runner {
+                     struct Set { Buffer<W> w; Buffer<float> x, y; };
+                     auto xs = std::make_shared<std::vector<Set>>();
+                     for (size_t s = 0; s < sets; ++s)
+                       xs->push_back({random_buffer<W>(dev, rows * cols), random_buffer<float>(dev, cols),
+                                      dev.alloc<float>(rows)});
+                     return [=, &dev](size_t s) { quiver::ops::matvec(dev, (*xs)[s].w, (*xs)[s].x, (*xs)[s].y, rows, cols); };
+                   }});
+}
+
+void add_quant_case(std::vector<Case>& cases, size_t rows, size_t cols, quiver::ops::detail::QuantFormat format) {
+  using quiver::ops::detail::QuantFormat;
+  struct Layout {
+    const char* name;
+    size_t block_elems, block_bytes;
+    std::vector<size_t> halves;   // byte offsets of the block's f16 scales
+  };
+  const Layout q = format == QuantFormat::Q8_0   ? Layout{"q8_0", 32, quiver::ops::kQ8_0BlockBytes, {0}}
+                   : format == QuantFormat::Q4_0 ? Layout{"q4_0", 32, quiver::ops::kQ4_0BlockBytes, {0}}
+                   : format == QuantFormat::Q4_K ? Layout{"q4_k", 256, quiver::ops::kQ4_KBlockBytes, {0, 2}}
+                                                 : Layout{"q6_k", 256, quiver::ops::kQ6_KBlockBytes, {208}};
+  size_t wbytes = rows * (cols / q.block_elems) * q.block_bytes;
+  cases.push_back({"matvec", q.name, dims({rows, cols}), double(wbytes) + 4.0 * (rows + cols), 2.0 * rows * cols, "",
                    [=](const Device& dev, size_t sets) -> Runner {
                      struct Set { Buffer<uint8_t> w; Buffer<float> x, y; };
                      auto xs = std::make_shared<std::vector<Set>>();
-                     size_t block = q4 ? quiver::ops::kQ4_0BlockBytes : quiver::ops::kQ8_0BlockBytes;
                      for (size_t s = 0; s < sets; ++s) {
-                       // Random bytes with a valid small f16 scale (1/64) at the start of each block.
+                       // Random bytes with valid small f16 scales (1/64) in each block.
                        std::vector<uint8_t> w(wbytes);
                        std::uniform_int_distribution<int> byte(0, 255);
                        for (size_t i = 0; i < std::min<size_t>(wbytes, 1 << 20); ++i) w[i] = static_cast<uint8_t>(byte(rng()));
                        for (size_t i = 1 << 20; i < wbytes; ++i) w[i] = w[i % (1 << 20)];
-                       for (size_t b = 0; b < wbytes; b += block) { w[b] = 0x00; w[b + 1] = 0x24; }
+                       for (size_t b = 0; b < wbytes; b += q.block_bytes)
+                         for (size_t at : q.halves) { w[b + at] = 0x00; w[b + at + 1] = 0x24; }
                        Set set{dev.alloc<uint8_t>(wbytes), random_buffer<float>(dev, cols), dev.alloc<float>(rows)};
                        set.w.upload(w);
                        xs->push_back(std::move(set));
                      }
                      return [=, &dev](size_t s) {
                        auto& v = (*xs)[s];
-                       if (q4) quiver::ops::matvec_q4_0(dev, v.w, v.x, v.y, rows, cols);
-                       else quiver::ops::matvec_q8_0(dev, v.w, v.x, v.y, rows, cols);
+                       quiver::ops::detail::matvec_quantized(dev, quiver::ops::detail::operand(v.w),
+                                                             quiver::ops::detail::operand(v.x),
+                                                             quiver::ops::detail::operand(v.y), rows, cols, format);
                      };
                    }});
 }
@@ -260,13 +285,14 @@ void add_attention_case(std::vector<Case>& cases, size_t b, size_t h, size_t s, 
 }  // namespace
 
 std::vector<Case> all_cases(bool quick) {
+  using quiver::ops::detail::QuantFormat;
   std::vector<Case> cases;
   if (quick) {
     add_row_cases<float>(cases, 64, 256);
     add_row_cases<quiver::bf16>(cases, 64, 256);
     add_matvec_case<quiver::bf16>(cases, 256, 512);
-    add_quant_case(cases, 256, 512, false);
-    add_quant_case(cases, 256, 512, true);
+    for (auto f : {QuantFormat::Q8_0, QuantFormat::Q4_0, QuantFormat::Q4_K, QuantFormat::Q6_K})
+      add_quant_case(cases, 256, 512, f);
     add_matmul_case<float>(cases, 128);
     add_matmul_case<quiver::bf16>(cases, 128);
     add_w8a8_case(cases, 128);
@@ -282,8 +308,9 @@ std::vector<Case> all_cases(bool quick) {
   for (auto [r, c] : {std::pair<size_t, size_t>{4096, 4096}, {14336, 4096}}) {
     add_matvec_case<quiver::bf16>(cases, r, c);
     add_matvec_case<quiver::half>(cases, r, c);
-    add_quant_case(cases, r, c, false);
-    add_quant_case(cases, r, c, true);
+    add_matvec_w16_case<quiver::bf16>(cases, r, c);
+    for (auto f : {QuantFormat::Q8_0, QuantFormat::Q4_0, QuantFormat::Q4_K, QuantFormat::Q6_K})
+      add_quant_case(cases, r, c, f);
   }
   for (size_t n : {4096, 8192}) {
     add_matmul_case<quiver::bf16>(cases, n);

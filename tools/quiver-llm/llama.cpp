@@ -1,5 +1,6 @@
 #include "llama.h"
 
+#include <cstring>
 #include <span>
 #include <string>
 
@@ -18,16 +19,29 @@ Buffer<float> upload_f32(const Device& dev, const std::vector<float>& host) {
   return b;
 }
 
+// The tensor's bytes as a device Buffer of T (the file's little-endian layout is the device's).
+template <typename T>
+Buffer<T> upload_bytes(const Device& dev, const Tensor& t) {
+  std::vector<T> host(t.bytes.size() / sizeof(T));
+  std::memcpy(host.data(), t.bytes.data(), host.size() * sizeof(T));
+  Buffer<T> b = dev.alloc<T>(host.size());
+  b.upload(std::span<const T>(host));
+  return b;
+}
+
 Matrix load_matrix(const Device& dev, const Tensor& t) {
   Matrix m;
   m.cols = t.dims[0];
   m.rows = t.elements() / m.cols;
-  if (t.type == GgmlType::Q8_0 || t.type == GgmlType::Q4_0) {
-    m.type = t.type;
-    m.blocks = dev.alloc<uint8_t>(t.bytes.size());
-    m.blocks.upload(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(t.bytes.data()), t.bytes.size()));
-  } else {
-    m.f32 = upload_f32(dev, dequantized(t));
+  m.type = t.type;
+  switch (t.type) {
+    case GgmlType::Q8_0:
+    case GgmlType::Q4_0:
+    case GgmlType::Q4_K:
+    case GgmlType::Q6_K: m.blocks = upload_bytes<uint8_t>(dev, t); break;
+    case GgmlType::F16: m.f16 = upload_bytes<half>(dev, t); break;
+    case GgmlType::BF16: m.bf16 = upload_bytes<bf16>(dev, t); break;
+    case GgmlType::F32: m.f32 = upload_bytes<float>(dev, t); break;
   }
   return m;
 }
@@ -72,8 +86,13 @@ size_t Matrix::bytes() const {
   switch (type) {
     case GgmlType::Q8_0: return ops::q8_0_bytes(rows, cols);
     case GgmlType::Q4_0: return ops::q4_0_bytes(rows, cols);
-    default: return rows * cols * sizeof(float);
+    case GgmlType::Q4_K: return ops::q4_k_bytes(rows, cols);
+    case GgmlType::Q6_K: return ops::q6_k_bytes(rows, cols);
+    case GgmlType::F16:
+    case GgmlType::BF16: return rows * cols * 2;
+    case GgmlType::F32: break;
   }
+  return rows * cols * sizeof(float);
 }
 
 LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& cfg, size_t capacity)
@@ -92,9 +111,9 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
   std::vector<float> table = dequantized(embd);
   token_embd_ = upload_f32(dev, table);
   output_norm_ = upload_f32(dev, dequantized(gguf.tensor("output_norm.weight")));
-  if (cfg.tied_output && embd.type != GgmlType::Q8_0 && embd.type != GgmlType::Q4_0) {
-    output_ = Matrix{V, E, GgmlType::F32, token_embd_, {}};   // the same device table
-  } else {
+  if (cfg.tied_output && embd.type == GgmlType::F32) {
+    output_ = Matrix{V, E, GgmlType::F32, token_embd_, {}, {}, {}};   // the same device table
+  } else {   // output.weight, or a tied table of another type, which the projection reads in that type
     output_ = load_matrix(dev, cfg.tied_output ? embd : gguf.tensor("output.weight"));
   }
   for (uint32_t l = 0; l < cfg.block_count; ++l) {
@@ -131,7 +150,11 @@ void LlamaModel::linear(const Matrix& m, const Buffer<float>& x, const Buffer<fl
   switch (m.type) {
     case GgmlType::Q8_0: ops::matvec_q8_0(dev_, m.blocks, x, y, m.rows, m.cols); break;
     case GgmlType::Q4_0: ops::matvec_q4_0(dev_, m.blocks, x, y, m.rows, m.cols); break;
-    default: ops::matvec(dev_, m.f32, x, y, m.rows, m.cols);
+    case GgmlType::Q4_K: ops::matvec_q4_k(dev_, m.blocks, x, y, m.rows, m.cols); break;
+    case GgmlType::Q6_K: ops::matvec_q6_k(dev_, m.blocks, x, y, m.rows, m.cols); break;
+    case GgmlType::F16: ops::matvec(dev_, m.f16, x, y, m.rows, m.cols); break;
+    case GgmlType::BF16: ops::matvec(dev_, m.bf16, x, y, m.rows, m.cols); break;
+    case GgmlType::F32: ops::matvec(dev_, m.f32, x, y, m.rows, m.cols); break;
   }
 }
 

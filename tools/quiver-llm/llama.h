@@ -1,7 +1,8 @@
 // A Llama-family model on the op library (docs/llm.md, "The runner"): the weights on the device
-// (Q8_0 / Q4_0 matrices in their blocks, every other type dequantized on the host to f32), a KV
-// cache per layer, and one decode step: a token at a position in, the logits and their argmax
-// out, on the device.
+// (matrices as the file stores them: Q8_0 / Q4_0 / Q4_K / Q6_K in their blocks, F16 / BF16 as
+// 16-bit, F32; norms and the embedding table dequantized on the host to f32), a KV cache per
+// layer, and one decode step: a token at a position in, the logits and their argmax out, on the
+// device.
 #pragma once
 
 #include <cstddef>
@@ -17,12 +18,15 @@
 
 namespace quiver::llm {
 
-// A linear layer's weight, rows = outputs, cols = inputs. Q8_0 and Q4_0 stay in their blocks
-// (matvec_q8_0 / matvec_q4_0); every other type is f32 after host dequantization (matvec).
+// A linear layer's weight, rows = outputs, cols = inputs, in the file's own type: the block
+// types in `blocks` (matvec_q8_0 / q4_0 / q4_k / q6_k), F16 and BF16 in `f16` / `bf16` and F32 in
+// `f32` (matvec, f32 x and y).
 struct Matrix {
   size_t rows = 0, cols = 0;
-  GgmlType type = GgmlType::F32;   // Q8_0, Q4_0 or F32 (what the device holds)
+  GgmlType type = GgmlType::F32;
   Buffer<float> f32;
+  Buffer<quiver::half> f16;
+  Buffer<quiver::bf16> bf16;
   Buffer<uint8_t> blocks;
   size_t bytes() const;            // what one matvec reads of it
 };
