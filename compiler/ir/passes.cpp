@@ -20,83 +20,66 @@ namespace quiver::ir {
 
 namespace {
 
-struct FoldBlockDimsPass : RewritePass<FoldBlockDimsPass> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FoldBlockDimsPass)
-  static constexpr llvm::StringLiteral kArgument = "qv-fold-block-dims";
-  static constexpr llvm::StringLiteral kDescription =
-      "gpu.block_dim becomes the kernel's qv.block size; gpu.thread_id along an axis of size 1 becomes 0";
-  void rewrite(mlir::ModuleOp module) { fold_block_dims(module); }
-};
-
-struct PromotePrivateVariablesPass : RewritePass<PromotePrivateVariablesPass> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PromotePrivateVariablesPass)
-  static constexpr llvm::StringLiteral kArgument = "qv-promote-private-variables";
-  static constexpr llvm::StringLiteral kDescription =
-      "mem2reg of each thread's own memref.alloca (never of workgroup arrays)";
-  void rewrite(mlir::ModuleOp module) { promote_private_variables(module); }
-};
-
-// Runs `expand` on every function but the kernels `keep` (a pass option) names, which keep
-// their tiles for the target.
-template <typename Expand>
-void expand_all_but(mlir::ModuleOp module, const std::vector<std::string>& keep, Expand expand) {
-  if (keep.empty()) return expand(module, nullptr);
-  expand(module, [&](mlir::func::FuncOp fn) { return !llvm::is_contained(keep, fn.getSymName().str()); });
+void lower_math_or_say_so(mlir::ModuleOp module) {
+  try {
+    lower_math(module);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("math lowering: ") + e.what());
+  }
 }
 
-struct ExpandMatrixPass : RewritePass<ExpandMatrixPass> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ExpandMatrixPass)
-  static constexpr llvm::StringLiteral kArgument = "qv-expand-matrix";
-  static constexpr llvm::StringLiteral kDescription =
-      "the portable fallback of the qv.matrix_* intrinsics (every lane holds the whole tile)";
-  ExpandMatrixPass() = default;
-  ExpandMatrixPass(const ExpandMatrixPass& other) : RewritePass(other) {}
-  ListOption<std::string> keep{*this, "keep", llvm::cl::desc("kernels whose tiles the target lowers itself")};
-  void rewrite(mlir::ModuleOp module) { expand_all_but(module, keep, expand_matrix_ops); }
-};
+constexpr PassText kFoldBlockDims{
+    "qv-fold-block-dims",
+    "gpu.block_dim becomes the kernel's qv.block size; gpu.thread_id along an axis of size 1 becomes 0"};
+constexpr PassText kPromotePrivateVariables{"qv-promote-private-variables",
+                                            "mem2reg of each thread's own memref.alloca (never of workgroup arrays)"};
+constexpr PassText kExpandDot4I8{"qv-expand-dot4-i8", "qv.dot4_i8 as exact byte-lane arithmetic"};
+constexpr PassText kEraseAsyncCopyMarks{
+    "qv-erase-async-copy-marks", "drops the qv.copy_async_commit / wait calls: the copies are already synchronous"};
+constexpr PassText kLowerMath{"qv-lower-math",
+                              "the portable math lowering: only the exactly rounded math ops remain (ir/math.h)"};
+using FoldBlockDimsPass = FunctionPass<kFoldBlockDims, fold_block_dims>;
+using PromotePrivateVariablesPass = FunctionPass<kPromotePrivateVariables, promote_private_variables>;
+using ExpandDot4I8Pass = FunctionPass<kExpandDot4I8, expand_dot4_i8>;
+using EraseAsyncCopyMarksPass = FunctionPass<kEraseAsyncCopyMarks, erase_async_copy_marks>;
+using LowerMathPass = FunctionPass<kLowerMath, lower_math_or_say_so>;
 
-struct ExpandBlockTilesPass : RewritePass<ExpandBlockTilesPass> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ExpandBlockTilesPass)
-  static constexpr llvm::StringLiteral kArgument = "qv-expand-block-tiles";
-  static constexpr llvm::StringLiteral kDescription =
-      "the portable fallback of the qv.block_* intrinsics (each thread holds a share of the tile)";
-  ExpandBlockTilesPass() = default;
-  ExpandBlockTilesPass(const ExpandBlockTilesPass& other) : RewritePass(other) {}
-  ListOption<std::string> keep{*this, "keep", llvm::cl::desc("kernels whose block tiles the target lowers itself")};
-  void rewrite(mlir::ModuleOp module) { expand_all_but(module, keep, expand_block_ops); }
+// A tile expansion (matrix or block tiles) on every function but the kernels its `keep` option
+// names, which keep their tiles for the target.
+template <const PassText& text, void (*expand)(mlir::ModuleOp, llvm::function_ref<bool(mlir::func::FuncOp)>)>
+class ExpandTilesPass : public RewritePass<ExpandTilesPass<text, expand>, text> {
+ public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ExpandTilesPass)
+  ExpandTilesPass() = default;
+  ExpandTilesPass(const ExpandTilesPass& other) : RewritePass<ExpandTilesPass, text>(other) {}
+  typename RewritePass<ExpandTilesPass, text>::template ListOption<std::string> keep{
+      *this, "keep", llvm::cl::desc("kernels whose tiles the target lowers itself")};
+  void apply(mlir::ModuleOp module) {
+    if (keep.empty()) return expand(module, nullptr);
+    expand(module, [&](mlir::func::FuncOp fn) { return !llvm::is_contained(keep, fn.getSymName().str()); });
+  }
 };
+constexpr PassText kExpandMatrix{"qv-expand-matrix",
+                                 "the portable fallback of the qv.matrix_* intrinsics (every lane holds the whole tile)"};
+constexpr PassText kExpandBlockTiles{
+    "qv-expand-block-tiles", "the portable fallback of the qv.block_* intrinsics (each thread holds a share of the tile)"};
+using ExpandMatrixPass = ExpandTilesPass<kExpandMatrix, expand_matrix_ops>;
+using ExpandBlockTilesPass = ExpandTilesPass<kExpandBlockTiles, expand_block_ops>;
 
-struct ExpandWarpgroupPass : RewritePass<ExpandWarpgroupPass> {
+constexpr PassText kExpandWarpgroup{
+    "qv-expand-warpgroup", "qv.warpgroup_store* element stores and (unless keep-mma) the portable warpgroup products"};
+struct ExpandWarpgroupPass : RewritePass<ExpandWarpgroupPass, kExpandWarpgroup> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ExpandWarpgroupPass)
-  static constexpr llvm::StringLiteral kArgument = "qv-expand-warpgroup";
-  static constexpr llvm::StringLiteral kDescription =
-      "qv.warpgroup_store* element stores and (unless keep-mma) the portable warpgroup products";
   ExpandWarpgroupPass() = default;
   ExpandWarpgroupPass(const ExpandWarpgroupPass& other) : RewritePass(other) {}
   Option<bool> keep_mma{*this, "keep-mma", llvm::cl::desc("keep qv.warpgroup_mma / wait / store_swizzled for the target"),
                         llvm::cl::init(false)};
-  void rewrite(mlir::ModuleOp module) { expand_warpgroup_ops(module, keep_mma); }
+  void apply(mlir::ModuleOp module) { expand_warpgroup_ops(module, keep_mma); }
 };
 
-struct ExpandDot4I8Pass : RewritePass<ExpandDot4I8Pass> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ExpandDot4I8Pass)
-  static constexpr llvm::StringLiteral kArgument = "qv-expand-dot4-i8";
-  static constexpr llvm::StringLiteral kDescription = "qv.dot4_i8 as exact byte-lane arithmetic";
-  void rewrite(mlir::ModuleOp module) { expand_dot4_i8(module); }
-};
-
-struct EraseAsyncCopyMarksPass : RewritePass<EraseAsyncCopyMarksPass> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(EraseAsyncCopyMarksPass)
-  static constexpr llvm::StringLiteral kArgument = "qv-erase-async-copy-marks";
-  static constexpr llvm::StringLiteral kDescription =
-      "drops the qv.copy_async_commit / wait calls: the copies are already synchronous";
-  void rewrite(mlir::ModuleOp module) { erase_async_copy_marks(module); }
-};
-
-struct ScalarizeVectorsPass : RewritePass<ScalarizeVectorsPass> {
+constexpr PassText kScalarizeVectors{"qv-scalarize-vectors", "no vector values: every vector op becomes scalar ops"};
+struct ScalarizeVectorsPass : RewritePass<ScalarizeVectorsPass, kScalarizeVectors> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ScalarizeVectorsPass)
-  static constexpr llvm::StringLiteral kArgument = "qv-scalarize-vectors";
-  static constexpr llvm::StringLiteral kDescription = "no vector values: every vector op becomes scalar ops";
   ScalarizeVectorsPass() = default;
   ScalarizeVectorsPass(const ScalarizeVectorsPass& other) : RewritePass(other) {}
   Option<bool> wide_buffer_access{*this, "wide-buffer-access",
@@ -104,33 +87,18 @@ struct ScalarizeVectorsPass : RewritePass<ScalarizeVectorsPass> {
                                   llvm::cl::init(false)};
   Option<bool> keep_tiles{*this, "keep-tiles", llvm::cl::desc("matrix and block tiles stay whole values"),
                           llvm::cl::init(false)};
-  void rewrite(mlir::ModuleOp module) { scalarize_vectors(module, wide_buffer_access, keep_tiles); }
+  void apply(mlir::ModuleOp module) { scalarize_vectors(module, wide_buffer_access, keep_tiles); }
 };
 
-struct Float16AsBitsPass : RewritePass<Float16AsBitsPass> {
+constexpr PassText kFloat16AsBits{"qv-16bit-floats-as-bits",
+                                  "f16 / bf16 carried as i16, their conversions and arithmetic in integer and f32 ops"};
+struct Float16AsBitsPass : RewritePass<Float16AsBitsPass, kFloat16AsBits> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(Float16AsBitsPass)
-  static constexpr llvm::StringLiteral kArgument = "qv-16bit-floats-as-bits";
-  static constexpr llvm::StringLiteral kDescription =
-      "f16 / bf16 carried as i16, their conversions and arithmetic in integer and f32 ops";
   Float16AsBitsPass() = default;
   Float16AsBitsPass(const Float16AsBitsPass& other) : RewritePass(other) {}
   Option<bool> f16{*this, "f16", llvm::cl::desc("carry f16 as its bits"), llvm::cl::init(false)};
   Option<bool> bf16{*this, "bf16", llvm::cl::desc("carry bf16 as its bits"), llvm::cl::init(false)};
-  void rewrite(mlir::ModuleOp module) { carry_16bit_floats_as_bits(module, f16, bf16); }
-};
-
-struct LowerMathPass : RewritePass<LowerMathPass> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerMathPass)
-  static constexpr llvm::StringLiteral kArgument = "qv-lower-math";
-  static constexpr llvm::StringLiteral kDescription =
-      "the portable math lowering: only the exactly rounded math ops remain (ir/math.h)";
-  void rewrite(mlir::ModuleOp module) {
-    try {
-      lower_math(module);
-    } catch (const std::exception& e) {
-      throw std::runtime_error(std::string("math lowering: ") + e.what());
-    }
-  }
+  void apply(mlir::ModuleOp module) { carry_16bit_floats_as_bits(module, f16, bf16); }
 };
 
 std::string flag(const char* name, bool value) { return std::string(name) + (value ? "=true" : "=false"); }
@@ -148,16 +116,9 @@ void register_passes() {
     mlir::registerCanonicalizerPass();
     mlir::registerCSEPass();
     mlir::registerLiftControlFlowToSCFPass();
-    register_pass<FoldBlockDimsPass>();
-    register_pass<PromotePrivateVariablesPass>();
-    register_pass<ExpandMatrixPass>();
-    register_pass<ExpandBlockTilesPass>();
-    register_pass<ExpandWarpgroupPass>();
-    register_pass<ExpandDot4I8Pass>();
-    register_pass<EraseAsyncCopyMarksPass>();
-    register_pass<ScalarizeVectorsPass>();
-    register_pass<Float16AsBitsPass>();
-    register_pass<LowerMathPass>();
+    register_pass<FoldBlockDimsPass, PromotePrivateVariablesPass, ExpandMatrixPass, ExpandBlockTilesPass,
+                  ExpandWarpgroupPass, ExpandDot4I8Pass, EraseAsyncCopyMarksPass, ScalarizeVectorsPass,
+                  Float16AsBitsPass, LowerMathPass>();
     mlir::PassPipelineRegistration<>("qv-normalize", "the front end's normalisation (" + normalize_pipeline() + ")",
                                      [](mlir::OpPassManager& pm) { (void)add_pipeline(pm, normalize_pipeline()); });
     mlir::PassPipelineRegistration<>("qv-structure", "control flow lifted to scf (" + structure_pipeline() + ")",

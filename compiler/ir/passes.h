@@ -3,6 +3,7 @@
 // (its own passes, in its folder, added to these); quiver-opt runs any of them on a file.
 #pragma once
 
+#include <mutex>
 #include <string>
 
 #include "llvm/ADT/StringRef.h"
@@ -30,19 +31,25 @@ std::string legalize_pipeline(const LegalizeOptions& options);
 // diagnostics (their messages, "; "-separated).
 bool run_pipeline(mlir::Operation* op, llvm::StringRef pipeline, std::string& error);
 
-// The base of a quiver pass on `Op`: Derived defines kArgument, kDescription and
-// rewrite(Op); a std::exception thrown by rewrite is the pass's failure, its message the
-// error diagnostic on the op.
-template <typename Derived, typename Op = mlir::ModuleOp>
+// A pass's argument (qv-<what it does>) and description.
+struct PassText {
+  llvm::StringLiteral argument;
+  llvm::StringLiteral description;
+};
+
+// The base of a quiver pass on `Op` (any op for void): Derived defines apply(Op); a
+// std::exception thrown by apply is the pass's failure, its message the error diagnostic on
+// the op.
+template <typename Derived, const PassText& text, typename Op = mlir::ModuleOp>
 class RewritePass : public mlir::PassWrapper<Derived, mlir::OperationPass<Op>> {
  public:
-  llvm::StringRef getArgument() const override { return Derived::kArgument; }
-  llvm::StringRef getDescription() const override { return Derived::kDescription; }
+  llvm::StringRef getArgument() const override { return text.argument; }
+  llvm::StringRef getDescription() const override { return text.description; }
   // The neutral IR's dialects: quiver-opt loads only those its input names.
   void getDependentDialects(mlir::DialectRegistry& registry) const override { register_dialects(registry); }
   void runOnOperation() override {
     try {
-      static_cast<Derived*>(this)->rewrite(this->getOperation());
+      static_cast<Derived*>(this)->apply(this->getOperation());
     } catch (const std::exception& e) {
       this->getOperation()->emitError(e.what());
       this->signalPassFailure();
@@ -50,10 +57,37 @@ class RewritePass : public mlir::PassWrapper<Derived, mlir::OperationPass<Op>> {
   }
 };
 
-// Registers pass `P` (any number of times: registration of one pass type is idempotent).
-template <typename P>
+// A pass without options that calls `rewrite` on its op; `Dialects` are those whose ops it
+// creates beyond the neutral IR's.
+template <const PassText& text, auto rewrite, typename Op = mlir::ModuleOp, typename... Dialects>
+class FunctionPass : public RewritePass<FunctionPass<text, rewrite, Op, Dialects...>, text, Op> {
+ public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FunctionPass)
+  void getDependentDialects(mlir::DialectRegistry& registry) const override {
+    register_dialects(registry);
+    (registry.insert<Dialects>(), ...);
+  }
+  template <typename OpOrPointer>
+  void apply(OpOrPointer op) {
+    rewrite(op);
+  }
+};
+
+// Registers the passes `P...` (any number of times: registering a pass type is idempotent).
+template <typename... P>
 void register_pass() {
-  mlir::registerPass([] { return std::unique_ptr<mlir::Pass>(std::make_unique<P>()); });
+  (mlir::registerPass([] { return std::unique_ptr<mlir::Pass>(std::make_unique<P>()); }), ...);
+}
+
+// A folder's registration: `first` (the registrations its pipelines also name), then `P...`;
+// once per program, since the pass registry is not thread-safe.
+template <typename... P>
+void register_once(void (*first)()) {
+  static std::once_flag once;
+  std::call_once(once, [first] {
+    first();
+    register_pass<P...>();
+  });
 }
 
 }  // namespace quiver::ir

@@ -1,6 +1,4 @@
 // The hsaco target's passes.
-#include <mutex>
-
 #include "ir/passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "targets/hsaco/amdgpu_kernel.h"
@@ -10,25 +8,14 @@ namespace quiver::compiler {
 
 namespace {
 
-struct Dot4ToSdot4Pass : ir::RewritePass<Dot4ToSdot4Pass> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(Dot4ToSdot4Pass)
-  static constexpr llvm::StringLiteral kArgument = "qv-hsaco-dot4-to-sdot4";
-  static constexpr llvm::StringLiteral kDescription = "qv.dot4_i8 as llvm.amdgcn.sdot4 (processors with dot4)";
-  void getDependentDialects(mlir::DialectRegistry& registry) const override {
-    RewritePass::getDependentDialects(registry);
-    registry.insert<mlir::LLVM::LLVMDialect>();
-  }
-  void rewrite(mlir::ModuleOp module) { hsaco::lower_dot4_to_sdot4(module); }
-};
+constexpr ir::PassText kDot4ToSdot4{"qv-hsaco-dot4-to-sdot4", "qv.dot4_i8 as llvm.amdgcn.sdot4 (processors with dot4)"};
+using Dot4ToSdot4Pass =
+    ir::FunctionPass<kDot4ToSdot4, hsaco::lower_dot4_to_sdot4, mlir::ModuleOp, mlir::LLVM::LLVMDialect>;
 
 }  // namespace
 
 void register_hsaco_passes() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm_common::register_passes();
-    ir::register_pass<Dot4ToSdot4Pass>();
-  });
+  ir::register_once<Dot4ToSdot4Pass>(llvm_common::register_passes);
 }
 
 }  // namespace quiver::compiler
