@@ -6,6 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   llvm-19-dev libmlir-19-dev mlir-19-tools clang-19 libclang-19-dev libclang-cpp19-dev lld-19
+  llvm-19-tools   # lit and FileCheck: the compiler's pass tests (tests/compiler/lit)
   libclang-rt-19-dev   # libFuzzer and the sanitizer runtimes of clang 19 (tests/fuzz)
   spirv-tools spirv-cross glslang-tools
   libspirv-cross-c-shared-dev   # SPIRV-Cross C++ static libraries (the msl target)

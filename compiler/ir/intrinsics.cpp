@@ -6,13 +6,22 @@
 
 namespace quiver::ir {
 
-void expand_dot4_i8(mlir::ModuleOp module) {
+void replace_dot4_i8(mlir::ModuleOp module,
+                     llvm::function_ref<mlir::Value(mlir::OpBuilder& b, mlir::func::CallOp call)> lower) {
   llvm::SmallVector<mlir::func::CallOp> calls;
   module.walk([&](mlir::func::CallOp call) {
     if (call.getCallee() == kDot4I8) calls.push_back(call);
   });
   for (mlir::func::CallOp call : calls) {
     mlir::OpBuilder b(call);
+    call.getResult(0).replaceAllUsesWith(lower(b, call));
+    call.erase();
+  }
+  if (auto decl = module.lookupSymbol<mlir::func::FuncOp>(kDot4I8)) decl.erase();
+}
+
+void expand_dot4_i8(mlir::ModuleOp module) {
+  replace_dot4_i8(module, [](mlir::OpBuilder& b, mlir::func::CallOp call) {
     mlir::Location l = call.getLoc();
     mlir::Type i32 = b.getI32Type(), i8 = b.getI8Type();
     mlir::Value acc = call.getOperand(2);
@@ -25,10 +34,8 @@ void expand_dot4_i8(mlir::ModuleOp module) {
       acc = b.create<mlir::arith::AddIOp>(l, acc, b.create<mlir::arith::MulIOp>(l, lane(call.getOperand(0)),
                                                                                lane(call.getOperand(1))));
     }
-    call.getResult(0).replaceAllUsesWith(acc);
-    call.erase();
-  }
-  if (auto decl = module.lookupSymbol<mlir::func::FuncOp>(kDot4I8)) decl.erase();
+    return acc;
+  });
 }
 
 void erase_async_copy_marks(mlir::ModuleOp module) {

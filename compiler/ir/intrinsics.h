@@ -3,6 +3,9 @@
 // call to its native instruction or asks legalize() for the portable expansion.
 #pragma once
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace quiver::ir {
@@ -13,6 +16,10 @@ inline constexpr const char* kDot4I8 = "qv.dot4_i8";
 
 // Replaces every call of kDot4I8 by exact byte-lane arithmetic and drops the declaration.
 void expand_dot4_i8(mlir::ModuleOp module);
+// Replaces every call of kDot4I8 by the value `lower` builds for it (`b` inserts before the
+// call), then drops the declaration: the portable expansion and each target's instruction.
+void replace_dot4_i8(mlir::ModuleOp module,
+                     llvm::function_ref<mlir::Value(mlir::OpBuilder& b, mlir::func::CallOp call)> lower);
 
 // Asynchronous copies into shared memory (docs/async_copy.md). qv::copy_async is an ordinary
 // 16-byte vector.load + vector.store pair, both carrying the unit attribute kAsyncCopyAttr, so a

@@ -26,7 +26,8 @@ struct LegalizeOptions {
   bool keep_async_copies = false;   // keep qv::copy_async's group marks (the target lowers them)
 };
 
-// Applies `options`, then lift-cf-to-scf + canonicalize + cse. False with `error` on failure.
+// Runs legalize_pipeline(options) (passes.h): the rewrites `options` asks for, then
+// lift-cf-to-scf + canonicalize + cse. False with `error` on failure.
 bool legalize(mlir::ModuleOp module, const LegalizeOptions& options, std::string& error);
 
 // The individual steps (each throws std::runtime_error with the reason on failure).

@@ -1,6 +1,7 @@
 #include "ir/normalize.h"
 
-#include "mlir/Conversion/Passes.h"
+#include "ir/passes.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -10,14 +11,11 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "mlir/Interfaces/MemorySlotInterfaces.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Mem2Reg.h"
-#include "mlir/Transforms/Passes.h"
 
 namespace quiver::ir {
 
@@ -27,26 +25,12 @@ void register_dialects(mlir::DialectRegistry& registry) {
                   mlir::scf::SCFDialect, mlir::ub::UBDialect, mlir::vector::VectorDialect>();
 }
 
-static bool run(mlir::ModuleOp module, mlir::PassManager& pm, std::string& error) {
-  std::string diag;
-  llvm::raw_string_ostream os(diag);
-  mlir::ScopedDiagnosticHandler handler(module.getContext(), [&](mlir::Diagnostic& d) {
-    os << d << "\n";
-    return mlir::success();
-  });
-  if (mlir::failed(pm.run(module))) {
-    error = "internal error while normalising the IR: " + diag;
-    return false;
-  }
-  return true;
-}
-
 // A kernel's block shape is fixed at compile time (qv.block, from QV_BLOCK; every backend launches
 // exactly that shape), so qv::block_dim_*() is a constant and thread_id along an axis of size 1 is
 // 0: folded here, loops over the block's subgroups (qv::block_sum's) get constant trip counts.
 // Left as a read of the launch's shape, layer_norm<bf16> on the H100 spent ~130 of its ~540
 // instructions per warp and row in the two block sums' loops (ncu).
-static void fold_block_dims(mlir::ModuleOp module) {
+void fold_block_dims(mlir::ModuleOp module) {
   module.walk([](mlir::func::FuncOp func) {
     auto block = func->getAttrOfType<mlir::DenseI32ArrayAttr>("qv.block");
     if (!block || block.size() != 3) return;
@@ -69,7 +53,7 @@ static void fold_block_dims(mlir::ModuleOp module) {
 // mem2reg over each thread's own variables only. Upstream's promotion of memref.alloca ignores
 // the memory space, so it would turn a one-element qv::shared array (a flag the block shares)
 // into a value of each thread's own.
-static void promote_private_variables(mlir::ModuleOp module) {
+void promote_private_variables(mlir::ModuleOp module) {
   module.walk([](mlir::func::FuncOp func) {
     if (func.isExternal()) return;
     llvm::SmallVector<mlir::PromotableAllocationOpInterface> slots;
@@ -86,26 +70,16 @@ static void promote_private_variables(mlir::ModuleOp module) {
   });
 }
 
-bool normalize(mlir::ModuleOp module, std::string& error) {
-  fold_block_dims(module);
-  // Unreachable blocks (code after break/return) go first, so mem2reg sees a clean CFG.
-  mlir::PassManager before(module.getContext());
-  before.addPass(mlir::createCanonicalizerPass());
-  if (!run(module, before, error)) return false;
-  promote_private_variables(module);
-  mlir::PassManager after(module.getContext());
-  after.addPass(mlir::createCanonicalizerPass());
-  return run(module, after, error);
+// The pipelines (passes.cpp) run as one pass manager each.
+static bool run(mlir::ModuleOp module, const std::string& pipeline, std::string& error) {
+  register_passes();
+  if (run_pipeline(module, pipeline, error)) return true;
+  error = "internal error while normalising the IR: " + error;
+  return false;
 }
 
-bool structure(mlir::ModuleOp module, std::string& error) {
-  fold_block_dims(module);   // again: target rewrites (ir/warpgroup.cpp) may read the block shape
-  mlir::PassManager pm(module.getContext());
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(mlir::createLiftControlFlowToSCFPass());
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(mlir::createCSEPass());
-  return run(module, pm, error);
-}
+bool normalize(mlir::ModuleOp module, std::string& error) { return run(module, normalize_pipeline(), error); }
+
+bool structure(mlir::ModuleOp module, std::string& error) { return run(module, structure_pipeline(), error); }
 
 }  // namespace quiver::ir

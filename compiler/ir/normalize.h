@@ -19,4 +19,10 @@ void register_dialects(mlir::DialectRegistry& registry);
 bool normalize(mlir::ModuleOp module, std::string& error);
 bool structure(mlir::ModuleOp module, std::string& error);
 
+// Steps of the two (passes.h: qv-fold-block-dims, qv-promote-private-variables).
+// qv.block's sizes replace gpu.block_dim, and gpu.thread_id along an axis of size 1 is 0.
+void fold_block_dims(mlir::ModuleOp module);
+// mem2reg of the allocas in the private address space (never a workgroup array).
+void promote_private_variables(mlir::ModuleOp module);
+
 }  // namespace quiver::ir

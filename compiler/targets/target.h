@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdio>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -46,6 +47,15 @@ struct TargetImage {
   std::vector<std::byte> frame;       // `data` compressed (format::compress_image), made by the build job
 };
 
+// quiverc -v: the pass pipeline (textual, as quiver-opt takes it) that `target` runs on each
+// `anchor` op ("builtin.module", "gpu.module").
+inline void print_pipeline(const TargetOptions& options, std::string_view target, std::string_view anchor,
+                           std::string_view pipeline) {
+  if (!options.verbose) return;
+  fprintf(stderr, "%.*s: pipeline %.*s(%.*s)\n", int(target.size()), target.data(), int(anchor.size()), anchor.data(),
+          int(pipeline.size()), pipeline.data());
+}
+
 class Target {
  public:
   virtual ~Target() = default;
@@ -76,11 +86,16 @@ struct TargetEntry {
   std::string_view name;                    // "ptx": the --targets and QV_TARGETS spelling
   std::span<const format::Target> images;   // the image kinds its compile() may return
   std::unique_ptr<Target> (*create)();
+  // Registers the target's passes (its folder's, and those of ir/passes.h its pipelines name):
+  // quiver-opt runs them; compile() calls it before building its pipelines. Idempotent.
+  void (*register_passes)();
 };
 // Every target, in the order quiverc builds them when --targets names none (which is the order
 // of their images in the fat binary).
 std::span<const TargetEntry> target_registry();
 const TargetEntry* find_target(std::string_view name);   // nullptr when no line has that name
+// Every target's passes and the neutral IR's (quiver-opt's registration).
+void register_passes();
 std::vector<std::string> target_names();                 // the registry's names, in its order
 
 }  // namespace quiver::compiler

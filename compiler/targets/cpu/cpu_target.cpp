@@ -6,6 +6,7 @@
 // of libm's fma/fmaf where the baseline lacks the instruction, so results stay identical to
 // the GPU targets (glibc picks the hardware instruction when the CPU has it).
 #include "ir/layout.h"
+#include "ir/passes.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/Utils/Cloning.h"
@@ -13,8 +14,11 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "targets/cpu/cpu_entry.h"
 #include "targets/llvm_common/llvm_common.h"
+#include "targets/llvm_common/passes.h"
 
 namespace quiver::compiler {
+
+void register_cpu_passes();
 
 namespace {
 
@@ -23,6 +27,11 @@ using cpu::ThreadFunction;
 
 constexpr const char* kTargetName = "cpu";
 constexpr uint64_t kBarrierOffset = 56;   // qv_cpu_ctx::barrier
+// Each kernel's per-thread function (a module of its own), to the LLVM dialect.
+constexpr const char* kThreadPipeline =
+    "convert-scf-to-cf,convert-vector-to-llvm,convert-math-to-llvm,"
+    "convert-arith-to-llvm,finalize-memref-to-llvm,convert-ub-to-llvm,convert-cf-to-llvm,"
+    "convert-func-to-llvm,reconcile-unrealized-casts";
 
 struct ArchInfo {
   std::string triple;
@@ -147,12 +156,7 @@ mlir::OwningOpRef<mlir::ModuleOp> make_thread_function(mlir::func::FuncOp func,
   func->moveBefore(sub->getBody(), sub->getBody()->end());
   llvm_common::verify(*sub, where);
   llvm_common::keep_temp(options, "cpu." + kernel.symbol + ".thread.mlir", llvm_common::print(*sub));
-  llvm_common::run_pipeline(
-      *sub,
-      "convert-scf-to-cf,convert-vector-to-llvm,convert-math-to-llvm,"
-      "convert-arith-to-llvm,finalize-memref-to-llvm,convert-ub-to-llvm,convert-cf-to-llvm,"
-      "convert-func-to-llvm,reconcile-unrealized-casts",
-      where);
+  llvm_common::run_pipeline(*sub, kThreadPipeline, where);
   llvm_common::keep_temp(options, "cpu." + kernel.symbol + ".llvm.mlir", llvm_common::print(*sub));
   return sub;
 }
@@ -175,14 +179,15 @@ class CpuTarget final : public Target {
     for (const std::string& arch : archs) arch_info(arch, all);
 
     llvm_common::prepare_context(*module.getContext());
+    register_cpu_passes();
     // No compiler-rt at the x86-64-v2 baseline: 16-bit float conversions as integer arithmetic.
     quiver::ir::LegalizeOptions legal;
     legal.f16_as_bits = legal.bf16_as_bits = true;
-    llvm_common::legalize(module, legal, all);
+    llvm_common::run_passes(module, quiver::ir::legalize_pipeline(legal) + ",qv-lower-math", all, options);
     std::vector<mlir::func::FuncOp> funcs;
     for (const format::Kernel& k : kernels)
       funcs.push_back(llvm_common::find_kernel(module, k.symbol, {k.name, kTargetName}));
-    llvm_common::lower_math(module, all);
+    print_pipeline(options, kTargetName, "builtin.module", kThreadPipeline);
 
     mlir::OwningOpRef<mlir::ModuleOp> llvm_module = mlir::ModuleOp::create(module.getLoc());
     std::vector<ThreadFunction> threads(kernels.size());
@@ -194,7 +199,7 @@ class CpuTarget final : public Target {
     }
     llvm_common::keep_temp(options, "cpu.llvm.mlir", llvm_common::print(*llvm_module));
     llvm::LLVMContext llvm_context;
-    llvm_common::align_vector_accesses(*llvm_module);
+    llvm_common::run_passes(*llvm_module, "qv-align-vector-accesses", all, options);
     std::unique_ptr<llvm::Module> base = llvm_common::translate(*llvm_module, llvm_context, all);
 
     std::vector<TargetImage> images;
@@ -222,5 +227,8 @@ class CpuTarget final : public Target {
 }  // namespace
 
 std::unique_ptr<Target> create_cpu_target() { return std::make_unique<CpuTarget>(); }
+
+// The cpu target's pipelines name only upstream passes and those of the LLVM-based targets.
+void register_cpu_passes() { llvm_common::register_passes(); }
 
 }  // namespace quiver::compiler

@@ -134,20 +134,13 @@ void reject_double(mlir::func::FuncOp func, const llvm_common::ErrorContext& whe
 }
 
 void lower_dot4_to_sdot4(mlir::ModuleOp module) {
-  llvm::SmallVector<mlir::func::CallOp> calls;
-  module.walk([&](mlir::func::CallOp call) {
-    if (call.getCallee() == quiver::ir::kDot4I8) calls.push_back(call);
-  });
-  for (mlir::func::CallOp call : calls) {
-    mlir::OpBuilder b(call);
+  quiver::ir::replace_dot4_i8(module, [](mlir::OpBuilder& b, mlir::func::CallOp call) {
     mlir::Value no_clamp = b.create<mlir::LLVM::ConstantOp>(call.getLoc(), b.getI1Type(), b.getBoolAttr(false));
     llvm::SmallVector<mlir::Value> operands(call.getOperands());
     operands.push_back(no_clamp);
-    auto sdot = b.create<mlir::LLVM::CallIntrinsicOp>(call.getLoc(), b.getI32Type(), "llvm.amdgcn.sdot4", operands);
-    call.getResult(0).replaceAllUsesWith(sdot.getResult(0));
-    call.erase();
-  }
-  if (auto decl = module.lookupSymbol<mlir::func::FuncOp>(quiver::ir::kDot4I8)) decl.erase();
+    return b.create<mlir::LLVM::CallIntrinsicOp>(call.getLoc(), b.getI32Type(), "llvm.amdgcn.sdot4", operands)
+        .getResult(0);
+  });
 }
 
 mlir::gpu::GPUModuleOp make_gpu_kernel(mlir::ModuleOp module, mlir::func::FuncOp func,

@@ -16,11 +16,15 @@
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Target/LLVMIR/Dialect/ROCDL/ROCDLToLLVMIRTranslation.h"
 #include "targets/hsaco/amdgpu_kernel.h"
+#include "ir/passes.h"
 #include "targets/llvm_common/llvm_common.h"
+#include "targets/llvm_common/passes.h"
 #include "targets/llvm_common/process.h"
 #include "targets/target.h"
 
 namespace quiver::compiler {
+
+void register_hsaco_passes();   // passes.cpp
 
 namespace {
 
@@ -103,6 +107,7 @@ class HsacoTarget final : public Target {
 
     mlir::MLIRContext& context = *module.getContext();
     llvm_common::prepare_context(context);
+    register_hsaco_passes();
     mlir::DialectRegistry registry;
     registry.insert<mlir::ROCDL::ROCDLDialect>();
     mlir::registerROCDLDialectTranslation(registry);
@@ -181,32 +186,29 @@ class HsacoTarget final : public Target {
     quiver::ir::LegalizeOptions legal;
     legal.bf16_as_bits = true;   // the same integer RNE conversion as SPIR-V and CPU, not LLVM's expansion
     legal.expand_dot4_i8 = !arch.has_dot4;
-    llvm_common::legalize(*copy, legal, all);
-    if (arch.has_dot4) hsaco::lower_dot4_to_sdot4(*copy);
+    llvm_common::run_passes(*copy,
+                            quiver::ir::legalize_pipeline(legal) + (arch.has_dot4 ? ",qv-hsaco-dot4-to-sdot4" : "") +
+                                ",qv-lower-math",
+                            all, options);
     std::vector<mlir::func::FuncOp> funcs;
     for (const format::Kernel& k : kernels)
       funcs.push_back(llvm_common::find_kernel(*copy, k.symbol, {k.name, kTargetName}));
-    llvm_common::lower_math(*copy, all);
 
     // Vector ops are lowered after convert-gpu-to-rocdl, once no workgroup memref (whose
     // address space the vector lowering cannot map) is left.
     const std::string pipeline =
-        "convert-scf-to-cf,"
+        "qv-math-to-llvm-intrinsics,convert-scf-to-cf,"
         "convert-gpu-to-rocdl{chipset=" + arch.name + " index-bitwidth=64 use-bare-ptr-memref-call-conv=1},"
         "convert-vector-to-llvm,convert-ub-to-llvm,reconcile-unrealized-casts";
     mlir::OwningOpRef<mlir::ModuleOp> llvm_module = mlir::ModuleOp::create(copy->getLoc());
+    print_pipeline(options, kTargetName, "gpu.module", pipeline);
     for (size_t i = 0; i < kernels.size(); ++i) {
       ErrorContext where{kernels[i].name, kTargetName};
       mlir::gpu::GPUModuleOp gpu_module = hsaco::make_gpu_kernel(*copy, funcs[i], kernels[i], arch, where);
-      llvm_common::math_to_intrinsics(gpu_module);
-      llvm_common::verify(gpu_module, where);
       llvm_common::run_pipeline(gpu_module, pipeline, where);
-      llvm_module->getBody()->getOperations().splice(llvm_module->getBody()->end(),
-                                                     gpu_module.getBody()->getOperations());
-      gpu_module.erase();
+      llvm_common::move_kernel_module(gpu_module, *llvm_module);
     }
-    llvm_common::align_workgroup_globals(*llvm_module);
-    llvm_common::align_vector_accesses(*llvm_module);
+    llvm_common::run_passes(*llvm_module, "qv-align-workgroup-globals,qv-align-vector-accesses", all, options);
     llvm_common::keep_temp(options, "hsaco." + arch.name + ".llvm.mlir", llvm_common::print(*llvm_module));
     return llvm_module;
   }

@@ -7,6 +7,7 @@
 
 #include "ir/layout.h"
 #include "ir/math.h"
+#include "targets/llvm_common/passes.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -132,13 +133,6 @@ std::array<uint32_t, 3> check_signature(mlir::func::FuncOp func, const format::K
   return block;
 }
 
-void legalize(mlir::ModuleOp module, const quiver::ir::LegalizeOptions& options, const ErrorContext& where) {
-  DiagnosticCollector diags(module.getContext());
-  std::string error;
-  if (!quiver::ir::legalize(module, options, error))
-    throw TargetError(where.kernel, where.target, error + (diags.empty() ? "" : ": " + diags.text()));
-}
-
 void align_vector_accesses(mlir::Operation* op) {
   auto bytes = [](mlir::Type t) -> uint64_t {
     auto v = mlir::dyn_cast<mlir::VectorType>(t);
@@ -196,6 +190,14 @@ void move_body_into(mlir::func::FuncOp func, mlir::gpu::GPUFuncOp gfunc, const q
   func.erase();
 }
 
+void move_kernel_module(mlir::gpu::GPUModuleOp gpu_module, mlir::ModuleOp module) {
+  auto& ops = gpu_module.getBody()->getOperations();
+  auto end = ops.end();
+  if (!ops.empty() && ops.back().hasTrait<mlir::OpTrait::IsTerminator>()) --end;
+  module.getBody()->getOperations().splice(module.getBody()->end(), ops, ops.begin(), end);
+  gpu_module.erase();
+}
+
 void align_workgroup_globals(mlir::Operation* root) {
   root->walk([](mlir::LLVM::GlobalOp global) {
     if (global.getAddrSpace() != 3) return;
@@ -250,16 +252,8 @@ void math_to_intrinsics(mlir::Operation* root) {
   }
 }
 
-void lower_math(mlir::ModuleOp module, const ErrorContext& where) {
-  DiagnosticCollector diags(module.getContext());
-  try {
-    quiver::ir::lower_math(module);
-  } catch (const std::exception& e) {
-    throw TargetError(where.kernel, where.target, std::string("math lowering: ") + e.what());
-  }
-}
-
 void run_pipeline(mlir::Operation* op, std::string_view pipeline, const ErrorContext& where) {
+  register_passes();
   DiagnosticCollector diags(op->getContext());
   mlir::PassManager pm(op->getContext(), op->getName().getStringRef());
   std::string parse_errors;

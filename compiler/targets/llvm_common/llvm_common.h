@@ -57,8 +57,9 @@ mlir::Value workgroup_view(mlir::OpBuilder& b, const quiver::ir::WorkgroupSlot& 
 void move_body_into(mlir::func::FuncOp func, mlir::gpu::GPUFuncOp gfunc, const quiver::ir::WorkgroupLayout& layout,
                     llvm::ArrayRef<mlir::Value> memory);
 
-// ir::legalize (docs/ir.md) with its failure as a TargetError.
-void legalize(mlir::ModuleOp module, const quiver::ir::LegalizeOptions& options, const ErrorContext& where);
+// Moves the ops of a kernel's lowered gpu.module (but its gpu.module_end) to the end of
+// `module`, which the kernels' images share, and erases it.
+void move_kernel_module(mlir::gpu::GPUModuleOp gpu_module, mlir::ModuleOp module);
 
 // qv::load / qv::store promise alignment to the vector's size (KERNEL_LANGUAGE.md); MLIR 19's
 // vector lowering only records the element's. Raises every vector load/store of the LLVM
@@ -75,11 +76,9 @@ void align_workgroup_globals(mlir::Operation* root);
 // which a PTX or HSACO image cannot link.
 void math_to_intrinsics(mlir::Operation* root);
 
-// Runs the MLIR lowering (`lower_math`), turning its errors into TargetError.
-void lower_math(mlir::ModuleOp module, const ErrorContext& where);
-
 // Runs a textual pass list (e.g. "convert-scf-to-cf,convert-func-to-llvm") on `op` itself;
-// the diagnostics become the TargetError's reason.
+// the diagnostics, with their locations, become the TargetError's reason. Upstream passes and
+// those of passes.h are registered; a target registers its own before.
 void run_pipeline(mlir::Operation* op, std::string_view pipeline, const ErrorContext& where);
 
 // Verifies `op`; a failure becomes a TargetError quoting the verifier.

@@ -98,4 +98,8 @@ class MslTarget final : public Target {
 
 std::unique_ptr<Target> create_msl_target() { return std::make_unique<MslTarget>(); }
 
+// The msl target lowers through the spirv target's pipeline.
+void register_spirv_passes();
+void register_msl_passes() { register_spirv_passes(); }
+
 }  // namespace quiver::compiler

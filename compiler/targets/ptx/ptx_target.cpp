@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <regex>
 
-#include "ir/intrinsics.h"
 #include "ir/layout.h"
 #include "ir/math.h"
 #include "ir/warpgroup.h"
@@ -16,22 +15,19 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/GPU/Transforms/Passes.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "ir/passes.h"
 #include "targets/llvm_common/llvm_common.h"
+#include "targets/llvm_common/passes.h"
 #include "targets/llvm_common/process.h"
-#include "targets/ptx/async_copy_cp_async.h"
-#include "targets/ptx/exp2_ex2_approx.h"
-#include "targets/ptx/rcp_approx.h"
-#include "targets/ptx/matrix_mma_sync.h"
-#include "targets/ptx/warpgroup_wgmma.h"
 #include "targets/target.h"
 
 namespace quiver::compiler {
+
+void register_ptx_passes();   // passes.cpp
 
 namespace {
 
@@ -39,41 +35,12 @@ using llvm_common::ErrorContext;
 
 constexpr int64_t kBufferExtent = int64_t{1} << 40;
 constexpr const char* kTargetName = "ptx";
-
-
-// qv::dot4_i8 is one dp4a instruction (sm_61 and later; quiver's PTX targets sm_80+). LLVM 19
-// has no NVVM intrinsic for it, so it is inline PTX.
-void lower_dot4_to_dp4a(mlir::ModuleOp module) {
-  llvm::SmallVector<mlir::func::CallOp> calls;
-  module.walk([&](mlir::func::CallOp call) {
-    if (call.getCallee() == quiver::ir::kDot4I8) calls.push_back(call);
-  });
-  for (mlir::func::CallOp call : calls) {
-    mlir::OpBuilder b(call);
-    auto dialect = mlir::LLVM::AsmDialectAttr::get(b.getContext(), mlir::LLVM::AsmDialect::AD_ATT);
-    auto asm_op = b.create<mlir::LLVM::InlineAsmOp>(
-        call.getLoc(), b.getI32Type(), call.getOperands(), "dp4a.s32.s32 $0, $1, $2, $3;", "=r,r,r,r",
-        /*has_side_effects=*/false, /*is_align_stack=*/false, dialect, /*operand_attrs=*/mlir::ArrayAttr());
-    call.getResult(0).replaceAllUsesWith(asm_op.getResult(0));
-    call.erase();
-  }
-  if (auto decl = module.lookupSymbol<mlir::func::FuncOp>(quiver::ir::kDot4I8)) decl.erase();
-}
-
-// NVIDIA warps have 32 lanes: subgroup reductions become shfl.sync butterflies, and the
-// subgroup size is that constant (convert-gpu-to-nvvm lowers gpu.shuffle and gpu.lane_id).
-void lower_subgroups(mlir::Operation* root, const ErrorContext& where) {
-  constexpr unsigned kWarp = 32;
-  root->walk([&](mlir::gpu::SubgroupSizeOp op) {
-    mlir::OpBuilder b(op);
-    op.replaceAllUsesWith(b.create<mlir::arith::ConstantIndexOp>(op.getLoc(), kWarp).getResult());
-    op.erase();
-  });
-  mlir::RewritePatternSet patterns(root->getContext());
-  mlir::populateGpuLowerSubgroupReduceToShufflePattenrs(patterns, kWarp);
-  if (mlir::failed(mlir::applyPatternsAndFoldGreedily(root, std::move(patterns))))
-    throw TargetError(where.kernel, where.target, "subgroup reductions could not be lowered to warp shuffles");
-}
+// Each kernel's gpu.module, from the neutral IR to the LLVM dialect (NVVM).
+constexpr const char* kKernelPipeline =
+    "qv-ptx-subgroups-to-shuffles,qv-math-to-llvm-intrinsics,"
+    "convert-scf-to-cf,convert-vector-to-llvm,convert-ub-to-llvm,"
+    "convert-gpu-to-nvvm{index-bitwidth=64 use-bare-ptr-memref-call-conv=1},"
+    "reconcile-unrealized-casts";
 
 
 // Moves kernel `func` into a new gpu.module as a gpu.func kernel: buffers retyped for the
@@ -222,48 +189,38 @@ class PtxTarget final : public Target {
         throw TargetError(all_names, kTargetName, "'" + arch + "' is not an NVIDIA arch (sm_80, sm_90a, ...)");
 
     llvm_common::prepare_context(*module.getContext());
+    register_ptx_passes();
     quiver::ir::LegalizeOptions legal;
     legal.expand_dot4_i8 = false;   // dp4a below
     legal.expand_matrix = false;    // mma.sync below
     legal.keep_async_copies = true; // cp.async below
     legal.keep_warpgroup_mma = wgmma;
-    llvm_common::legalize(module, legal, all);
-    lower_dot4_to_dp4a(module);
-    ptx::lower_matrix_to_mma_sync(module);
-    if (wgmma) ptx::lower_warpgroup_to_wgmma(module);
-    ptx::lower_async_copies_to_cp_async(module);
-    ptx::lower_exp2_to_ex2_approx(module);
-    ptx::lower_rcp_to_rcp_approx(module);
+    llvm_common::run_passes(module,
+                            quiver::ir::legalize_pipeline(legal) +
+                                ",qv-ptx-dot4-to-dp4a,qv-ptx-matrix-to-mma-sync" +
+                                (wgmma ? ",qv-ptx-warpgroup-to-wgmma" : "") +
+                                ",qv-ptx-async-copy-to-cp-async,qv-ptx-exp2-to-ex2-approx,qv-ptx-rcp-to-rcp-approx,"
+                                "qv-lower-math",
+                            all, options);
     std::vector<mlir::func::FuncOp> funcs;
     for (const format::Kernel& k : kernels)
       funcs.push_back(llvm_common::find_kernel(module, k.symbol, {k.name, kTargetName}));
-    llvm_common::lower_math(module, all);
 
     // Lower each kernel in its own gpu.module so that an error names its kernel.
     mlir::OwningOpRef<mlir::ModuleOp> llvm_module = mlir::ModuleOp::create(module.getLoc());
+    print_pipeline(options, kTargetName, "gpu.module", kKernelPipeline);
     for (size_t i = 0; i < kernels.size(); ++i) {
       ErrorContext where{kernels[i].name, kTargetName};
       mlir::gpu::GPUModuleOp gpu_module = make_gpu_kernel(module, funcs[i], kernels[i], where);
-      lower_subgroups(gpu_module, where);
-      llvm_common::math_to_intrinsics(gpu_module);
-      llvm_common::verify(gpu_module, where);
-      llvm_common::run_pipeline(
-          gpu_module,
-          "convert-scf-to-cf,convert-vector-to-llvm,convert-ub-to-llvm,"
-          "convert-gpu-to-nvvm{index-bitwidth=64 use-bare-ptr-memref-call-conv=1},"
-          "reconcile-unrealized-casts",
-          where);
+      llvm_common::run_pipeline(gpu_module, kKernelPipeline, where);
       share_dynamic_shared_memory(gpu_module, *llvm_module);
-      llvm_module->getBody()->getOperations().splice(llvm_module->getBody()->end(),
-                                                     gpu_module.getBody()->getOperations());
-      gpu_module.erase();
+      llvm_common::move_kernel_module(gpu_module, *llvm_module);
     }
     // Named after the first arch: each group of archs lowered on its own (arch_groups) has its own.
     llvm_common::keep_temp(options, "ptx." + archs.front() + ".llvm.mlir", llvm_common::print(*llvm_module));
 
     llvm::LLVMContext llvm_context;
-    llvm_common::align_vector_accesses(*llvm_module);
-    llvm_common::align_workgroup_globals(*llvm_module);
+    llvm_common::run_passes(*llvm_module, "qv-align-vector-accesses,qv-align-workgroup-globals", all, options);
     std::unique_ptr<llvm::Module> base = llvm_common::translate(*llvm_module, llvm_context, all);
 
     std::vector<std::string> cuda_dirs{"/usr/local/cuda/bin"};

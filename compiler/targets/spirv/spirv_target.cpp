@@ -11,6 +11,7 @@
 
 #include "ir/block_tiles.h"
 #include "ir/legalize.h"
+#include "ir/passes.h"
 #include "ir/matrix.h"
 #include "ir/math.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -39,11 +40,21 @@
 #include "targets/target.h"
 
 namespace quiver::compiler {
+
+void register_spirv_passes();   // passes.cpp
+
 namespace {
 
 using spirv_target::kTargetName;
 constexpr const char* kArch = "vulkan1.2";
 constexpr const char* kCoopArch = "vulkan1.3_coopmat";
+
+// " {option=a,b}" naming `fns`, or nothing when there are none: a pass option.
+std::string kernel_list(const char* option, llvm::ArrayRef<mlir::func::FuncOp> fns) {
+  std::string names;
+  for (mlir::func::FuncOp fn : fns) names += (names.empty() ? "" : ",") + fn.getSymName().str();
+  return names.empty() ? "" : std::string("{") + option + "=" + names + "}";
+}
 
 std::string all_kernels(std::span<const format::Kernel> kernels) {
   std::string names;
@@ -143,6 +154,7 @@ class SpirvTarget final : public Target {
       specialized.push_back(specialize_ ? spirv_target::specialized_parameters(fn) : std::vector<unsigned>{});
     // Per kernel: the device features its image requires.
     std::vector<std::vector<std::string>> requirements(kernels.size());
+    std::string pipeline;   // what the cooperative-matrix image needs first, then legalisation
     if (coop) {
       llvm::SmallVector<mlir::func::FuncOp> on_matrices;
       for (size_t i = 0; i < funcs.size(); ++i) {
@@ -185,15 +197,15 @@ class SpirvTarget final : public Target {
         }
       }
       if (on_matrices.empty() && on_blocks.empty()) return {};
-      ir::expand_block_ops(module, [&](mlir::func::FuncOp fn) { return !llvm::is_contained(on_blocks, fn); });
-      ir::expand_matrix_ops(module, [&](mlir::func::FuncOp fn) { return !llvm::is_contained(on_matrices, fn); });
-      spirv_target::mark_right_operands(module, on_matrices);
+      pipeline = "qv-expand-block-tiles" + kernel_list("keep", on_blocks) + ",qv-expand-matrix" +
+                 kernel_list("keep", on_matrices) + ",qv-spirv-mark-right-operands" +
+                 kernel_list("kernels", on_matrices) + ",";
     }
     // SPIR-V compute vectors stop at 4 elements and SPIR-V has no bfloat16: vectors become
     // scalars, bf16 travels as its bits (docs/ir.md). f16 too: NVIDIA's Vulkan driver folds
     // float(half(x)) back to x (seen on the H100, driver 580), which the kernel language's
     // explicit rounding forbids; integer conversions cannot be folded away.
-    log("legalising");
+    log("legalising and lowering math");
     ir::LegalizeOptions legal;
     legal.scalarize_vectors = true;
     legal.wide_buffer_access = word_views_;
@@ -205,24 +217,19 @@ class SpirvTarget final : public Target {
     // it byte by byte.
     const bool integer_dot = coop && spirv_target::uses_dot4_i8(module);
     legal.expand_dot4_i8 = !integer_dot;
-    if (std::string error; !ir::legalize(module, legal, error))
+    pipeline += ir::legalize_pipeline(legal) + (glsl_exp2_ ? ",qv-spirv-exp2-to-glsl-stand-in" : "") +
+                ",qv-lower-math,qv-spirv-structure-control-flow,qv-spirv-top-tested-loops,"
+                "qv-spirv-exact-signed-remainder";
+    print_pipeline(options, kTargetName, "builtin.module", pipeline);
+    register_spirv_passes();
+    if (std::string error; !ir::run_pipeline(module, pipeline, error))
       throw TargetError(all_kernels(kernels), kTargetName, error);
     funcs = spirv_target::find_kernel_functions(module, kernels);
-    if (glsl_exp2_) spirv_target::exp2_to_glsl_stand_in(module);
-    log("lowering math");
-    try {
-      ir::lower_math(module);
-    } catch (const ir::MathLoweringError& e) {
-      throw TargetError(all_kernels(kernels), kTargetName, e.what());
-    }
 
     std::vector<TargetImage> images;
     for (size_t i = 0; i < funcs.size(); ++i) {
       const format::Kernel& kernel = kernels[i];
       log("lowering " + kernel.symbol);
-      spirv_target::structure_control_flow(funcs[i], kernel);
-      spirv_target::make_loops_top_tested(funcs[i]);
-      spirv_target::exact_signed_remainder(funcs[i]);
       mlir::gpu::GPUModuleOp gpu_module = spirv_target::wrap_as_gpu_kernel(funcs[i], kernel);
       std::string error;
       mlir::spirv::ModuleOp spv = spirv_target::convert_kernel_module(gpu_module, error, coop);

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "ir/legalize.h"
-#include "ir/math.h"
+#include "ir/passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -91,20 +91,16 @@ class WgslTarget final : public Target {
     // WGSL vectors stop at 4 elements and WebGPU's f16 is an optional feature (bf16 does not
     // exist): vectors become scalars and both 16-bit floats travel as bits with exact integer
     // conversions. dot4_i8 stays a call: it becomes dot4I8Packed.
-    log("legalising");
+    log("legalising and lowering math");
     ir::LegalizeOptions legal;
     legal.scalarize_vectors = true;
     legal.f16_as_bits = true;
     legal.bf16_as_bits = true;
     legal.expand_dot4_i8 = false;
-    if (std::string error; !ir::legalize(module, legal, error))
+    const std::string pipeline = ir::legalize_pipeline(legal) + ",qv-lower-math";
+    print_pipeline(options, kTargetName, "builtin.module", pipeline);
+    if (std::string error; !ir::run_pipeline(module, pipeline, error))
       throw TargetError(all_kernels(kernels), kTargetName, error);
-    log("lowering math");
-    try {
-      ir::lower_math(module);
-    } catch (const ir::MathLoweringError& e) {
-      throw TargetError(all_kernels(kernels), kTargetName, e.what());
-    }
     funcs = kernel_functions(module, kernels);
 
     std::string text = kImageHeader;
@@ -138,5 +134,8 @@ class WgslTarget final : public Target {
 }  // namespace
 
 std::unique_ptr<Target> create_wgsl_target() { return std::make_unique<WgslTarget>(); }
+
+// The wgsl target's pipeline is the neutral IR's passes only: the rest is its emitter.
+void register_wgsl_passes() { ir::register_passes(); }
 
 }  // namespace quiver::compiler

@@ -1,0 +1,78 @@
+// The spirv target's passes on the neutral IR, before each kernel becomes a spirv.module
+// (the msl target runs them too, through the spirv target).
+#include "ir/passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
+#include "targets/spirv/exp2_glsl.h"
+#include "targets/spirv/matrix_coop.h"
+#include "targets/spirv/prepare.h"
+#include "targets/spirv/top_tested_loops.h"
+
+namespace quiver::compiler {
+
+namespace {
+
+// Runs `rewrite` on every kernel (func.func with qv.kernel and a body) of `module`.
+template <typename Rewrite>
+void for_each_kernel(mlir::ModuleOp module, Rewrite rewrite) {
+  for (mlir::func::FuncOp fn : llvm::make_early_inc_range(module.getOps<mlir::func::FuncOp>()))
+    if (fn->hasAttr("qv.kernel") && !fn.isExternal()) rewrite(fn);
+}
+
+void structure_kernels_control_flow(mlir::ModuleOp module) {
+  for_each_kernel(module, [](mlir::func::FuncOp fn) {
+    format::Kernel kernel;   // names the kernel in an error
+    kernel.symbol = fn.getSymName().str();
+    spirv_target::structure_control_flow(fn, kernel);
+  });
+}
+void make_kernels_loops_top_tested(mlir::ModuleOp module) {
+  for_each_kernel(module, spirv_target::make_loops_top_tested);
+}
+void exact_kernels_signed_remainder(mlir::ModuleOp module) {
+  for_each_kernel(module, spirv_target::exact_signed_remainder);
+}
+
+constexpr ir::PassText kExp2ToGlslStandIn{"qv-spirv-exp2-to-glsl-stand-in",
+                                          "f32 math.exp2 as spirv.GL.Exp, a stand-in retagged GLSL.std.450 Exp2 in the binary"};
+constexpr ir::PassText kStructureControlFlow{
+    "qv-spirv-structure-control-flow",
+    "scf.index_switch as scf.if chains, single-block scf.execute_region inlined (in every kernel)"};
+constexpr ir::PassText kTopTestedLoops{"qv-spirv-top-tested-loops",
+                                       "lifted do-while scf.while loops of every kernel get their test at the top"};
+constexpr ir::PassText kExactSignedRemainder{
+    "qv-spirv-exact-signed-remainder",
+    "arith.remsi(a, b) as a - (a / b) * b in every kernel (MLIR 19's Vulkan remsi is wrong for INT_MIN)"};
+using Exp2ToGlslStandInPass = ir::FunctionPass<kExp2ToGlslStandIn, spirv_target::exp2_to_glsl_stand_in, mlir::ModuleOp,
+                                               mlir::spirv::SPIRVDialect>;
+using StructureControlFlowPass = ir::FunctionPass<kStructureControlFlow, structure_kernels_control_flow>;
+using TopTestedLoopsPass = ir::FunctionPass<kTopTestedLoops, make_kernels_loops_top_tested>;
+using ExactSignedRemainderPass = ir::FunctionPass<kExactSignedRemainder, exact_kernels_signed_remainder>;
+
+constexpr ir::PassText kMarkRightOperands{
+    "qv-spirv-mark-right-operands",
+    "retypes the right operands of tile products in the named kernels to vector<16 x 16 x T>"};
+struct MarkRightOperandsPass : ir::RewritePass<MarkRightOperandsPass, kMarkRightOperands> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MarkRightOperandsPass)
+  MarkRightOperandsPass() = default;
+  MarkRightOperandsPass(const MarkRightOperandsPass& other) : RewritePass(other) {}
+  ListOption<std::string> kernels{*this, "kernels", llvm::cl::desc("kernels whose tiles become cooperative matrices")};
+  void apply(mlir::ModuleOp module) {
+    llvm::SmallVector<mlir::func::FuncOp> chosen;
+    for (const std::string& name : kernels) {
+      auto fn = module.lookupSymbol<mlir::func::FuncOp>(name);
+      if (!fn) throw std::runtime_error("no kernel '" + name + "' in the module");
+      chosen.push_back(fn);
+    }
+    spirv_target::mark_right_operands(module, chosen);
+  }
+};
+
+}  // namespace
+
+void register_spirv_passes() {
+  ir::register_once<Exp2ToGlslStandInPass, MarkRightOperandsPass, StructureControlFlowPass, TopTestedLoopsPass,
+                      ExactSignedRemainderPass>(ir::register_passes);
+}
+
+}  // namespace quiver::compiler

@@ -1,0 +1,16 @@
+// RUN: %quiver-opt %S/../Inputs/warpgroup_kernel.mlir --qv-expand-warpgroup | %FileCheck %s
+// RUN: %quiver-opt %S/../Inputs/warpgroup_kernel.mlir --qv-expand-warpgroup=keep-mma=true | %FileCheck %s --check-prefix=KEEP
+// Stores are always stores of pairs of adjacent columns; the product becomes the per-thread fallback (fused
+// multiply-adds from shared memory) and commit / wait nothing, unless keep-mma.
+
+// CHECK-LABEL: func.func @warpgroup
+// CHECK: math.fma
+// CHECK-NOT: call @qv.warpgroup
+// CHECK: vector.store {{.*}} : memref<?xf32>, vector<2xf32>
+
+// KEEP-LABEL: func.func @warpgroup
+// KEEP: call @qv.warpgroup_mma.s8192.f16.s2048.f16.n32
+// KEEP: call @qv.warpgroup_commit
+// KEEP: call @qv.warpgroup_wait
+// KEEP-NOT: call @qv.warpgroup_store
+// KEEP-COUNT-8: vector.store {{.*}} : memref<?xf32>, vector<2xf32>

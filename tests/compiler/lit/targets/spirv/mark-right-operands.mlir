@@ -1,0 +1,12 @@
+// RUN: %quiver-opt %S/../../Inputs/matrix_kernel.mlir --qv-spirv-mark-right-operands=kernels=mma | %FileCheck %s
+// RUN: ! %quiver-opt %S/../../Inputs/matrix_kernel.mlir --qv-spirv-mark-right-operands=kernels=missing 2>&1 | %FileCheck %s --check-prefix=MISSING
+// In a kernel whose tiles become cooperative matrices, B tiles (loads of B, mma's second
+// operand) are vector<16 x 16 x T>; A and accumulator tiles keep their type.
+
+// CHECK: func.func private @qv.matrix_load_b.g.f16(memref<?xf16>, index, i32) -> vector<16x16xf16>
+// CHECK-LABEL: func.func @mma
+// CHECK: call @qv.matrix_load_a.g.f16({{.*}}) -> vector<256xf16>
+// CHECK: call @qv.matrix_load_b.g.f16({{.*}}) -> vector<16x16xf16>
+// CHECK: call @qv.matrix_mma.f16({{.*}}) : (vector<256xf16>, vector<16x16xf16>, vector<256xf32>) -> vector<256xf32>
+
+// MISSING: error: no kernel 'missing' in the module
