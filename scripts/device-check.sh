@@ -16,6 +16,8 @@
 #   QUIVER_DEVICE_SANITIZE="memcheck racecheck"       also run the kernel tests + op gate under compute-sanitizer
 #   QUIVER_DEVICE_BENCH=1 (or a --filter string)      also run scripts/device-bench.sh (quiver-bench + torch)
 #   QUIVER_DEVICE_CONFIGS=""                          skips the plain test runs (sanitizer or bench only)
+#   QUIVER_DEVICE_LLM=0                               skips quiver-llm against torch at the Llama-3-8B shape
+#                                                     (run when the build has bin/quiver-llm and torch imports)
 # Run from the repository root. Carry the build tree and .gl (Debian packages of the Vulkan
 # loader and glvnd, which the GPU machine's image lacks; unpacked below) with the call.
 set -uo pipefail
@@ -134,6 +136,42 @@ for tool in ${QUIVER_DEVICE_SANITIZE:-}; do
       "$(echo "$end - $start" | awk '{print $1 - $3}')" >>"$WORK/runs.tsv"
   done
 done
+
+# ---- quiver-llm on CUDA and on Vulkan against a torch reference of the same model, at the
+# Llama-3-8B shape with BF16 weights (scripts/llama-bench-model.py, scripts/llama-torch-check.py):
+# one run in runs.tsv, with a gtest-style report of one test whose failure is the check's output.
+LLM="$BUILD_DIR/bin/quiver-llm"
+if [ -n "$CONFIGS" ] && [ "${QUIVER_DEVICE_LLM:-1}" != 0 ] && [ -x "$LLM" ] && python3 -c "import torch" 2>/dev/null; then
+  runlog="$WORK/quiver-llm.torch.log"
+  report="$WORK/quiver-llm.torch.json"
+  log ""
+  log "=== quiver-llm against torch, Llama-3-8B shape, BF16"
+  start=$(date +%s.%N)
+  model="$WORK/llama3-8b-shape-bf16.gguf"
+  prompt=1,128000,3923,374,279,6864,315,9822
+  (python3 "$(dirname "$0")/llama-bench-model.py" "$model" --type BF16 &&
+    for be in cuda vulkan; do
+      timeout "$TIMEOUT" "$LLM" "$model" --backend $be --prompt-ids $prompt -n 8 --dump-logits "$WORK/logits-$be.f32" ||
+        exit 1
+    done &&
+    timeout "$TIMEOUT" python3 "$(dirname "$0")/llama-torch-check.py" "$model" --prompt-ids $prompt -n 8 \
+      "$WORK/logits-cuda.f32" "$WORK/logits-vulkan.f32") >"$runlog" 2>&1
+  rc=$?
+  end=$(date +%s.%N)
+  rm -f "$model"
+  cat "$runlog" >>"$LOG"
+  log "=== quiver-llm [torch reference] exit status $rc"
+  python3 - "$runlog" "$rc" "$report" <<'PY'
+import json, sys
+text, rc = open(sys.argv[1], errors="replace").read(), int(sys.argv[2])
+test = {"name": "Llama3_8BShapeBf16CudaAndVulkan", "status": "RUN", "result": "COMPLETED", "time": "0s"}
+if rc != 0:
+    test["failures"] = [{"failure": text[-3000:]}]
+json.dump({"testsuites": [{"name": "QuiverLlmTorchReference", "testsuite": [test]}]}, open(sys.argv[3], "w"))
+PY
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "quiver-llm" "torch-reference" "$rc" "$report" "$runlog" \
+    "$(echo "$end - $start" | awk '{print $1 - $3}')" >>"$WORK/runs.tsv"
+fi
 
 # ---- Benchmarks (QUIVER_DEVICE_BENCH=1, or a quiver-bench --filter): quiver-bench, torch at the
 # same shapes and Vulkan, through scripts/device-bench.sh, into $OUT/bench-*.json, vs-torch.*.
