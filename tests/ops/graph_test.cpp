@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "error_of.h"
 #include "gate.h"
 
 namespace {
@@ -27,18 +28,7 @@ std::vector<float> small_integers(size_t n, int lo, int hi) {
   return v;
 }
 
-template <typename F>
-quiver::Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const quiver::Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no quiver::Error was thrown";
-  return quiver::Error(ErrorCode::InvalidArgument, "");
-}
-
-#define EXPECT_CONTAINS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
+using quiver::test::error_of;
 
 // acc += inc; out = acc * scale; best = argmax(out): three launches whose effect accumulates,
 // so each replay must run every launch once, in order, reading what the last one left.

@@ -17,6 +17,7 @@
 
 #include "quiver/quiver.h"
 #include "quiver/runtime.h"
+#include "error_of.h"
 #include "scoped_env.h"
 #include "test_fatbin.h"
 
@@ -34,19 +35,7 @@ const std::vector<std::byte>& fatbin() {
   return bytes;
 }
 
-// Runs `f` and returns the quiver::Error it throws (a test failure when it throws nothing).
-template <typename F>
-quiver::Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const quiver::Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no quiver::Error was thrown";
-  return quiver::Error(ErrorCode::InvalidArgument, "");
-}
-
-#define EXPECT_CONTAINS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
+using quiver::test::error_of;
 
 TEST(MultiDevice, OneCpuDeviceByDefault) {
   ScopedEnv devices("QUIVER_CPU_DEVICES", nullptr);
