@@ -140,7 +140,7 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
   generated_ = dev.alloc<int32_t>(capacity);
   attn_work_ = dev.alloc<float>(ops::attention_decode_workspace(
       cfg.head_count, ops::KvCacheShape{1, cfg.head_count_kv, cfg.head_dim, capacity, ops::AttentionLayout::BHSD}));
-  for (Buffer<float>* a : {&x_, &xn_, &q_, &q_rot_, &att_, &proj_}) *a = dev.alloc<float>(E);
+  for (Buffer<float>* a : {&x_[0], &x_[1], &xn_, &q_, &q_rot_, &att_, &proj_}) *a = dev.alloc<float>(E);
   for (Buffer<float>* a : {&k_, &v_, &k_rot_}) *a = dev.alloc<float>(KV);
   for (Buffer<float>* a : {&gate_, &up_, &hidden_}) *a = dev.alloc<float>(F);
   logits_ = dev.alloc<float>(V);
@@ -167,11 +167,20 @@ void LlamaModel::queue_step() {
   const size_t E = cfg_.embedding_length, F = cfg_.feed_forward_length, V = cfg_.vocab_size;
   const size_t H = cfg_.head_count, KVH = cfg_.head_count_kv, D = cfg_.head_dim;
   const float eps = cfg_.rms_norm_epsilon;
-  ops::embedding(dev_, token_embd_, token_, x_, 1, V, E);
+  // The residual stream alternates between two buffers: each residual add is fused with the
+  // norm after it (add_rms_norm: the sum stored, the norm of the stored sum), and its sum goes to
+  // the other buffer (no aliasing of an input with an output).
+  ops::embedding(dev_, token_embd_, token_, x_[0], 1, V, E);
+  int cur = 0;
+  auto residual_then_norm = [&](const Buffer<float>& w) {
+    ops::add_rms_norm(dev_, x_[cur], proj_, w, x_[1 - cur], xn_, 1, E, eps);
+    cur = 1 - cur;
+  };
 
   const ops::KvCacheShape cache{1, KVH, D, capacity_, ops::AttentionLayout::BHSD};
-  for (const LlamaLayer& layer : layers_) {
-    ops::rms_norm(dev_, x_, layer.attn_norm, xn_, 1, E, eps);
+  ops::rms_norm(dev_, x_[cur], layers_.empty() ? output_norm_ : layers_.front().attn_norm, xn_, 1, E, eps);
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const LlamaLayer& layer = layers_[l];
     linear(layer.q, xn_, q_);
     linear(layer.k, xn_, k_);
     linear(layer.v, xn_, v_);
@@ -184,15 +193,13 @@ void LlamaModel::queue_step() {
     // Keys 0 .. position, the length read on the device.
     ops::attention_decode(dev_, q_rot_, layer.k_cache, layer.v_cache, position_, att_, attn_work_, H, cache);
     linear(layer.o, att_, proj_);
-    ops::add(dev_, x_, proj_, x_, E);
-    ops::rms_norm(dev_, x_, layer.ffn_norm, xn_, 1, E, eps);
+    residual_then_norm(layer.ffn_norm);
     linear(layer.gate, xn_, gate_);
     linear(layer.up, xn_, up_);
     ops::silu_gate(dev_, gate_, up_, hidden_, F);
     linear(layer.down, hidden_, proj_);
-    ops::add(dev_, x_, proj_, x_, E);
+    residual_then_norm(l + 1 < layers_.size() ? layers_[l + 1].attn_norm : output_norm_);
   }
-  ops::rms_norm(dev_, x_, output_norm_, xn_, 1, E, eps);
   linear(output_, xn_, logits_);
   ops::argmax(dev_, logits_, token_, 1, V);
   llm_kernels::advance(dev_, Grid{1}, position_, token_, generated_, static_cast<uint32_t>(capacity_));

@@ -74,7 +74,8 @@ class LlamaModel {
   // Activations of one token.
   Buffer<int32_t> token_, position_, generated_;
   Buffer<float> attn_work_;   // attention_decode's partial results
-  Buffer<float> x_, xn_, q_, k_, v_, q_rot_, k_rot_, att_, proj_, gate_, up_, hidden_, logits_;
+  Buffer<float> x_[2];   // the residual stream, alternating (queue_step)
+  Buffer<float> xn_, q_, k_, v_, q_rot_, k_rot_, att_, proj_, gate_, up_, hidden_, logits_;
 };
 
 }  // namespace quiver::llm
