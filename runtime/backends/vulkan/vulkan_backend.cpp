@@ -680,9 +680,10 @@ class VulkanDevice final : public Device {
       base += stride * launches[i].args.size();
       record_full_barrier(ctx.vk, g->commands);
       module->record_dispatch(dispatches[i], g->commands, set, launches[i].grid);
-      module->save_new_pipelines();
     }
     ctx.check(ctx.vk.vkEndCommandBuffer(g->commands), "vkEndCommandBuffer (a graph)");
+    // Pipelines the graph's first launches compiled go to the disk cache, once per module.
+    for (const auto& [module, pipeline] : g->pins) module->save_new_pipelines();
     g->name = "a graph of " + std::to_string(launches.size()) + " launches (" + dispatches.front().p->name + " ... " +
               dispatches.back().p->name + ")";
     return g;
