@@ -1,4 +1,5 @@
-// Element-wise ops (silu_gate, gelu), rotary position embedding (rope) and the embedding gather.
+// Element-wise ops (silu_gate, gelu, convert), rotary position embedding (rope) and the embedding
+// gather.
 // All use grid-stride loops: the host caps the grid (Vulkan guarantees 65535 blocks per
 // dimension) and each thread handles every grid_stride()-th element; consecutive threads touch
 // consecutive elements.
@@ -244,6 +245,48 @@ QV_KERNEL QV_BLOCK(kElemThreads) void embedding(const T* table, const int32_t* i
       out[i] = from_f32<T>(0.0f);
   }
 }
+
+// out = x converted to D (one rounding to nearest even; 16-bit to 16-bit goes through float,
+// which holds both exactly). Eight elements per step: two 16-byte accesses of float, one of a
+// 16-bit type, on either side.
+namespace {
+template <typename T>
+QV_DEVICE void load8(const T* p, qv::float4& lo, qv::float4& hi) {
+  if constexpr (sizeof(T) == 2) {
+    qvops::load16(p, lo, hi);
+  } else {
+    lo = qvops::load4(p);
+    hi = qvops::load4(p + 4);
+  }
+}
+template <typename T>
+QV_DEVICE void store8(T* p, qv::float4 lo, qv::float4 hi) {
+  if constexpr (sizeof(T) == 2) {
+    qvops::store16(p, lo, hi);
+  } else {
+    qvops::store4(p, lo);
+    qvops::store4(p + 4, hi);
+  }
+}
+}  // namespace
+
+template <typename S, typename D>
+QV_KERNEL QV_BLOCK(kElemThreads) void convert(const S* x, D* out, uint32_t n) {
+  uint32_t chunks = n / 8;
+  for (uint32_t i = qvops::grid_first(); i < chunks; i += qvops::grid_stride()) {
+    qv::float4 lo, hi;
+    load8(x + 8 * i, lo, hi);
+    store8(out + 8 * i, lo, hi);
+  }
+  for (uint32_t i = 8 * chunks + qvops::grid_first(); i < n; i += qvops::grid_stride()) out[i] = from_f32<D>(to_f32(x[i]));
+}
+
+template void convert<float, qv::bf16>(const float*, qv::bf16*, uint32_t);
+template void convert<float, qv::half>(const float*, qv::half*, uint32_t);
+template void convert<qv::bf16, float>(const qv::bf16*, float*, uint32_t);
+template void convert<qv::bf16, qv::half>(const qv::bf16*, qv::half*, uint32_t);
+template void convert<qv::half, float>(const qv::half*, float*, uint32_t);
+template void convert<qv::half, qv::bf16>(const qv::half*, qv::bf16*, uint32_t);
 
 template void silu_gate<float>(const float*, const float*, float*, uint32_t);
 template void gelu_erf<float>(const float*, float*, uint32_t);

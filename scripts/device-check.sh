@@ -151,11 +151,13 @@ if [ -n "$CONFIGS" ] && [ "${QUIVER_DEVICE_LLM:-1}" != 0 ] && [ -x "$LLM" ] && p
   prompt=1,128000,3923,374,279,6864,315,9822
   (python3 "$(dirname "$0")/llama-bench-model.py" "$model" --type BF16 &&
     for be in cuda vulkan; do
-      timeout "$TIMEOUT" "$LLM" "$model" --backend $be --prompt-ids $prompt -n 8 --dump-logits "$WORK/logits-$be.f32" ||
-        exit 1
+      timeout "$TIMEOUT" "$LLM" "$model" --backend $be --prompt-ids $prompt -n 8 --dump-logits "$WORK/logits-$be.f32" &&
+        timeout "$TIMEOUT" "$LLM" "$model" --backend $be --prompt-ids $prompt -n 8 --token-prefill \
+          --dump-logits "$WORK/logits-$be-token-prefill.f32" || exit 1
     done &&
     timeout "$TIMEOUT" python3 "$(dirname "$0")/llama-torch-check.py" "$model" --prompt-ids $prompt -n 8 \
-      "$WORK/logits-cuda.f32" "$WORK/logits-vulkan.f32") >"$runlog" 2>&1
+      "$WORK/logits-cuda.f32" "$WORK/logits-vulkan.f32" \
+      --token-prefill-dumps "$WORK/logits-cuda-token-prefill.f32" "$WORK/logits-vulkan-token-prefill.f32") >"$runlog" 2>&1
   rc=$?
   end=$(date +%s.%N)
   rm -f "$model"

@@ -2,13 +2,17 @@
 """quiver-llm's logits against a torch reference of the same GGUF model (the H100 check at the
 Llama-3-8B shape; device-check runs it on the model scripts/llama-bench-model.py writes).
 
-Usage: llama-torch-check.py MODEL.gguf --prompt-ids 1,2,3 -n N DUMP [DUMP ...]
-Each DUMP is a quiver-llm --dump-logits file of that run (N rows of vocabulary floats). The
+Usage: llama-torch-check.py MODEL.gguf --prompt-ids 1,2,3 -n N [DUMP ...] [--token-prefill-dumps DUMP ...]
+Each DUMP is a quiver-llm --dump-logits file of that run (N rows of vocabulary floats), run with
+the prompt as one batch or (--token-prefill-dumps) with --token-prefill. The
 reference is written from the model's definition (as tests/tools/llama_ref.py, which is the fp64
 numpy oracle for small models), in float32 on the GPU with TF32 off, reading the GGUF itself
-(F32 / F16 / BF16 tensors). It feeds back its own greedy ids; a row is compared only while every
-earlier id agreed. Passes when every compared row's max |quiver - torch| is at most 1e-4 of the
-row's max |logit| and the ids agree wherever torch's top-2 margin exceeds twice that bound.
+(F32 / F16 / BF16 tensors); for batch-prefill dumps the prompt's layer products take the
+roundings of quiver-llm's prefill (docs/llm.md: input and product rounded to the weights' 16-bit
+type). It feeds back its own greedy ids; a row is compared only while every earlier id agreed.
+Passes when every compared row's max |quiver - torch| is at most the bound (1e-4 of the row's
+max |logit| for --token-prefill runs, BOUND_PREFILL for batch-prefill runs) and the ids agree
+wherever torch's top-2 margin exceeds twice that bound.
 """
 import argparse
 import mmap
@@ -20,6 +24,10 @@ import torch
 
 TYPES = {0: ("<f4", 4), 1: ("<f2", 2), 30: ("bf16", 2)}   # ggml type id: numpy dtype, bytes
 BOUND = 1e-4
+# Runs whose prompt ran as one batch with bf16 products: the reference takes the same roundings,
+# but a value within f32's error of a bf16 midpoint may round the other way (tests/tools/
+# quiver_llm_test.py's bound for such models).
+BOUND_PREFILL = 8 * 2.0 ** -8
 
 
 def read_gguf(path):
@@ -66,8 +74,9 @@ def read_gguf(path):
         infos.append((name, dims, take("<I"), take("<Q")))
     align = meta.get("general.alignment", 32)
     base = at + (-at % align)
-    tensors = {}
+    tensors, types = {}, {}
     for name, dims, tid, off in infos:
+        types[name] = tid
         if tid not in TYPES:
             sys.exit("%s: tensor %s has type %d; this check reads F32, F16 and BF16" % (path, name, tid))
         dtype, size = TYPES[tid]
@@ -76,18 +85,19 @@ def read_gguf(path):
         t = torch.from_numpy(raw.copy()).cuda()
         t = (t.to(torch.int32) << 16).view(torch.float32) if dtype == "bf16" else t.float()
         tensors[name] = t.reshape(dims[::-1]) if len(dims) == 2 else t
-    return meta, tensors
+    return meta, tensors, types
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("model")
-    ap.add_argument("dumps", nargs="+")
+    ap.add_argument("dumps", nargs="*")
+    ap.add_argument("--token-prefill-dumps", nargs="*", default=[])
     ap.add_argument("--prompt-ids", required=True)
     ap.add_argument("-n", type=int, required=True)
     a = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
-    meta, w = read_gguf(a.model)
+    meta, w, types = read_gguf(a.model)
     E, L = meta["llama.embedding_length"], meta["llama.block_count"]
     H, KVH = meta["llama.attention.head_count"], meta["llama.attention.head_count_kv"]
     D, eps, base = E // H, meta["llama.attention.layer_norm_rms_epsilon"], meta["llama.rope.freq_base"]
@@ -105,57 +115,80 @@ def main():
         x0, x1 = x[:, 0::2], x[:, 1::2]
         return torch.stack((x0 * c - x1 * s, x0 * s + x1 * c), -1).flatten(-2)
 
+    prefilling = False   # the prompt's products take the prefill's roundings
+    rounded = {1: torch.float16, 30: torch.bfloat16}   # ggml type id: its 16-bit torch type
+
+    def product(name, x):
+        t = rounded.get(types[name]) if prefilling else None
+        if t is None:
+            return w[name] @ x
+        return (w[name] @ x.to(t).float()).to(t).float()
+
     def step(tok, pos):
         x = w["token_embd.weight"][tok].clone()
         for l in range(L):
             b = "blk.%d." % l
             n = norm(x, w[b + "attn_norm.weight"])
-            q = rope((w[b + "attn_q.weight"] @ n).view(H, D), pos)
-            kc[l].append(rope((w[b + "attn_k.weight"] @ n).view(KVH, D), pos))
-            vc[l].append((w[b + "attn_v.weight"] @ n).view(KVH, D))
+            q = rope(product(b + "attn_q.weight", n).view(H, D), pos)
+            kc[l].append(rope(product(b + "attn_k.weight", n).view(KVH, D), pos))
+            vc[l].append(product(b + "attn_v.weight", n).view(KVH, D))
             k, v = torch.stack(kc[l]), torch.stack(vc[l])   # (pos + 1, KVH, D)
             kh = k[:, torch.arange(H, device="cuda") // group, :]   # (pos + 1, H, D)
             vh = v[:, torch.arange(H, device="cuda") // group, :]
             p = torch.softmax(torch.einsum("hd,phd->hp", q, kh) / D ** 0.5, -1)
-            x = x + w[b + "attn_output.weight"] @ torch.einsum("hp,phd->hd", p, vh).reshape(-1)
+            x = x + product(b + "attn_output.weight", torch.einsum("hp,phd->hd", p, vh).reshape(-1))
             m = norm(x, w[b + "ffn_norm.weight"])
-            g, u = w[b + "ffn_gate.weight"] @ m, w[b + "ffn_up.weight"] @ m
-            x = x + w[b + "ffn_down.weight"] @ (torch.nn.functional.silu(g) * u)
+            g, u = product(b + "ffn_gate.weight", m), product(b + "ffn_up.weight", m)
+            x = x + product(b + "ffn_down.weight", torch.nn.functional.silu(g) * u)
         return out_w @ norm(x, w["output_norm.weight"])
 
     prompt = [int(s) for s in a.prompt_ids.split(",")]
-    for i, t in enumerate(prompt):
-        logits = step(t, i)
-    rows, pos = [], len(prompt)
-    while True:
-        rows.append(logits.double().cpu().numpy())
-        if len(rows) == a.n:
-            break
-        logits = step(int(torch.argmax(logits)), pos)
-        pos += 1
+
+    def reference_rows(emulate_prefill):
+        nonlocal prefilling
+        for l in range(L):
+            kc[l].clear()
+            vc[l].clear()
+        prefilling = emulate_prefill
+        for i, t in enumerate(prompt):
+            logits = step(t, i)
+        prefilling = False
+        rows, pos = [], len(prompt)
+        while True:
+            rows.append(logits.double().cpu().numpy())
+            if len(rows) == a.n:
+                return rows
+            logits = step(int(torch.argmax(logits)), pos)
+            pos += 1
+
     ok = True
-    V = rows[0].size
-    for path in a.dumps:
-        got = np.fromfile(path, dtype="<f4").reshape(-1, V)
-        worst, compared = 0.0, 0
-        for r, ref in enumerate(rows):
-            if r >= len(got):
-                ok = False
-                print("%s: %d rows, expected %d" % (path, len(got), len(rows)))
-                break
-            err = np.abs(got[r] - ref).max() / np.abs(ref).max()
-            worst = max(worst, err)
-            compared += 1
-            top2 = np.sort(ref)[-2:]
-            margin = (top2[1] - top2[0]) / np.abs(ref).max()
-            same = int(np.argmax(got[r])) == int(np.argmax(ref))
-            if not same and margin > 2 * BOUND:
-                ok = False
-                print("%s: row %d: quiver's id %d, torch's %d (margin %.2e)" % (path, r, np.argmax(got[r]), np.argmax(ref), margin))
-            if not same:
-                break   # the runs feed back different ids from here on
-        ok = ok and worst <= BOUND
-        print("%s: %d rows compared, max error %.2e of max|logit| (bound %.0e)" % (path, compared, worst, BOUND))
+    for dumps, emulate, bound in ((a.dumps, True, BOUND_PREFILL), (a.token_prefill_dumps, False, BOUND)):
+        if not dumps:
+            continue
+        rows = reference_rows(emulate)
+        V = rows[0].size
+        for path in dumps:
+            got = np.fromfile(path, dtype="<f4").reshape(-1, V)
+            worst, compared = 0.0, 0
+            for r, ref in enumerate(rows):
+                if r >= len(got):
+                    ok = False
+                    print("%s: %d rows, expected %d" % (path, len(got), len(rows)))
+                    break
+                err = np.abs(got[r] - ref).max() / np.abs(ref).max()
+                worst = max(worst, err)
+                compared += 1
+                top2 = np.sort(ref)[-2:]
+                margin = (top2[1] - top2[0]) / np.abs(ref).max()
+                same = int(np.argmax(got[r])) == int(np.argmax(ref))
+                if not same and margin > 2 * bound:
+                    ok = False
+                    print("%s: row %d: quiver's id %d, torch's %d (margin %.2e)" %
+                          (path, r, np.argmax(got[r]), np.argmax(ref), margin))
+                if not same:
+                    break   # the runs feed back different ids from here on
+            ok = ok and worst <= bound
+            print("%s: %d rows compared, max error %.2e of max|logit| (bound %.2e)" % (path, compared, worst, bound))
     print("llama-torch-check: %s" % ("passed" if ok else "FAILED"))
     sys.exit(0 if ok else 1)
 

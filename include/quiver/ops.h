@@ -54,10 +54,12 @@ void embedding(const Device&, Operand table, Operand ids, Operand out, size_t to
 void argmax(const Device&, Operand x, Operand out, size_t rows, size_t cols);
 void add(const Device&, Operand a, Operand b, Operand out, size_t n);
 void mul(const Device&, Operand a, Operand b, Operand out, size_t n);
+void convert(const Device&, Operand x, Operand out, size_t n);
 void matvec(const Device&, Operand w, Operand x, Operand y, size_t rows, size_t cols);
 // The weight block formats of the quantized matvecs (llama.cpp's ggml types of the same names).
 enum class QuantFormat { Q8_0, Q4_0, Q4_K, Q6_K };
 void matvec_quantized(const Device&, Operand w, Operand x, Operand y, size_t rows, size_t cols, QuantFormat format);
+void dequantize(const Device&, Operand w, Operand out, size_t rows, size_t cols, QuantFormat format);
 void matmul(const Device&, Operand a, Operand b, Operand c, size_t m, size_t n, size_t k, bool b_transposed);
 void matmul_w8a8(const Device&, Operand a, Operand b, Operand a_scale, Operand b_scale, Operand c, size_t m,
                  size_t n, size_t k);
@@ -164,6 +166,14 @@ void mul(const Device& dev, const Buffer<A>& a, const Buffer<B>& b, const Buffer
   detail::mul(dev, detail::operand(a), detail::operand(b), detail::operand(out), n);
 }
 
+// ---- Element type conversion (n elements) --------------------------------------------------------
+// out = x in out's element type (float, bf16, half; x's and out's types differ), rounded once to
+// nearest even: what a 16-bit matrix product's inputs go through (quiver-llm's prefill).
+template <typename X, typename O>
+void convert(const Device& dev, const Buffer<X>& x, const Buffer<O>& out, size_t n) {
+  detail::convert(dev, detail::operand(x), detail::operand(out), n);
+}
+
 // ---- Matrix-vector (decode) ---------------------------------------------------------------------------
 // y[r] = sum_c w[r, c] x[c]; w: rows x cols (a linear layer's out x in weight), float accumulation.
 // x and y have w's element type, or are float with 16-bit (bf16, half) weights: the weights are
@@ -209,6 +219,26 @@ inline void matvec_q4_k(const Device& dev, const Buffer<uint8_t>& w, const Buffe
 // scales (one per 16 elements), f16 d; w = d scale (q - 32) (docs/ops.md has the element order).
 inline void matvec_q6_k(const Device& dev, const Buffer<uint8_t>& w, const Buffer<float>& x, const Buffer<float>& y,
                         size_t rows, size_t cols) { detail::matvec_blocks(dev, w, x, y, rows, cols, detail::QuantFormat::Q6_K); }
+
+// The same weights dequantized into a rows x cols matrix of float, bf16 or half (each element
+// formed in float, rounded once to out's type): for matrix products over many tokens (a prompt),
+// where a 16-bit matmul on the matrix units beats a matvec per token.
+template <typename O>
+void dequantize_q8_0(const Device& dev, const Buffer<uint8_t>& w, const Buffer<O>& out, size_t rows, size_t cols) {
+  detail::dequantize(dev, detail::operand(w), detail::operand(out), rows, cols, detail::QuantFormat::Q8_0);
+}
+template <typename O>
+void dequantize_q4_0(const Device& dev, const Buffer<uint8_t>& w, const Buffer<O>& out, size_t rows, size_t cols) {
+  detail::dequantize(dev, detail::operand(w), detail::operand(out), rows, cols, detail::QuantFormat::Q4_0);
+}
+template <typename O>
+void dequantize_q4_k(const Device& dev, const Buffer<uint8_t>& w, const Buffer<O>& out, size_t rows, size_t cols) {
+  detail::dequantize(dev, detail::operand(w), detail::operand(out), rows, cols, detail::QuantFormat::Q4_K);
+}
+template <typename O>
+void dequantize_q6_k(const Device& dev, const Buffer<uint8_t>& w, const Buffer<O>& out, size_t rows, size_t cols) {
+  detail::dequantize(dev, detail::operand(w), detail::operand(out), rows, cols, detail::QuantFormat::Q6_K);
+}
 
 // ---- Matrix products ------------------------------------------------------------------------------------
 // c[m x n] = a[m x k] * b[k x n]

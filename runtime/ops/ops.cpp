@@ -121,6 +121,19 @@ void binary_elementwise(const Device& dev, const char* op, const char* a_name, O
 }
 }  // namespace
 
+void convert(const Device& dev, Operand x, Operand out, size_t n) {
+  OpCall call(dev, "convert");
+  Elem from = float_elem(call, "x", x), to = float_elem(call, "out", out);
+  if (from == to) call.fail("x and out are both " + elem_name(from) + ": there is nothing to convert");
+  n = call.elements({n}, "n");
+  call.require_at_least("x", x, n, "n");
+  call.require_at_least("out", out, n, "n");
+  if (n == 0) return;
+  // kernels/elementwise.cpp: eight elements per thread and step.
+  call.launch("convert<" + elem_name(from) + ", " + elem_name(to) + ">", stride_grid((n + 7) / 8),
+              {x, out, call.dim(n, "n")});
+}
+
 void silu_gate(const Device& dev, Operand x, Operand g, Operand out, size_t n) {
   binary_elementwise(dev, "silu_gate", "x", x, "g", g, out, n);
 }
@@ -261,15 +274,10 @@ QuantLayout quant_layout(QuantFormat format) {
   throw Error(ErrorCode::InvalidArgument, "matvec_quantized: unknown QuantFormat " +
                                               std::to_string(static_cast<int>(format)));
 }
-}  // namespace
 
-void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t rows, size_t cols,
-                      QuantFormat format) {
-  const QuantLayout q = quant_layout(format);
-  OpCall call(dev, q.kernel);
+// Checks w (bytes of rows x cols in the layout q) and returns the bytes it needs.
+size_t require_blocks(const OpCall& call, const QuantLayout& q, Operand w, size_t rows, size_t cols) {
   call.require_elem("w", w, {Elem::U8});
-  call.require_elem("x", x, {Elem::F32});
-  call.require_elem("y", y, {Elem::F32});
   const std::string per_block = std::to_string(q.block_elems);
   if (cols % q.block_elems != 0)
     call.fail("cols = " + std::to_string(cols) + " is not a multiple of the " + per_block + "-element " +
@@ -278,6 +286,17 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
   size_t bytes = call.elements({rows, cols / q.block_elems, q.block_bytes}, expr);
   call.elements({rows, cols}, "rows * cols");
   call.require_at_least("w", w, bytes, expr + " bytes");
+  return bytes;
+}
+}  // namespace
+
+void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t rows, size_t cols,
+                      QuantFormat format) {
+  const QuantLayout q = quant_layout(format);
+  OpCall call(dev, q.kernel);
+  require_blocks(call, q, w, rows, cols);
+  call.require_elem("x", x, {Elem::F32});
+  call.require_elem("y", y, {Elem::F32});
   call.require_at_least("x", x, cols, "cols");
   call.require_at_least("y", y, rows, "rows");
   if (rows == 0) return;
@@ -286,6 +305,21 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
   Operand words{Elem::U16, w.size / 2, w.buffer}, scales{Elem::F16, w.size / 2, w.buffer};
   call.launch(q.kernel, call.row_grid((rows + kQuantRows - 1) / kQuantRows),
               {words, scales, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
+}
+
+void dequantize(const Device& dev, Operand w, Operand out, size_t rows, size_t cols, QuantFormat format) {
+  const QuantLayout q = quant_layout(format);
+  const std::string op = "dequantize" + std::string(q.kernel).substr(6);   // matvec_q8_0 -> dequantize_q8_0
+  OpCall call(dev, op.c_str());
+  size_t bytes = require_blocks(call, q, w, rows, cols);
+  Elem e = float_elem(call, "out", out);
+  size_t n = call.elements({rows, cols}, "rows * cols");
+  call.require_at_least("out", out, n, "rows * cols");
+  // kernels/dequantize.cpp indexes elements and bytes with 32-bit integers.
+  if (bytes > 0xffffffffu) call.fail("w's " + std::to_string(bytes) + " bytes exceed 2^32 - 1");
+  if (n == 0) return;
+  Operand words{Elem::U16, w.size / 2, w.buffer}, scales{Elem::F16, w.size / 2, w.buffer};
+  call.launch(kernel_name(op.c_str(), e), stride_grid(n), {words, scales, out, call.dim(n, "rows * cols")});
 }
 
 namespace {

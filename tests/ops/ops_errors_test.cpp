@@ -214,6 +214,19 @@ TEST(OpsErrors, AddMul) {
                "mul: b is a Buffer<half> but a is a Buffer<float>; they must have the same element type", &out);
 }
 
+TEST(OpsErrors, Convert) {
+  auto x = zeros<float>(16);
+  auto same = gate::poisoned<float>(16);
+  auto small = gate::poisoned<quiver::bf16>(8);
+  expect_error([&] { ops::convert(dev(), x, same, 16); }, "convert: x and out are both float: there is nothing to convert",
+               &same);
+  expect_error([&] { ops::convert(dev(), x, small, 16); }, "convert: out has 8 elements, expected at least n = 16",
+               &small);
+  auto ints = dev().alloc<int32_t>(16);
+  expect_error([&] { ops::convert(dev(), x, ints, 16); },
+               "convert: out is a Buffer<int32_t>; convert takes Buffer<float, bf16, half>");
+}
+
 TEST(OpsErrors, KvAppend) {
   ops::KvCacheShape s;
   s.kv_heads = 2;

@@ -381,6 +381,34 @@ TEST(OpsGate, AddMul) {
   });
 }
 
+// ---- Element type conversion --------------------------------------------------------------------------------
+// Every pair of distinct float types: one rounding to nearest even of the exact input (bit for
+// bit). Magnitudes from 2^-15 to 2^15 reach half's subnormals and its largest binades.
+TEST(OpsGate, Convert) {
+  for_each_type([]<typename S>() {
+    for_each_type([]<typename D>() {
+      if constexpr (!std::is_same_v<S, D>) {
+        for (RowShape s : elementwise_shapes()) {
+          size_t n = s.rows * s.cols;
+          std::uniform_real_distribution<double> mantissa(-1, 1);
+          std::uniform_int_distribution<int> exponent(-15, 15);
+          std::vector<S> x(n);
+          Vec ref(n);
+          for (size_t i = 0; i < n; ++i) {
+            x[i] = Dtype<S>::from(std::ldexp(mantissa(gate::rng()), exponent(gate::rng())));
+            ref[i] = Dtype<D>::value(Dtype<D>::from(Dtype<S>::value(x[i])));
+          }
+          Output<D> out(n);
+          ops::convert(dev(), gate::upload(x), out.buffer, n);
+          gate::record({"convert", std::string(Dtype<S>::name) + " -> " + Dtype<D>::name,
+                        gate::shape_string({s.rows, s.cols}), "exact", gate::row_scaled_error(out.read(), ref, s.cols),
+                        0.0});
+        }
+      }
+    });
+  });
+}
+
 // ---- KV cache append --------------------------------------------------------------------------------------
 TEST(OpsGate, KvAppend) {
   struct Case {
@@ -506,6 +534,52 @@ TEST(OpsGate, MatvecQuantized) {
                     "dot-weighted", gate::weighted_error(y.read(), ref, weight), gamma(s.cols)});
     }
   }
+}
+
+// Every format into every float type: each element formed in float (exact but for q4_k's
+// d scale q - dmin min, one float rounding) and rounded once to T. The error is relative to
+// max(|ref|, 2^-14), where half's subnormals start (their spacing, 2^-24, is half's unit
+// roundoff at 2^-14).
+TEST(OpsGate, Dequantize) {
+  struct Format {
+    const char* name;
+    size_t block_elems, block_bytes;
+    std::initializer_list<size_t> halves;
+  };
+  const Format formats[] = {{"q8_0", 32, 34, {0}}, {"q4_0", 32, 18, {0}}, {"q4_k", 256, 144, {0, 2}}, {"q6_k", 256, 210, {208}}};
+  for_each_type([&]<typename T>() {
+    for (const Format& f : formats) {
+      for (RowShape s : std::vector<RowShape>{{1, 256}, {9, 768}, {100, 1280}}) {
+        std::vector<uint8_t> blocks = random_blocks(s.rows, s.cols, f.block_elems, f.block_bytes, f.halves);
+        auto bw = gate::upload(blocks);
+        size_t n = s.rows * s.cols;
+        Output<T> out(n);
+        Vec magnitude, ref;
+        const std::string name = f.name;
+        if (name == "q8_0") {
+          ops::dequantize_q8_0(dev(), bw, out.buffer, s.rows, s.cols);
+          ref = oracle::dequantize_q8_0(blocks, s.rows, s.cols);
+        } else if (name == "q4_0") {
+          ops::dequantize_q4_0(dev(), bw, out.buffer, s.rows, s.cols);
+          ref = oracle::dequantize_q4_0(blocks, s.rows, s.cols);
+        } else if (name == "q4_k") {
+          ops::dequantize_q4_k(dev(), bw, out.buffer, s.rows, s.cols);
+          ref = oracle::dequantize_q4_k(blocks, s.rows, s.cols, magnitude);
+        } else {
+          ops::dequantize_q6_k(dev(), bw, out.buffer, s.rows, s.cols);
+          ref = oracle::dequantize_q6_k(blocks, s.rows, s.cols, magnitude);
+        }
+        Vec got = out.read();
+        double err = 0;
+        for (size_t i = 0; i < n; ++i) {
+          double e = std::abs(got[i] - ref[i]) / std::max(std::abs(ref[i]), 0x1p-14);
+          err = std::isnan(e) ? INFINITY : std::max(err, e);
+        }
+        double bound = output_rounding<T>() + (name == "q4_k" ? 2 * kU32 : 0.0);   // q4_k: one float rounding (and the division's)
+        gate::record({"dequantize_" + name, Dtype<T>::name, gate::shape_string({s.rows, s.cols}), "rounding", err, bound});
+      }
+    }
+  });
 }
 
 TEST(OpsGate, MatvecKQuants) {

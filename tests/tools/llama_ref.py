@@ -14,6 +14,10 @@ with gguf_gen.py's own numpy dequantizers; everything after is float64.
   present (llama.cpp's frequency factors).
   Attention: causal over the positions so far, scale 1 / sqrt(head size), query head h reads
   KV head h // (head_count / head_count_kv).
+  Prefill (prefill()): the prompt's tokens take the same path, with the roundings docs/llm.md
+  states for a prompt's layer products: F32 weights none; BF16 (F16) weights: the input rounded
+  to bf16 (f16) and the product rounded to it; block-quantized weights: the weights, the input
+  and the product rounded to f16. The output projection (of the last token) is not rounded.
 
 Usage as a program: llama_ref.py MODEL.gguf MODEL.json --prompt-ids 1,2,3 -n N prints the
 greedy continuation's ids.
@@ -29,6 +33,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gguf_gen  # noqa: E402
 
 
+def round_f16(x):
+    """x rounded to the nearest f16 (ties to even), as float64."""
+    return np.asarray(x, np.float64).astype(np.float16).astype(np.float64)
+
+
+def round_bf16(x):
+    """x rounded to the nearest bf16 (ties to even) through its float32 value, as float64."""
+    bits = np.asarray(x, np.float64).astype(np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
 class LlamaReference:
     def __init__(self, gguf_path, sidecar):
         with open(gguf_path, "rb") as f:
@@ -39,6 +55,9 @@ class LlamaReference:
         self.eps, self.rot, self.base = c["rms_norm_epsilon"], c["rope_dimension_count"], c["rope_freq_base"]
         base_offset = sidecar["layout"]["data_offset"]
         self.w = {}
+        self.types = {t["name"]: t["type"] for t in sidecar["tensors"]}
+        self.rounded = {}   # name -> the weights rounded to f16 (block-quantized, for prefill)
+        self.prefilling = False
         for t in sidecar["tensors"]:
             raw = data[base_offset + t["offset"]: base_offset + t["offset"] + t["bytes"]]
             values = gguf_gen.dequantize(raw, t["type"]).astype(np.float64)
@@ -72,6 +91,28 @@ class LlamaReference:
         out[:, 1:self.rot:2] = x0 * sin + x1 * cos
         return out
 
+    def product(self, name, x):
+        """The layer product W x: in float64, or with the prefill's roundings (class doc)."""
+        if not self.prefilling or self.types[name] == "F32":
+            return self.w[name] @ x
+        if self.types[name] == "BF16":
+            return round_bf16(self.w[name] @ round_bf16(x))
+        if self.types[name] == "F16":
+            return round_f16(self.w[name] @ round_f16(x))
+        if name not in self.rounded:
+            self.rounded[name] = round_f16(self.w[name])
+        return round_f16(self.rounded[name] @ round_f16(x))
+
+    def prefill(self, tokens):
+        """Runs the prompt `tokens` with the prefill's roundings; returns the last logits."""
+        self.prefilling = True
+        try:
+            for t in tokens:
+                logits = self.step(t)
+        finally:
+            self.prefilling = False
+        return logits
+
     def step(self, token):
         """Runs `token` at the next position; returns the logits (float64, vocabulary size)."""
         x = self.w["token_embd.weight"][token].copy()
@@ -79,9 +120,9 @@ class LlamaReference:
         for layer in range(self.L):
             b = "blk.%d." % layer
             n = self.rms_norm(x, b + "attn_norm.weight")
-            q = self.rope((self.w[b + "attn_q.weight"] @ n).reshape(self.H, self.D))
-            k = self.rope((self.w[b + "attn_k.weight"] @ n).reshape(self.KVH, self.D))
-            v = (self.w[b + "attn_v.weight"] @ n).reshape(self.KVH, self.D)
+            q = self.rope(self.product(b + "attn_q.weight", n).reshape(self.H, self.D))
+            k = self.rope(self.product(b + "attn_k.weight", n).reshape(self.KVH, self.D))
+            v = self.product(b + "attn_v.weight", n).reshape(self.KVH, self.D)
             self.k_cache[layer].append(k)
             self.v_cache[layer].append(v)
             keys, values = np.stack(self.k_cache[layer]), np.stack(self.v_cache[layer])   # (pos, KVH, D)
@@ -90,11 +131,11 @@ class LlamaReference:
                 scores = keys[:, h // group, :] @ q[h] / np.sqrt(self.D)
                 p = np.exp(scores - scores.max())
                 att[h] = (p / p.sum()) @ values[:, h // group, :]
-            x = x + self.w[b + "attn_output.weight"] @ att.reshape(-1)
+            x = x + self.product(b + "attn_output.weight", att.reshape(-1))
             m = self.rms_norm(x, b + "ffn_norm.weight")
-            gate = self.w[b + "ffn_gate.weight"] @ m
-            up = self.w[b + "ffn_up.weight"] @ m
-            x = x + self.w[b + "ffn_down.weight"] @ (gate / (1.0 + np.exp(-gate)) * up)
+            gate = self.product(b + "ffn_gate.weight", m)
+            up = self.product(b + "ffn_up.weight", m)
+            x = x + self.product(b + "ffn_down.weight", gate / (1.0 + np.exp(-gate)) * up)
         self.position += 1
         return self.w["output.weight"] @ self.rms_norm(x, "output_norm.weight")
 
@@ -108,8 +149,7 @@ def main():
     a = ap.parse_args()
     with open(a.sidecar) as f:
         ref = LlamaReference(a.model, json.load(f))
-    for t in [int(s) for s in a.prompt_ids.split(",")]:
-        logits = ref.step(t)
+    logits = ref.prefill([int(s) for s in a.prompt_ids.split(",")])
     ids = []
     while True:
         ids.append(int(np.argmax(logits)))

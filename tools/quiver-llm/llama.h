@@ -1,12 +1,14 @@
 // A Llama-family model on the op library (docs/llm.md, "The runner"): the weights on the device
 // (matrices as the file stores them: Q8_0 / Q4_0 / Q4_K / Q6_K in their blocks, F16 / BF16 as
 // 16-bit, F32; norms and the embedding table dequantized on the host to f32), a KV cache per
-// layer, and one decode step: a token at a position in, the logits and their argmax out, on the
-// device.
+// layer, the prompt's prefill (every prompt token at once: a matrix product per weight matrix,
+// causal attention over the prompt) and one decode step: a token at a position in, the logits
+// and their argmax out, on the device.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include <quiver/ops.h>
@@ -34,14 +36,24 @@ struct Matrix {
 struct LlamaLayer {
   Buffer<float> attn_norm, ffn_norm;
   Matrix q, k, v, o, gate, up, down;
-  Buffer<float> k_cache, v_cache;   // kv_heads x capacity x head_dim (BHSD)
+  Buffer<float> k_cache, v_cache;   // capacity x kv_heads x head_dim (BSHD: a prompt's K rows append whole)
 };
 
 class LlamaModel {
  public:
-  // Uploads the weights and allocates a KV cache of `capacity` positions per layer. Throws
-  // GgufError naming the file for what the runner does not support (head size, capacity).
-  LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& cfg, size_t capacity);
+  // Uploads the weights and allocates a KV cache of `capacity` positions per layer and the
+  // activations of up to `prompt_tokens` prompt tokens. Throws GgufError naming the file for what
+  // the runner does not support (head size, capacity).
+  LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& cfg, size_t capacity, size_t prompt_tokens);
+
+  // Uploads a prompt (1 .. prompt_tokens ids) for queue_prefill, which runs it at positions
+  // 0 .. size - 1.
+  void set_prompt(std::span<const int32_t> ids);
+  // Queues the prompt's prefill: its K and V fill cache positions 0 .. size - 1, the logits after
+  // its last token go to logits(), their argmax to token() and generated()[size - 1], and the
+  // position becomes size, so queue_step continues from there. Each weight matrix runs one
+  // matrix product over all prompt tokens (docs/llm.md, "Prefill", says in which type).
+  void queue_prefill();
 
   // Queues one step: the token in token() at the position in position() (both in device
   // memory; positions are filled in order from 0, each < capacity) appends its K and V to the
@@ -59,23 +71,37 @@ class LlamaModel {
   const Buffer<float>& logits() const { return logits_; }
   // Bytes of weights one step reads: every matrix, every norm, one embedding row.
   size_t weight_bytes_per_token() const;
+  // The multiply-adds x 2 of a prefill of `tokens`: every layer matrix for each token, the output
+  // projection for the last (attention's products not counted).
+  double prefill_matrix_flops(size_t tokens) const;
 
  private:
   void linear(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y) const;
+  // y[t] = m x[t] for `tokens` rows of x (tokens x m.cols) into y (tokens x m.rows).
+  void linear_tokens(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y, size_t tokens) const;
 
   Device dev_;
   LlamaConfig cfg_;
-  size_t capacity_ = 0;
+  size_t capacity_ = 0, prompt_capacity_ = 0, prompt_size_ = 0;
   Buffer<float> token_embd_;   // vocab x embd, f32 (the embedding op's table)
   Buffer<float> output_norm_;
   Matrix output_;
   std::vector<LlamaLayer> layers_;
   Buffer<float> inv_freq_;
-  // Activations of one token.
   Buffer<int32_t> token_, position_, generated_;
+  Buffer<int32_t> prompt_, prompt_positions_, zero_;   // the prompt's ids, 0 .. prompt_tokens - 1, 0
   Buffer<float> attn_work_;   // attention_decode's partial results
-  Buffer<float> x_[2];   // the residual stream, alternating (queue_step)
+  // Activations of prompt_tokens tokens (a decode step uses the first token's rows).
+  Buffer<float> x_[2];   // the residual stream, alternating (queue_step, queue_prefill)
   Buffer<float> xn_, q_, k_, v_, q_rot_, k_rot_, att_, proj_, gate_, up_, hidden_, logits_;
+  // A prompt's matrix products in 16 bits: activations in, products out, and block-quantized
+  // weights dequantized to half (allocated for the types the model's matrices need).
+  Buffer<quiver::bf16> x_bf16_, y_bf16_;
+  Buffer<quiver::half> x_half_, y_half_, w_half_;
+  // Which activations x_bf16_ / x_half_ hold converted (queue_prefill forgets them whenever it
+  // rewrites those activations), so Q, K, V and gate, up convert their input once.
+  mutable const Buffer<float>* bf16_holds_ = nullptr;
+  mutable const Buffer<float>* half_holds_ = nullptr;
 };
 
 }  // namespace quiver::llm
