@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""The anchor of quiver-llm's prefill: how long cuBLAS (through torch, bf16, TF32 irrelevant)
-takes for the matrix products of a Llama model's prefill of T tokens, each layer matrix as one
-product over the T rows (torch.nn.functional.linear: x[T, in] w[out, in]^T), the output projection
-for one row, and the TFLOP/s that makes. quiver-llm --bench prints its own prefill's device time;
+"""The anchor of quiver-llm's prefill: how long cuBLAS (through torch, bf16) takes for the matrix
+products of a Llama model's prefill of T tokens, each layer matrix as one product over the T rows
+(torch.nn.functional.linear: x[T, in] w[out, in]^T), the output projection for one row: the whole
+sequence, back to back, every layer with weights of its own (median of 20 runs, CUDA events), and
+the TFLOP/s that makes; then each product shape alone. quiver-llm --bench prints its own prefill's device time;
 the ratio cuBLAS time / quiver time is the fraction of cuBLAS's rate the prefill reaches.
 
 Usage: llama-prefill-cublas.py --tokens 512 [--embd 4096 --ff 14336 --heads 32 --kv-heads 8
@@ -14,7 +15,7 @@ import json
 import torch
 
 
-def median_ms(fn, iters=50, warmup=10):
+def median_ms(fn, iters=200, warmup=50):
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -43,23 +44,35 @@ def main():
     a = ap.parse_args()
     T, E, F = a.tokens, a.embd, a.ff
     kv = E // a.heads * a.kv_heads
-    # (out, in, rows, count per model)
-    shapes = [(E, E, T, 2 * a.layers), (kv, E, T, 2 * a.layers), (F, E, T, 2 * a.layers), (E, F, T, a.layers),
-              (a.vocab, E, 1, 1)]
-    total_ms, flops, rows = 0.0, 0.0, []
-    for out, inp, m, count in shapes:
-        x = torch.randn(m, inp, device="cuda", dtype=torch.bfloat16)
-        w = torch.randn(out, inp, device="cuda", dtype=torch.bfloat16) * 0.02
-        ms = median_ms(lambda: torch.nn.functional.linear(x, w))
-        f = 2.0 * m * out * inp
-        rows.append({"rows": m, "out": out, "in": inp, "count": count, "ms": ms, "tflops": f / ms / 1e9})
-        total_ms += ms * count
-        flops += f * count
-    result = {"tokens": T, "cublas_ms": total_ms, "cublas_tflops": flops / total_ms / 1e9, "flops": flops,
+    # One layer's products in order (out, in), every layer with weights of its own (as a model's
+    # are: nothing stays in L2 from one layer to the next), then the output projection of the
+    # last row.
+    layer = [(E, E), (kv, E), (kv, E), (E, E), (F, E), (F, E), (E, F)]
+    weights = [[torch.randn(o, i, device="cuda", dtype=torch.bfloat16) * 0.02 for o, i in layer]
+               for _ in range(a.layers)]
+    output = torch.randn(a.vocab, E, device="cuda", dtype=torch.bfloat16) * 0.02
+    x = {i: torch.randn(T, i, device="cuda", dtype=torch.bfloat16) for i in (E, F)}
+    last = torch.randn(1, E, device="cuda", dtype=torch.bfloat16)
+
+    def prefill_products():
+        for ws in weights:
+            for w in ws:
+                torch.nn.functional.linear(x[w.shape[1]], w)
+        torch.nn.functional.linear(last, output)
+
+    ms = median_ms(prefill_products, iters=20, warmup=3)
+    flops = 2.0 * T * sum(o * i for o, i in layer) * a.layers + 2.0 * a.vocab * E
+    # Each product shape alone, for the table (the same weights every run).
+    rows = []
+    for o, i in layer[:2] + layer[4:]:
+        w = weights[0][[l for l in layer].index((o, i))]
+        t = median_ms(lambda: torch.nn.functional.linear(x[i], w))
+        rows.append({"rows": T, "out": o, "in": i, "ms": t, "tflops": 2.0 * T * o * i / t / 1e9})
+    result = {"tokens": T, "cublas_ms": ms, "cublas_tflops": flops / ms / 1e9, "flops": flops,
               "products": rows, "torch": torch.__version__, "device": torch.cuda.get_device_name()}
     if a.quiver_ms:
         result["quiver_ms"] = a.quiver_ms
-        result["fraction_of_cublas_rate"] = total_ms / a.quiver_ms
+        result["fraction_of_cublas_rate"] = ms / a.quiver_ms
     print(json.dumps(result, indent=1))
 
 

@@ -95,7 +95,7 @@ def main():
     ap.add_argument("--token-prefill-dumps", nargs="*", default=[])
     ap.add_argument("--prompt-ids", required=True)
     ap.add_argument("-n", type=int, required=True)
-    a = ap.parse_args()
+    a = ap.parse_intermixed_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     meta, w, types = read_gguf(a.model)
     E, L = meta["llama.embedding_length"], meta["llama.block_count"]
@@ -104,7 +104,7 @@ def main():
     group = H // KVH
     out_w = w.get("output.weight", w["token_embd.weight"])
     freq = base ** (-2.0 * torch.arange(D // 2, device="cuda", dtype=torch.float64) / D)
-    kc, vc = [[] for _ in range(L)], [[] for _ in range(L)]
+    kc, vc, kp = [[] for _ in range(L)], [[] for _ in range(L)], [[] for _ in range(L)]
 
     def norm(x, g):
         return x * torch.rsqrt((x * x).mean() + eps) * g
@@ -124,6 +124,12 @@ def main():
             return w[name] @ x
         return (w[name] @ x.to(t).float()).to(t).float()
 
+    def attention_type(b):
+        """The 16-bit type layer b's prompt attention runs in: its Q, K, V and output weights'
+        shared one (F16 or BF16 here), else None."""
+        ts = {types[b + n + ".weight"] for n in ("attn_q", "attn_k", "attn_v", "attn_output")}
+        return rounded.get(ts.pop()) if len(ts) == 1 else None
+
     def step(tok, pos):
         x = w["token_embd.weight"][tok].clone()
         for l in range(L):
@@ -133,6 +139,11 @@ def main():
             kc[l].append(rope(product(b + "attn_k.weight", n).view(KVH, D), pos))
             vc[l].append(product(b + "attn_v.weight", n).view(KVH, D))
             k, v = torch.stack(kc[l]), torch.stack(vc[l])   # (pos + 1, KVH, D)
+            t = attention_type(b) if prefilling else None
+            if t is not None:   # the prompt's attention in 16 bits: rotated Q and K rounded
+                q = q.to(t).float()
+                kp[l].append(kc[l][-1].to(t).float())
+                k = torch.stack(kp[l])
             kh = k[:, torch.arange(H, device="cuda") // group, :]   # (pos + 1, H, D)
             vh = v[:, torch.arange(H, device="cuda") // group, :]
             p = torch.softmax(torch.einsum("hd,phd->hp", q, kh) / D ** 0.5, -1)
@@ -149,6 +160,7 @@ def main():
         for l in range(L):
             kc[l].clear()
             vc[l].clear()
+            kp[l].clear()
         prefilling = emulate_prefill
         for i, t in enumerate(prompt):
             logits = step(t, i)

@@ -17,7 +17,9 @@ with gguf_gen.py's own numpy dequantizers; everything after is float64.
   Prefill (prefill()): the prompt's tokens take the same path, with the roundings docs/llm.md
   states for a prompt's layer products: F32 weights none; BF16 (F16) weights: the input rounded
   to bf16 (f16) and the product rounded to it; block-quantized weights: the weights, the input
-  and the product rounded to f16. The output projection (of the last token) is not rounded.
+  and the product rounded to f16. Where a layer's Q, K, V and output weights share a 16-bit
+  product type, the prompt's attention takes the rotated Q and K rounded to it too (the cache
+  keeps K unrounded). The output projection (of the last token) is not rounded.
 
 Usage as a program: llama_ref.py MODEL.gguf MODEL.json --prompt-ids 1,2,3 -n N prints the
 greedy continuation's ids.
@@ -67,6 +69,7 @@ class LlamaReference:
             self.w["output.weight"] = self.w["token_embd.weight"]
         self.k_cache = [[] for _ in range(self.L)]
         self.v_cache = [[] for _ in range(self.L)]
+        self.k_prompt = [[] for _ in range(self.L)]   # the prompt's keys as its attention reads them
         self.position = 0
         # Pair i turns by position * freq: freq_base^(-2i / dims), times 1 / factor for linear
         # scaling, divided by rope_freqs.weight[i] where the file has it (llama.cpp's freq_factors).
@@ -90,6 +93,20 @@ class LlamaReference:
         out[:, 0:self.rot:2] = x0 * cos - x1 * sin
         out[:, 1:self.rot:2] = x0 * sin + x1 * cos
         return out
+
+    def product_rounding(self, name):
+        """The prefill's rounding of the products of weight `name`: None (F32), bf16 or f16."""
+        t = self.types[name]
+        return None if t == "F32" else round_bf16 if t == "BF16" else round_f16
+
+    def attention_rounding(self, b):
+        """The rounding of layer b's prompt attention operands: its Q, K, V and output weights'
+        shared 16-bit product rounding, else None (f32 attention)."""
+        kinds = {self.types[b + n + ".weight"] if self.types[b + n + ".weight"] in ("F32", "BF16") else "half"
+                 for n in ("attn_q", "attn_k", "attn_v", "attn_output")}
+        if len(kinds) != 1 or kinds == {"F32"}:
+            return None
+        return self.product_rounding(b + "attn_q.weight")
 
     def product(self, name, x):
         """The layer product W x: in float64, or with the prefill's roundings (class doc)."""
@@ -126,6 +143,11 @@ class LlamaReference:
             self.k_cache[layer].append(k)
             self.v_cache[layer].append(v)
             keys, values = np.stack(self.k_cache[layer]), np.stack(self.v_cache[layer])   # (pos, KVH, D)
+            r = self.attention_rounding(b) if self.prefilling else None
+            if r is not None:
+                q = r(q)
+                self.k_prompt[layer].append(r(k))
+                keys = np.stack(self.k_prompt[layer])
             att = np.empty((self.H, self.D))
             for h in range(self.H):
                 scores = keys[:, h // group, :] @ q[h] / np.sqrt(self.D)

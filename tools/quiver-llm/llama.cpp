@@ -157,26 +157,7 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
   for (Buffer<float>* a : {&x_[0], &x_[1], &xn_, &q_, &q_rot_, &att_, &proj_}) *a = dev.alloc<float>(T * E);
   for (Buffer<float>* a : {&k_, &v_, &k_rot_}) *a = dev.alloc<float>(T * KV);
   for (Buffer<float>* a : {&gate_, &up_, &hidden_}) *a = dev.alloc<float>(T * F);
-  // The 16-bit scratch of the prompt's products, for the matrix types present.
-  bool bf16_products = false, half_products = false;
-  size_t quantized = 0;
-  for (const LlamaLayer& l : layers_) {
-    for (const Matrix* m : {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down}) {
-      if (m->type == GgmlType::BF16) bf16_products = true;
-      else if (m->type != GgmlType::F32) half_products = true;
-      if (m->blocks.size() > 0) quantized = std::max(quantized, m->rows * m->cols);
-    }
-  }
-  const size_t widest = T * std::max(E, F);
-  if (bf16_products) {
-    x_bf16_ = dev.alloc<bf16>(widest);
-    y_bf16_ = dev.alloc<bf16>(widest);
-  }
-  if (half_products) {
-    x_half_ = dev.alloc<half>(widest);
-    y_half_ = dev.alloc<half>(widest);
-  }
-  if (quantized > 0) w_half_ = dev.alloc<half>(quantized);
+  allocate_prefill_scratch();
   logits_ = dev.alloc<float>(V);
 }
 
@@ -190,87 +171,6 @@ void LlamaModel::linear(const Matrix& m, const Buffer<float>& x, const Buffer<fl
     case GgmlType::BF16: ops::matvec(dev_, m.bf16, x, y, m.rows, m.cols); break;
     case GgmlType::F32: ops::matvec(dev_, m.f32, x, y, m.rows, m.cols); break;
   }
-}
-
-void LlamaModel::linear_tokens(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y, size_t tokens) const {
-  const size_t R = m.rows, C = m.cols;
-  // 16-bit weights: the activations rounded to the weights' type, the product (float sums)
-  // rounded to it and widened back; block-quantized weights are dequantized to half first.
-  auto product16 = [&](const auto& w, const auto& x16, const auto& y16) {
-    const Buffer<float>*& holds = m.type == GgmlType::BF16 ? bf16_holds_ : half_holds_;
-    if (holds != &x) ops::convert(dev_, x, x16, tokens * C);
-    holds = &x;
-    ops::matmul_nt(dev_, x16, w, y16, tokens, R, C);
-    ops::convert(dev_, y16, y, tokens * R);
-  };
-  switch (m.type) {
-    case GgmlType::F32: ops::matmul_nt(dev_, x, m.f32, y, tokens, R, C); return;
-    case GgmlType::BF16: product16(m.bf16, x_bf16_, y_bf16_); return;
-    case GgmlType::F16: product16(m.f16, x_half_, y_half_); return;
-    case GgmlType::Q8_0: ops::dequantize_q8_0(dev_, m.blocks, w_half_, R, C); break;
-    case GgmlType::Q4_0: ops::dequantize_q4_0(dev_, m.blocks, w_half_, R, C); break;
-    case GgmlType::Q4_K: ops::dequantize_q4_k(dev_, m.blocks, w_half_, R, C); break;
-    case GgmlType::Q6_K: ops::dequantize_q6_k(dev_, m.blocks, w_half_, R, C); break;
-  }
-  product16(w_half_, x_half_, y_half_);
-}
-
-void LlamaModel::set_prompt(std::span<const int32_t> ids) {
-  if (ids.empty() || ids.size() > prompt_capacity_)
-    throw std::invalid_argument("set_prompt: " + std::to_string(ids.size()) + " tokens; the model holds 1 to " +
-                                std::to_string(prompt_capacity_));
-  prompt_.upload(ids);
-  // queue_prefill reads the last prompt token's row at this position and advances it.
-  int32_t last = static_cast<int32_t>(ids.size() - 1);
-  position_.upload(std::span<const int32_t>(&last, 1));
-  prompt_size_ = ids.size();
-}
-
-void LlamaModel::queue_prefill() {
-  const size_t E = cfg_.embedding_length, V = cfg_.vocab_size, T = prompt_size_;
-  const size_t H = cfg_.head_count, KVH = cfg_.head_count_kv, D = cfg_.head_dim;
-  const float eps = cfg_.rms_norm_epsilon;
-  ops::embedding(dev_, token_embd_, prompt_, x_[0], T, V, E);
-  int cur = 0;
-  bf16_holds_ = half_holds_ = nullptr;
-  auto residual_then_norm = [&](const Buffer<float>& w) {
-    ops::add_rms_norm(dev_, x_[cur], proj_, w, x_[1 - cur], xn_, T, E, eps);
-    bf16_holds_ = half_holds_ = nullptr;   // xn_ is new
-    cur = 1 - cur;
-  };
-  const ops::KvCacheShape cache{1, KVH, D, capacity_, ops::AttentionLayout::BSHD};
-  ops::AttentionShape causal;
-  causal.q_heads = H;
-  causal.kv_heads = KVH;
-  causal.q_len = causal.kv_len = T;   // the prompt is positions 0 .. T - 1
-  causal.head_dim = D;
-  causal.kv_capacity = capacity_;
-  causal.layout = ops::AttentionLayout::BSHD;
-  causal.causal = true;
-  ops::rms_norm(dev_, x_[cur], layers_.empty() ? output_norm_ : layers_.front().attn_norm, xn_, T, E, eps);
-  for (size_t l = 0; l < layers_.size(); ++l) {
-    const LlamaLayer& layer = layers_[l];
-    linear_tokens(layer.q, xn_, q_, T);
-    linear_tokens(layer.k, xn_, k_, T);
-    linear_tokens(layer.v, xn_, v_, T);
-    ops::rope(dev_, q_, prompt_positions_, inv_freq_, q_rot_, T, H, D, ops::RopeStyle::GptJ);
-    ops::rope(dev_, k_, prompt_positions_, inv_freq_, k_rot_, T, KVH, D, ops::RopeStyle::GptJ);
-    ops::kv_append(dev_, k_rot_, zero_, layer.k_cache, T, cache);
-    ops::kv_append(dev_, v_, zero_, layer.v_cache, T, cache);
-    ops::attention(dev_, q_rot_, layer.k_cache, layer.v_cache, att_, causal);
-    linear_tokens(layer.o, att_, proj_, T);
-    residual_then_norm(layer.ffn_norm);
-    linear_tokens(layer.gate, xn_, gate_, T);
-    linear_tokens(layer.up, xn_, up_, T);
-    ops::silu_gate(dev_, gate_, up_, hidden_, T * cfg_.feed_forward_length);
-    linear_tokens(layer.down, hidden_, proj_, T);
-    residual_then_norm(l + 1 < layers_.size() ? layers_[l + 1].attn_norm : output_norm_);
-  }
-  // The last token's normed row (row T - 1, the position set_prompt left) is all the logits need.
-  ops::embedding(dev_, xn_, position_, q_, 1, T, E);
-  linear(output_, q_, logits_);
-  ops::argmax(dev_, logits_, token_, 1, V);
-  llm_kernels::advance(dev_, Grid{1}, position_, token_, generated_, static_cast<uint32_t>(capacity_));
 }
 
 void LlamaModel::set_input(int32_t token, int32_t position) {
@@ -328,13 +228,6 @@ size_t LlamaModel::weight_bytes_per_token() const {
     for (const Matrix* m : {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down}) bytes += m->bytes();
   }
   return bytes;
-}
-
-double LlamaModel::prefill_matrix_flops(size_t tokens) const {
-  double per_token = 0;
-  for (const LlamaLayer& l : layers_)
-    for (const Matrix* m : {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down}) per_token += double(m->rows) * double(m->cols);
-  return 2.0 * (per_token * double(tokens) + double(output_.rows) * double(output_.cols));
 }
 
 }  // namespace quiver::llm

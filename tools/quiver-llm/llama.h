@@ -94,14 +94,25 @@ class LlamaModel {
   // Activations of prompt_tokens tokens (a decode step uses the first token's rows).
   Buffer<float> x_[2];   // the residual stream, alternating (queue_step, queue_prefill)
   Buffer<float> xn_, q_, k_, v_, q_rot_, k_rot_, att_, proj_, gate_, up_, hidden_, logits_;
-  // A prompt's matrix products in 16 bits: activations in, products out, and block-quantized
-  // weights dequantized to half (allocated for the types the model's matrices need).
-  Buffer<quiver::bf16> x_bf16_, y_bf16_;
-  Buffer<quiver::half> x_half_, y_half_, w_half_;
-  // Which activations x_bf16_ / x_half_ hold converted (queue_prefill forgets them whenever it
-  // rewrites those activations), so Q, K, V and gate, up convert their input once.
-  mutable const Buffer<float>* bf16_holds_ = nullptr;
-  mutable const Buffer<float>* half_holds_ = nullptr;
+  // A prompt's activations in a 16-bit product type P (prefill.cpp): the products' inputs and
+  // outputs, and the attention's operands where the whole attention runs in P.
+  template <typename P>
+  struct Activations16 {
+    Buffer<P> x, y, gate, up, hidden, q, q_rot, k, k_rot, v, att;
+  };
+  Activations16<quiver::bf16> bf16_;
+  Activations16<quiver::half> half_;
+  Buffer<quiver::half> w_half_;   // block-quantized weights dequantized for a prompt's product
+
+  void allocate_prefill_scratch();
+  template <typename P>
+  const Activations16<P>& activations16() const;
+  template <typename P>
+  const Buffer<P>& weights16(const Matrix& m) const;
+  template <typename P>
+  void attention_block16(const LlamaLayer& layer, size_t tokens) const;
+  template <typename P>
+  void ffn_block16(const LlamaLayer& layer, size_t tokens) const;
 };
 
 }  // namespace quiver::llm
