@@ -23,29 +23,47 @@ Buffer<float> upload_f32(const Device& dev, const std::vector<float>& host) {
 
 // The tensor's bytes as a device Buffer of T (the file's little-endian layout is the device's).
 template <typename T>
-Buffer<T> upload_bytes(const Device& dev, const Tensor& t) {
-  std::vector<T> host(t.bytes.size() / sizeof(T));
-  std::memcpy(host.data(), t.bytes.data(), host.size() * sizeof(T));
+Buffer<T> upload_bytes(const Device& dev, std::span<const std::byte> bytes) {
+  std::vector<T> host(bytes.size() / sizeof(T));
+  std::memcpy(host.data(), bytes.data(), host.size() * sizeof(T));
   Buffer<T> b = dev.alloc<T>(host.size());
   b.upload(std::span<const T>(host));
   return b;
 }
 
-Matrix load_matrix(const Device& dev, const Tensor& t) {
+// Rows of `cols` weights of one type, as the file stores them, on the device.
+Matrix upload_matrix(const Device& dev, GgmlType type, size_t rows, size_t cols, std::span<const std::byte> bytes) {
   Matrix m;
-  m.cols = t.dims[0];
-  m.rows = t.elements() / m.cols;
-  m.type = t.type;
-  switch (t.type) {
+  m.rows = rows;
+  m.cols = cols;
+  m.type = type;
+  switch (type) {
     case GgmlType::Q8_0:
     case GgmlType::Q4_0:
     case GgmlType::Q4_K:
-    case GgmlType::Q6_K: m.blocks = upload_bytes<uint8_t>(dev, t); break;
-    case GgmlType::F16: m.f16 = upload_bytes<half>(dev, t); break;
-    case GgmlType::BF16: m.bf16 = upload_bytes<bf16>(dev, t); break;
-    case GgmlType::F32: m.f32 = upload_bytes<float>(dev, t); break;
+    case GgmlType::Q6_K: m.blocks = upload_bytes<uint8_t>(dev, bytes); break;
+    case GgmlType::F16: m.f16 = upload_bytes<half>(dev, bytes); break;
+    case GgmlType::BF16: m.bf16 = upload_bytes<bf16>(dev, bytes); break;
+    case GgmlType::F32: m.f32 = upload_bytes<float>(dev, bytes); break;
   }
   return m;
+}
+
+Matrix load_matrix(const Device& dev, const Tensor& t) {
+  return upload_matrix(dev, t.type, t.elements() / t.dims[0], t.dims[0], t.bytes);
+}
+
+// The rows of several matrices of one type and row length, stacked in order (each type's rows
+// are whole blocks, so the bytes simply follow each other).
+Matrix load_stacked(const Device& dev, std::initializer_list<const Tensor*> ts) {
+  std::vector<std::byte> bytes;
+  size_t rows = 0;
+  for (const Tensor* t : ts) {
+    bytes.insert(bytes.end(), t->bytes.begin(), t->bytes.end());
+    rows += t->elements() / t->dims[0];
+  }
+  const Tensor& first = **ts.begin();
+  return upload_matrix(dev, first.type, rows, first.dims[0], bytes);
 }
 
 // The rotary frequencies as llama.cpp applies them: pair i turns by
@@ -128,9 +146,15 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
     LlamaLayer layer;
     layer.attn_norm = upload_f32(dev, dequantized(gguf.tensor(b + "attn_norm.weight")));
     layer.ffn_norm = upload_f32(dev, dequantized(gguf.tensor(b + "ffn_norm.weight")));
-    layer.q = matrix("attn_q.weight");
-    layer.k = matrix("attn_k.weight");
-    layer.v = matrix("attn_v.weight");
+    const Tensor &q = gguf.tensor(b + "attn_q.weight"), &k = gguf.tensor(b + "attn_k.weight"),
+                 &v = gguf.tensor(b + "attn_v.weight");
+    if (q.type == k.type && k.type == v.type && E % KV == 0) {
+      layer.qkv = load_stacked(dev, {&q, &k, &v});
+    } else {
+      layer.q = load_matrix(dev, q);
+      layer.k = load_matrix(dev, k);
+      layer.v = load_matrix(dev, v);
+    }
     layer.o = matrix("attn_output.weight");
     layer.gate = matrix("ffn_gate.weight");
     layer.up = matrix("ffn_up.weight");
@@ -150,6 +174,20 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
   for (size_t i = 0; i < T; ++i) iota[i] = static_cast<int32_t>(i);
   prompt_positions_ = dev.alloc<int32_t>(T);
   prompt_positions_.upload(std::span<const int32_t>(iota));
+  // The rows of the stacked Q, K, V product, seen as rows of KV elements (R per token: E / KV
+  // of Q, one of K, one of V): the gathers that split it (split_qkv).
+  const size_t per_q = E / KV, R = per_q + 2;
+  std::vector<int32_t> q_rows, k_rows, v_rows;
+  for (size_t t = 0; t < T; ++t) {
+    for (size_t j = 0; j < per_q; ++j) q_rows.push_back(static_cast<int32_t>(t * R + j));
+    k_rows.push_back(static_cast<int32_t>(t * R + per_q));
+    v_rows.push_back(static_cast<int32_t>(t * R + per_q + 1));
+  }
+  for (auto [buffer, rows] : {std::pair{&q_rows_, &q_rows}, std::pair{&k_rows_, &k_rows}, std::pair{&v_rows_, &v_rows}}) {
+    *buffer = dev.alloc<int32_t>(rows->size());
+    buffer->upload(std::span<const int32_t>(*rows));
+  }
+  qkv_ = dev.alloc<float>(T * (E + 2 * KV));
   zero_ = dev.alloc<int32_t>(1);
   zero_.upload(std::span<const int32_t>(iota.data(), 1));
   attn_work_ = dev.alloc<float>(ops::attention_decode_workspace(
@@ -172,6 +210,22 @@ void LlamaModel::linear(const Matrix& m, const Buffer<float>& x, const Buffer<fl
     case GgmlType::F32: ops::matvec(dev_, m.f32, x, y, m.rows, m.cols); break;
   }
 }
+
+template <typename X>
+void LlamaModel::split_qkv(const Buffer<X>& qkv, const Buffer<X>& q, const Buffer<X>& k, const Buffer<X>& v,
+                           size_t tokens) const {
+  const size_t KV = size_t(cfg_.head_dim) * cfg_.head_count_kv, per_q = cfg_.embedding_length / KV;
+  const size_t rows = tokens * (per_q + 2);
+  ops::embedding(dev_, qkv, q_rows_, q, tokens * per_q, rows, KV);
+  ops::embedding(dev_, qkv, k_rows_, k, tokens, rows, KV);
+  ops::embedding(dev_, qkv, v_rows_, v, tokens, rows, KV);
+}
+template void LlamaModel::split_qkv(const Buffer<float>&, const Buffer<float>&, const Buffer<float>&,
+                                    const Buffer<float>&, size_t) const;
+template void LlamaModel::split_qkv(const Buffer<bf16>&, const Buffer<bf16>&, const Buffer<bf16>&,
+                                    const Buffer<bf16>&, size_t) const;
+template void LlamaModel::split_qkv(const Buffer<half>&, const Buffer<half>&, const Buffer<half>&,
+                                    const Buffer<half>&, size_t) const;
 
 void LlamaModel::set_input(int32_t token, int32_t position) {
   token_.upload(std::span<const int32_t>(&token, 1));
@@ -196,9 +250,14 @@ void LlamaModel::queue_step() {
   ops::rms_norm(dev_, x_[cur], layers_.empty() ? output_norm_ : layers_.front().attn_norm, xn_, 1, E, eps);
   for (size_t l = 0; l < layers_.size(); ++l) {
     const LlamaLayer& layer = layers_[l];
-    linear(layer.q, xn_, q_);
-    linear(layer.k, xn_, k_);
-    linear(layer.v, xn_, v_);
+    if (layer.fused_qkv()) {
+      linear(layer.qkv, xn_, qkv_);
+      split_qkv(qkv_, q_, k_, v_, 1);
+    } else {
+      linear(layer.q, xn_, q_);
+      linear(layer.k, xn_, k_);
+      linear(layer.v, xn_, v_);
+    }
     // llama.cpp's "normal" rope for the llama architecture rotates adjacent pairs (2i, 2i + 1):
     // the op library's GPT-J style.
     ops::rope(dev_, q_, position_, inv_freq_, q_rot_, 1, H, D, ops::RopeStyle::GptJ);
@@ -225,7 +284,7 @@ size_t LlamaModel::weight_bytes_per_token() const {
   size_t bytes = E * sizeof(float) * 2 + output_.bytes();   // embedding row, output norm
   for (const LlamaLayer& l : layers_) {
     bytes += 2 * E * sizeof(float);
-    for (const Matrix* m : {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down}) bytes += m->bytes();
+    for (const Matrix* m : l.matrices()) bytes += m->bytes();
   }
   return bytes;
 }

@@ -6,6 +6,7 @@
 // and their argmax out, on the device.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -35,7 +36,12 @@ struct Matrix {
 
 struct LlamaLayer {
   Buffer<float> attn_norm, ffn_norm;
-  Matrix q, k, v, o, gate, up, down;
+  // Q, K and V: where the file stores the three in one type, one matrix of their rows stacked
+  // (Q's, K's, V's), so a step runs one product for the three, split by three row gathers
+  // (LlamaModel::split_qkv), and q, k, v are empty; else the three, and qkv empty.
+  Matrix qkv, q, k, v, o, gate, up, down;
+  bool fused_qkv() const { return qkv.rows > 0; }
+  std::array<const Matrix*, 8> matrices() const { return {&qkv, &q, &k, &v, &o, &gate, &up, &down}; }
   Buffer<float> k_cache, v_cache;   // capacity x kv_heads x head_dim (BSHD: a prompt's K rows append whole)
 };
 
@@ -77,6 +83,10 @@ class LlamaModel {
 
  private:
   void linear(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y) const;
+  // The stacked Q, K, V product of `tokens` (tokens x (E + 2 KV)) into q, k, v.
+  template <typename X>
+  void split_qkv(const Buffer<X>& qkv, const Buffer<X>& q, const Buffer<X>& k, const Buffer<X>& v,
+                 size_t tokens) const;
   // y[t] = m x[t] for `tokens` rows of x (tokens x m.cols) into y (tokens x m.rows).
   void linear_tokens(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y, size_t tokens) const;
 
@@ -90,6 +100,8 @@ class LlamaModel {
   Buffer<float> inv_freq_;
   Buffer<int32_t> token_, position_, generated_;
   Buffer<int32_t> prompt_, prompt_positions_, zero_;   // the prompt's ids, 0 .. prompt_tokens - 1, 0
+  Buffer<int32_t> q_rows_, k_rows_, v_rows_;           // split_qkv's gathers
+  Buffer<float> qkv_;                                  // the stacked Q, K, V product
   Buffer<float> attn_work_;   // attention_decode's partial results
   // Activations of prompt_tokens tokens (a decode step uses the first token's rows).
   Buffer<float> x_[2];   // the residual stream, alternating (queue_step, queue_prefill)
@@ -98,7 +110,7 @@ class LlamaModel {
   // outputs, and the attention's operands where the whole attention runs in P.
   template <typename P>
   struct Activations16 {
-    Buffer<P> x, y, gate, up, hidden, q, q_rot, k, k_rot, v, att;
+    Buffer<P> x, y, gate, up, hidden, qkv, q, q_rot, k, k_rot, v, att;
   };
   Activations16<quiver::bf16> bf16_;
   Activations16<quiver::half> half_;

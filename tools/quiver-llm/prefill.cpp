@@ -54,7 +54,8 @@ void LlamaModel::allocate_prefill_scratch() {
   bool bf16_products = false, half_products = false;
   size_t quantized = 0;
   for (const LlamaLayer& l : layers_) {
-    for (const Matrix* m : {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down}) {
+    for (const Matrix* m : l.matrices()) {
+      if (m->rows == 0) continue;
       bf16_products |= product_type(*m) == Product::BF16;
       half_products |= product_type(*m) == Product::F16;
       if (m->blocks.size() > 0) quantized = std::max(quantized, m->rows * m->cols);
@@ -66,10 +67,11 @@ void LlamaModel::allocate_prefill_scratch() {
       b.upload(std::vector<P>(n));   // bits 0: +0
       return b;
     };
-    for (auto* b : {&a.x, &a.y}) *b = zeros(T * std::max(E, F));
+    for (auto* b : {&a.x, &a.y}) *b = zeros(T * std::max({E, F, E + 2 * KV}));   // any product's input, output
     for (auto* b : {&a.gate, &a.up, &a.hidden}) *b = zeros(T * F);
     for (auto* b : {&a.q, &a.q_rot, &a.att}) *b = zeros(T * E);
     for (auto* b : {&a.k, &a.k_rot, &a.v}) *b = zeros(T * KV);
+    a.qkv = zeros(T * (E + 2 * KV));
   };
   if (bf16_products) allocate(bf16_);
   if (half_products) allocate(half_);
@@ -120,9 +122,14 @@ void LlamaModel::attention_block16(const LlamaLayer& layer, size_t T) const {
   const size_t E = cfg_.embedding_length, H = cfg_.head_count, KVH = cfg_.head_count_kv, D = cfg_.head_dim;
   const size_t KV = KVH * D, M = product_rows(T);
   ops::convert(dev_, xn_, a.x, T * E);
-  ops::matmul_nt(dev_, a.x, weights16<P>(layer.q), a.q, M, E, E);
-  ops::matmul_nt(dev_, a.x, weights16<P>(layer.k), a.k, M, KV, E);
-  ops::matmul_nt(dev_, a.x, weights16<P>(layer.v), a.v, M, KV, E);
+  if (layer.fused_qkv()) {
+    ops::matmul_nt(dev_, a.x, weights16<P>(layer.qkv), a.qkv, M, E + 2 * KV, E);
+    split_qkv(a.qkv, a.q, a.k, a.v, T);
+  } else {
+    ops::matmul_nt(dev_, a.x, weights16<P>(layer.q), a.q, M, E, E);
+    ops::matmul_nt(dev_, a.x, weights16<P>(layer.k), a.k, M, KV, E);
+    ops::matmul_nt(dev_, a.x, weights16<P>(layer.v), a.v, M, KV, E);
+  }
   ops::rope(dev_, a.q, prompt_positions_, inv_freq_, a.q_rot, T, H, D, ops::RopeStyle::GptJ);
   const ops::KvCacheShape cache{1, KVH, D, capacity_, ops::AttentionLayout::BSHD};
   ops::convert(dev_, a.k, k_, T * KV);
@@ -190,15 +197,21 @@ void LlamaModel::queue_prefill() {
   ops::rms_norm(dev_, x_[cur], layers_.empty() ? output_norm_ : layers_.front().attn_norm, xn_, T, E, eps);
   for (size_t l = 0; l < layers_.size(); ++l) {
     const LlamaLayer& layer = layers_[l];
-    std::optional<Product> attention16 = shared16({&layer.q, &layer.k, &layer.v, &layer.o});
+    std::optional<Product> attention16 = layer.fused_qkv() ? shared16({&layer.qkv, &layer.o})
+                                                           : shared16({&layer.q, &layer.k, &layer.v, &layer.o});
     if (attention16 == Product::BF16) {
       attention_block16<bf16>(layer, T);
     } else if (attention16 == Product::F16) {
       attention_block16<half>(layer, T);
     } else {
-      linear_tokens(layer.q, xn_, q_, T);
-      linear_tokens(layer.k, xn_, k_, T);
-      linear_tokens(layer.v, xn_, v_, T);
+      if (layer.fused_qkv()) {
+        linear_tokens(layer.qkv, xn_, qkv_, T);
+        split_qkv(qkv_, q_, k_, v_, T);
+      } else {
+        linear_tokens(layer.q, xn_, q_, T);
+        linear_tokens(layer.k, xn_, k_, T);
+        linear_tokens(layer.v, xn_, v_, T);
+      }
       ops::rope(dev_, q_, prompt_positions_, inv_freq_, q_rot_, T, H, D, ops::RopeStyle::GptJ);
       ops::rope(dev_, k_, prompt_positions_, inv_freq_, k_rot_, T, KVH, D, ops::RopeStyle::GptJ);
       ops::kv_append(dev_, k_rot_, zero_, layer.k_cache, T, cache);
@@ -230,7 +243,7 @@ void LlamaModel::queue_prefill() {
 double LlamaModel::prefill_matrix_flops(size_t tokens) const {
   double per_token = 0;
   for (const LlamaLayer& l : layers_)
-    for (const Matrix* m : {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down}) per_token += double(m->rows) * double(m->cols);
+    for (const Matrix* m : l.matrices()) per_token += double(m->rows) * double(m->cols);
   return 2.0 * (per_token * double(tokens) + double(output_.rows) * double(output_.cols));
 }
 
