@@ -1,5 +1,6 @@
 #include "ir/intrinsics.h"
 
+#include "ir/dialect/QvDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -39,13 +40,11 @@ void expand_dot4_i8(mlir::ModuleOp module) {
 }
 
 void erase_async_copy_marks(mlir::ModuleOp module) {
-  llvm::SmallVector<mlir::func::CallOp> calls;
-  module.walk([&](mlir::func::CallOp call) {
-    if (call.getCallee() == kAsyncCopyCommit || call.getCallee() == kAsyncCopyWait) calls.push_back(call);
+  llvm::SmallVector<mlir::Operation*> marks;
+  module.walk([&](mlir::Operation* op) {
+    if (llvm::isa<qv::CopyAsyncCommitOp, qv::CopyAsyncWaitOp>(op)) marks.push_back(op);
   });
-  for (mlir::func::CallOp call : calls) call.erase();
-  for (const char* name : {kAsyncCopyCommit, kAsyncCopyWait})
-    if (auto decl = module.lookupSymbol<mlir::func::FuncOp>(name)) decl.erase();
+  for (mlir::Operation* op : marks) op->erase();
 }
 
 }  // namespace quiver::ir

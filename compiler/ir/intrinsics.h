@@ -1,6 +1,7 @@
 // Intrinsic functions of the neutral IR (docs/ir.md): operations with no MLIR upstream op that
-// the front end emits as calls to private func.func declarations. Each target either lowers a
-// call to its native instruction or asks legalize() for the portable expansion.
+// the front end emits as calls to private func.func declarations (those not yet in the qv
+// dialect, compiler/ir/dialect). Each target either lowers a call to its native instruction or
+// asks legalize() for the portable expansion.
 #pragma once
 
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -23,13 +24,11 @@ void replace_dot4_i8(mlir::ModuleOp module,
 
 // Asynchronous copies into shared memory (docs/async_copy.md). qv::copy_async is an ordinary
 // 16-byte vector.load + vector.store pair, both carrying the unit attribute kAsyncCopyAttr, so a
-// target without asynchronous copies needs nothing more than the copy it already is;
-// () @qv.copy_async_commit() and (i32 n) @qv.copy_async_wait(n), n a constant, mark the groups.
+// target without asynchronous copies needs nothing more than the copy it already is; the qv
+// dialect's qv.copy_async_commit and qv.copy_async_wait mark the groups.
 inline constexpr const char* kAsyncCopyAttr = "qv.copy_async";
-inline constexpr const char* kAsyncCopyCommit = "qv.copy_async_commit";
-inline constexpr const char* kAsyncCopyWait = "qv.copy_async_wait";
 
-// Drops the commit / wait calls and their declarations: the copies are already synchronous.
+// Drops the group marks: the copies are already synchronous.
 void erase_async_copy_marks(mlir::ModuleOp module);
 
 }  // namespace quiver::ir
