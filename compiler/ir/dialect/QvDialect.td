@@ -11,7 +11,8 @@ def Qv_Dialect : Dialect {
   let summary = "quiver's own operations: the language's intrinsics with no upstream op";
   let description = [{
     Operations the kernel language offers and upstream MLIR does not: warpgroup products and
-    their accumulator stores, the group marks of asynchronous copies. Each target lowers them to its instructions (PTX: wgmma) or asks
+    their accumulator stores, the group marks of asynchronous copies, the dot product of four
+    signed bytes. Each target lowers them to its instructions (PTX: wgmma) or asks
     for the portable expansion (compiler/ir).
   }];
   let cppNamespace = "::quiver::ir::qv";

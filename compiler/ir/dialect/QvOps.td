@@ -111,4 +111,12 @@ def Qv_CopyAsyncWaitOp : Qv_Op<"copy_async_wait"> {
   let assemblyFormat = "$pending attr-dict";
 }
 
+// qv::dot4_i8: the dot product of four signed bytes, as dp4a computes it.
+def Qv_Dot4I8Op : Qv_Op<"dot4_i8"> {
+  let summary = "acc + sum over k < 4 of int8(a >> 8k) * int8(b >> 8k), wrapping";
+  let arguments = (ins I32:$a, I32:$b, I32:$acc);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$a `,` $b `,` $acc attr-dict";
+}
+
 #endif  // QUIVER_QV_OPS

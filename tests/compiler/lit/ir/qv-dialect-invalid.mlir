@@ -137,3 +137,11 @@ func.func @copy_wait_range() {
   qv.copy_async_wait -1
   return
 }
+
+// -----
+
+func.func @dot4_wide(%a: i64, %b: i32) -> i32 {
+  // expected-error @+1 {{'qv.dot4_i8' op operand #0 must be 32-bit signless integer, but got 'i64'}}
+  %d = "qv.dot4_i8"(%a, %b, %b) : (i64, i32, i32) -> i32
+  return %d : i32
+}

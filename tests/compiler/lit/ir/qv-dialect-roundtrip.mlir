@@ -35,3 +35,11 @@ func.func @async_copy_marks() {
   qv.copy_async_wait 7
   return
 }
+
+// CHECK-LABEL: func.func @dot4
+func.func @dot4(%a: i32, %b: i32, %c: i32) -> i32 {
+  // CHECK-NEXT: %[[D:.*]] = qv.dot4_i8 %arg0, %arg1, %arg2
+  %d = qv.dot4_i8 %a, %b, %c
+  // CHECK-NEXT: return %[[D]] : i32
+  return %d : i32
+}
