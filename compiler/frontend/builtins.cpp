@@ -113,18 +113,9 @@ FunctionEmitter::RValue FunctionEmitter::emit_builtin(const clang::CallExpr* e, 
   }
 
   if (name == "dot4_i8") {
-    // A call to the intrinsic function ir::kDot4I8 (docs/ir.md): each target lowers it to its
-    // native instruction (dp4a on PTX) or to exact byte-lane arithmetic.
-    mlir::Type i32 = builder_.getI32Type();
-    auto fn_type = builder_.getFunctionType({i32, i32, i32}, {i32});
-    if (!module_.lookupSymbol<mlir::func::FuncOp>(ir::kDot4I8)) {
-      mlir::OpBuilder::InsertionGuard guard(builder_);
-      builder_.setInsertionPointToStart(module_.getBody());
-      auto decl = builder_.create<mlir::func::FuncOp>(l, ir::kDot4I8, fn_type);
-      decl.setPrivate();
-    }
-    return {builder_.create<mlir::func::CallOp>(l, ir::kDot4I8, mlir::TypeRange{i32}, mlir::ValueRange{a[0], a[1], a[2]})
-                .getResult(0)};
+    // qv.dot4_i8 (docs/ir.md "The qv dialect"): each target lowers it to its native
+    // instruction (dp4a on PTX) or to exact byte-lane arithmetic.
+    return {builder_.create<ir::qv::Dot4I8Op>(l, builder_.getI32Type(), a[0], a[1], a[2]).getResult()};
   }
 
   if (name == "bit_cast") {

@@ -1,9 +1,11 @@
-// The matrix-unit builtins (docs/matrix.md): each becomes a call to a matrix intrinsic of the
-// neutral IR (compiler/ir/matrix.h) that the target lowers to its matrix unit or to the fallback.
+// The matrix-unit builtins (docs/matrix.md): each becomes a matrix intrinsic of the neutral IR
+// (compiler/ir/matrix.h, block_tiles.h: calls) or a qv dialect operation (warpgroups:
+// compiler/ir/dialect) that the target lowers to its matrix unit or to the fallback.
 #include "frontend/emitter.h"
 #include "frontend/types.h"
 
 #include "ir/block_tiles.h"
+#include "ir/dialect/QvDialect.h"
 #include "ir/matrix.h"
 #include "ir/warpgroup.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -56,18 +58,17 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_warpgroup_built
     std::optional<llvm::APSInt> n = e->getNumArgs() == 1 ? e->getArg(0)->getIntegerConstantExpr(ast_) : std::nullopt;
     if (!n || n->isNegative() || n->getZExtValue() > 7)
       error(e->getBeginLoc(), "qv::warpgroup_wait takes one constant count of batches, 0 to 7");
-    mlir::Value pending = builder_.create<mlir::arith::ConstantIntOp>(l, static_cast<int64_t>(n->getZExtValue()), 32);
-    call_declared(l, ir::warpgroup_intrinsic_name(ir::WarpgroupOp::Wait, {}), {pending}, {}, e->getBeginLoc());
+    builder_.create<ir::qv::WarpgroupWaitOp>(l, static_cast<int32_t>(n->getZExtValue()));
     return RValue{};
   }
   if (name == "warpgroup_commit") {
     if (e->getNumArgs() != 0) error(e->getBeginLoc(), "qv::warpgroup_commit takes no arguments");
-    call_declared(l, ir::warpgroup_intrinsic_name(ir::WarpgroupOp::Commit, {}), {}, {}, e->getBeginLoc());
+    builder_.create<ir::qv::WarpgroupCommitOp>(l);
     return RValue{};
   }
   if (name == "warpgroup_barrier") {
     if (e->getNumArgs() != 0) error(e->getBeginLoc(), "qv::warpgroup_barrier takes no arguments");
-    call_declared(l, ir::warpgroup_intrinsic_name(ir::WarpgroupOp::Barrier, {}), {}, {}, e->getBeginLoc());
+    builder_.create<ir::qv::WarpgroupBarrierOp>(l);
     uses_barrier_ = true;   // a block barrier on the fallback (the CPU runs the kernel as fibers)
     return RValue{};
   }
@@ -88,14 +89,13 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_warpgroup_built
       error(e->getArg(0)->getBeginLoc(), "qv::store_warpgroup needs a pointer to non-const float, qv::half or qv::bf16 "
                                          "elements (not '" + e->getArg(0)->getType().getAsString() + "')");
     Pointer p = emit_pointer(e->getArg(0));
-    std::vector<mlir::Value> operands{p.mem, p.offset, emit_scalar(e->getArg(1)), emit_scalar(e->getArg(2))};
+    mlir::Value stride = emit_scalar(e->getArg(1)), c = emit_scalar(e->getArg(2));
     if (bounded) {
-      operands.push_back(emit_scalar(e->getArg(3)));
-      operands.push_back(emit_scalar(e->getArg(4)));
+      mlir::Value rows = emit_scalar(e->getArg(3)), cols = emit_scalar(e->getArg(4));
+      builder_.create<ir::qv::WarpgroupStoreBoundedOp>(l, p.mem, p.offset, stride, c, rows, cols);
+    } else {
+      builder_.create<ir::qv::WarpgroupStoreOp>(l, p.mem, p.offset, stride, c);
     }
-    auto op = bounded ? ir::WarpgroupOp::StoreBounded : ir::WarpgroupOp::Store;
-    call_declared(l, ir::warpgroup_intrinsic_name(op, mlir::ValueRange(operands).getTypes()), operands, {},
-                  e->getBeginLoc());
     return RValue{};
   }
   // int32 accumulators to float, and per-column values: element-wise IR on the thread's share.
@@ -135,9 +135,8 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_warpgroup_built
       error(e->getArg(0)->getBeginLoc(), "qv::store_warpgroup_swizzled needs a pointer to non-const qv::half or "
                                          "qv::bf16 elements (not '" + e->getArg(0)->getType().getAsString() + "')");
     Pointer p = emit_pointer(e->getArg(0));
-    std::vector<mlir::Value> operands{p.mem, p.offset, emit_scalar(e->getArg(1)), emit_scalar(e->getArg(2))};
-    call_declared(l, ir::warpgroup_intrinsic_name(ir::WarpgroupOp::StoreSwizzled, mlir::ValueRange(operands).getTypes()),
-                  operands, {}, e->getBeginLoc());
+    mlir::Value panel_stride = emit_scalar(e->getArg(1)), c = emit_scalar(e->getArg(2));
+    builder_.create<ir::qv::WarpgroupStoreSwizzledOp>(l, p.mem, p.offset, panel_stride, c);
     return RValue{};
   }
   // The thread's share is the same on every target (ir/warpgroup.h), so these are plain
@@ -259,12 +258,15 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_warpgroup_built
   }
   if (element(e->getArg(0)) != element(e->getArg(1)))
     error(e->getBeginLoc(), "qv::" + name + ": a and b must have the same element type");
-  if (!bt) operands.push_back(emit_scalar(e->getArg(2)));
-  operands.push_back(emit_scalar(e->getArg(want - 1)));
-  mlir::Type acc = operands.back().getType();
-  auto op = bt ? ir::WarpgroupOp::MmaBT : ir::WarpgroupOp::Mma;
-  return RValue{call_declared(l, ir::warpgroup_intrinsic_name(op, mlir::ValueRange(operands).getTypes()), operands,
-                              {acc}, e->getBeginLoc())};
+  if (bt) {
+    mlir::Value c = emit_scalar(e->getArg(2));
+    return RValue{builder_.create<ir::qv::WarpgroupMmaBTOp>(l, c.getType(), operands[0], operands[1], operands[2], operands[3], c)
+                      .getResult()};
+  }
+  mlir::Value panel_stride = emit_scalar(e->getArg(2)), c = emit_scalar(e->getArg(3));
+  return RValue{builder_.create<ir::qv::WarpgroupMmaOp>(l, c.getType(), operands[0], operands[1], operands[2], operands[3],
+                                                        panel_stride, c)
+                    .getResult()};
 }
 
 // qv::block_mma<K> / block_mma_bt<K>, qv::store_block, qv::load_block (docs/matrix.md "Block tiles").

@@ -6,6 +6,7 @@
 #include "frontend/types.h"
 
 #include "clang/AST/DeclCXX.h"
+#include "ir/dialect/QvDialect.h"
 #include "ir/intrinsics.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -181,28 +182,18 @@ FunctionEmitter::RValue FunctionEmitter::emit_vector_memory(const clang::CallExp
 }
 
 // qv::copy_async (docs/async_copy.md): a 16-byte vector load + store marked ir::kAsyncCopyAttr,
-// which the PTX target turns into cp.async; the group marks are calls of intrinsic declarations.
+// which the PTX target turns into cp.async; the group marks are qv.copy_async_commit / _wait.
 FunctionEmitter::RValue FunctionEmitter::emit_async_copy(const clang::CallExpr* e, const std::string& name) {
   mlir::Location l = loc(e->getBeginLoc());
-  auto call_intrinsic = [&](const char* callee, mlir::ValueRange args) {
-    auto fn_type = builder_.getFunctionType(args.getTypes(), {});
-    if (!module_.lookupSymbol<mlir::func::FuncOp>(callee)) {
-      mlir::OpBuilder::InsertionGuard guard(builder_);
-      builder_.setInsertionPointToStart(module_.getBody());
-      builder_.create<mlir::func::FuncOp>(l, callee, fn_type).setPrivate();
-    }
-    builder_.create<mlir::func::CallOp>(l, callee, mlir::TypeRange{}, args);
-  };
   if (name == "copy_async_commit") {
-    call_intrinsic(ir::kAsyncCopyCommit, {});
+    builder_.create<ir::qv::CopyAsyncCommitOp>(l);
     return {};
   }
   if (name == "copy_async_wait") {
     std::optional<llvm::APSInt> n = e->getNumArgs() == 1 ? e->getArg(0)->getIntegerConstantExpr(ast_) : std::nullopt;
     if (!n || n->isNegative() || n->getZExtValue() > 7)
       error(e->getBeginLoc(), "qv::copy_async_wait takes one constant count of groups, 0 to 7");
-    call_intrinsic(ir::kAsyncCopyWait,
-                   {builder_.create<mlir::arith::ConstantIntOp>(l, static_cast<int64_t>(n->getZExtValue()), 32).getResult()});
+    builder_.create<ir::qv::CopyAsyncWaitOp>(l, static_cast<uint32_t>(n->getZExtValue()));
     return {};
   }
   if (name != "copy_async" || e->getNumArgs() != 2)

@@ -163,7 +163,7 @@ class Consumer : public clang::ASTConsumer {
     // partial one, which no target's warpgroup products can serve.
     if (uint64_t threads = uint64_t(k.block[0]) * k.block[1] * k.block[2]; threads % ir::kWarpgroupThreads != 0) {
       bool uses = false;
-      func.walk([&](mlir::func::CallOp call) { uses |= ir::warpgroup_op_of(call.getCallee()).has_value(); });
+      func.walk([&](mlir::Operation* op) { uses |= ir::warpgroup_op_of(op).has_value(); });
       if (uses) {
         func.erase();
         const auto* block = find_annotation(fd, "qv.block");

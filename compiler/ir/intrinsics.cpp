@@ -1,5 +1,6 @@
 #include "ir/intrinsics.h"
 
+#include "ir/dialect/QvDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -7,45 +8,39 @@
 namespace quiver::ir {
 
 void replace_dot4_i8(mlir::ModuleOp module,
-                     llvm::function_ref<mlir::Value(mlir::OpBuilder& b, mlir::func::CallOp call)> lower) {
-  llvm::SmallVector<mlir::func::CallOp> calls;
-  module.walk([&](mlir::func::CallOp call) {
-    if (call.getCallee() == kDot4I8) calls.push_back(call);
-  });
-  for (mlir::func::CallOp call : calls) {
-    mlir::OpBuilder b(call);
-    call.getResult(0).replaceAllUsesWith(lower(b, call));
-    call.erase();
+                     llvm::function_ref<mlir::Value(mlir::OpBuilder& b, qv::Dot4I8Op dot)> lower) {
+  llvm::SmallVector<qv::Dot4I8Op> dots;
+  module.walk([&](qv::Dot4I8Op dot) { dots.push_back(dot); });
+  for (qv::Dot4I8Op dot : dots) {
+    mlir::OpBuilder b(dot);
+    dot.getResult().replaceAllUsesWith(lower(b, dot));
+    dot.erase();
   }
-  if (auto decl = module.lookupSymbol<mlir::func::FuncOp>(kDot4I8)) decl.erase();
 }
 
 void expand_dot4_i8(mlir::ModuleOp module) {
-  replace_dot4_i8(module, [](mlir::OpBuilder& b, mlir::func::CallOp call) {
-    mlir::Location l = call.getLoc();
+  replace_dot4_i8(module, [](mlir::OpBuilder& b, qv::Dot4I8Op dot) {
+    mlir::Location l = dot.getLoc();
     mlir::Type i32 = b.getI32Type(), i8 = b.getI8Type();
-    mlir::Value acc = call.getOperand(2);
+    mlir::Value acc = dot.getAcc();
     for (int k = 0; k < 4; ++k) {
       auto lane = [&](mlir::Value w) {   // sign-extended byte k
         mlir::Value shift = b.create<mlir::arith::ConstantIntOp>(l, 8 * k, 32);
         mlir::Value shifted = b.create<mlir::arith::ShRUIOp>(l, w, shift);
         return b.create<mlir::arith::ExtSIOp>(l, i32, b.create<mlir::arith::TruncIOp>(l, i8, shifted)).getResult();
       };
-      acc = b.create<mlir::arith::AddIOp>(l, acc, b.create<mlir::arith::MulIOp>(l, lane(call.getOperand(0)),
-                                                                               lane(call.getOperand(1))));
+      acc = b.create<mlir::arith::AddIOp>(l, acc, b.create<mlir::arith::MulIOp>(l, lane(dot.getA()), lane(dot.getB())));
     }
     return acc;
   });
 }
 
 void erase_async_copy_marks(mlir::ModuleOp module) {
-  llvm::SmallVector<mlir::func::CallOp> calls;
-  module.walk([&](mlir::func::CallOp call) {
-    if (call.getCallee() == kAsyncCopyCommit || call.getCallee() == kAsyncCopyWait) calls.push_back(call);
+  llvm::SmallVector<mlir::Operation*> marks;
+  module.walk([&](mlir::Operation* op) {
+    if (llvm::isa<qv::CopyAsyncCommitOp, qv::CopyAsyncWaitOp>(op)) marks.push_back(op);
   });
-  for (mlir::func::CallOp call : calls) call.erase();
-  for (const char* name : {kAsyncCopyCommit, kAsyncCopyWait})
-    if (auto decl = module.lookupSymbol<mlir::func::FuncOp>(name)) decl.erase();
+  for (mlir::Operation* op : marks) op->erase();
 }
 
 }  // namespace quiver::ir

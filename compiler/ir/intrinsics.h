@@ -1,8 +1,9 @@
-// Intrinsic functions of the neutral IR (docs/ir.md): operations with no MLIR upstream op that
-// the front end emits as calls to private func.func declarations. Each target either lowers a
-// call to its native instruction or asks legalize() for the portable expansion.
+// Integer dot products and asynchronous copies of the neutral IR (docs/ir.md): the qv dialect's
+// operations (compiler/ir/dialect) that each target either lowers to its native instruction or
+// leaves to legalize()'s portable expansion.
 #pragma once
 
+#include "ir/dialect/QvDialect.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -10,26 +11,23 @@
 
 namespace quiver::ir {
 
-// i32 @qv.dot4_i8(i32 a, i32 b, i32 acc): acc + sum over k of int8(a >> 8k) * int8(b >> 8k),
-// wrapping on overflow (like dp4a).
-inline constexpr const char* kDot4I8 = "qv.dot4_i8";
+// qv.dot4_i8 (the qv dialect, compiler/ir/dialect) a, b, acc: acc + sum over k of
+// int8(a >> 8k) * int8(b >> 8k), wrapping on overflow (like dp4a).
 
-// Replaces every call of kDot4I8 by exact byte-lane arithmetic and drops the declaration.
+// Replaces every qv.dot4_i8 by exact byte-lane arithmetic.
 void expand_dot4_i8(mlir::ModuleOp module);
-// Replaces every call of kDot4I8 by the value `lower` builds for it (`b` inserts before the
-// call), then drops the declaration: the portable expansion and each target's instruction.
+// Replaces every qv.dot4_i8 by the value `lower` builds for it (`b` inserts before it): the
+// portable expansion and each target's instruction.
 void replace_dot4_i8(mlir::ModuleOp module,
-                     llvm::function_ref<mlir::Value(mlir::OpBuilder& b, mlir::func::CallOp call)> lower);
+                     llvm::function_ref<mlir::Value(mlir::OpBuilder& b, qv::Dot4I8Op dot)> lower);
 
 // Asynchronous copies into shared memory (docs/async_copy.md). qv::copy_async is an ordinary
 // 16-byte vector.load + vector.store pair, both carrying the unit attribute kAsyncCopyAttr, so a
-// target without asynchronous copies needs nothing more than the copy it already is;
-// () @qv.copy_async_commit() and (i32 n) @qv.copy_async_wait(n), n a constant, mark the groups.
+// target without asynchronous copies needs nothing more than the copy it already is; the qv
+// dialect's qv.copy_async_commit and qv.copy_async_wait mark the groups.
 inline constexpr const char* kAsyncCopyAttr = "qv.copy_async";
-inline constexpr const char* kAsyncCopyCommit = "qv.copy_async_commit";
-inline constexpr const char* kAsyncCopyWait = "qv.copy_async_wait";
 
-// Drops the commit / wait calls and their declarations: the copies are already synchronous.
+// Drops the group marks: the copies are already synchronous.
 void erase_async_copy_marks(mlir::ModuleOp module);
 
 }  // namespace quiver::ir

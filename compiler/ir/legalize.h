@@ -19,7 +19,7 @@ struct LegalizeOptions {
   bool wide_buffer_access = false;
   bool f16_as_bits = false;         // f16 carried as i16, conversions in integer arithmetic
   bool bf16_as_bits = false;        // same for bf16
-  bool expand_dot4_i8 = true;       // byte-lane arithmetic for kDot4I8 (else the target lowers it)
+  bool expand_dot4_i8 = true;       // byte-lane arithmetic for qv.dot4_i8 (else the target lowers it)
   bool expand_matrix = true;        // the portable matrix-tile fallback (else the target lowers them)
   bool expand_block_tiles = true;   // the portable block-tile fallback (else the target lowers them)
   bool keep_warpgroup_mma = false;  // the target lowers qv.warpgroup_mma / wait (stores are always expanded)

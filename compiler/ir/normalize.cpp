@@ -1,5 +1,6 @@
 #include "ir/normalize.h"
 
+#include "ir/dialect/QvDialect.h"
 #include "ir/passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -22,7 +23,7 @@ namespace quiver::ir {
 void register_dialects(mlir::DialectRegistry& registry) {
   registry.insert<mlir::arith::ArithDialect, mlir::cf::ControlFlowDialect, mlir::func::FuncDialect,
                   mlir::gpu::GPUDialect, mlir::math::MathDialect, mlir::memref::MemRefDialect,
-                  mlir::scf::SCFDialect, mlir::ub::UBDialect, mlir::vector::VectorDialect>();
+                  mlir::scf::SCFDialect, mlir::ub::UBDialect, mlir::vector::VectorDialect, qv::QvDialect>();
 }
 
 // A kernel's block shape is fixed at compile time (qv.block, from QV_BLOCK; every backend launches

@@ -35,7 +35,7 @@ constexpr PassText kPromotePrivateVariables{"qv-promote-private-variables",
                                             "mem2reg of each thread's own memref.alloca (never of workgroup arrays)"};
 constexpr PassText kExpandDot4I8{"qv-expand-dot4-i8", "qv.dot4_i8 as exact byte-lane arithmetic"};
 constexpr PassText kEraseAsyncCopyMarks{
-    "qv-erase-async-copy-marks", "drops the qv.copy_async_commit / wait calls: the copies are already synchronous"};
+    "qv-erase-async-copy-marks", "drops the qv.copy_async_commit / wait marks: the copies are already synchronous"};
 constexpr PassText kLowerMath{"qv-lower-math",
                               "the portable math lowering: only the exactly rounded math ops remain (ir/math.h)"};
 using FoldBlockDimsPass = FunctionPass<kFoldBlockDims, fold_block_dims>;

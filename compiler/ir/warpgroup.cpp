@@ -1,7 +1,9 @@
-// Warpgroup intrinsics: names, the accumulator layout's coordinates, the store every target
-// shares and the portable fallback of the product (ir/warpgroup.h).
+// Warpgroup operations: the accumulator layout's coordinates, the store every target shares and
+// the portable fallback of the product (ir/warpgroup.h).
 #include "ir/warpgroup.h"
 
+#include "ir/dialect/QvDialect.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -11,55 +13,17 @@
 
 namespace quiver::ir {
 
-namespace {
-
-constexpr std::pair<WarpgroupOp, const char*> kNames[] = {
-    {WarpgroupOp::Mma, "qv.warpgroup_mma"},
-    {WarpgroupOp::MmaBT, "qv.warpgroup_mma_bt"},
-    {WarpgroupOp::Commit, "qv.warpgroup_commit"}, {WarpgroupOp::Wait, "qv.warpgroup_wait"},
-    {WarpgroupOp::Barrier, "qv.warpgroup_barrier"},
-    {WarpgroupOp::Store, "qv.warpgroup_store"},
-    {WarpgroupOp::StoreSwizzled, "qv.warpgroup_store_swizzled"},
-    {WarpgroupOp::StoreBounded, "qv.warpgroup_store_bounded"},
-};
-
-std::string memory_tag(mlir::Type t) {
-  auto m = llvm::cast<mlir::MemRefType>(t);
-  mlir::Type e = m.getElementType();
-  std::string elem = e.isBF16()        ? "bf16"
-                     : e.isF16()       ? "f16"
-                     : e.isF32()       ? "f32"
-                     : e.isInteger(8)  ? "i8"
-                     : e.isInteger(32) ? "i32"
-                                       : "x";
-  return (m.getMemorySpace() ? "s" + std::to_string(m.getNumElements()) : std::string("g")) + "." + elem;
-}
-
-}  // namespace
-
-std::string warpgroup_intrinsic_name(WarpgroupOp op, mlir::TypeRange operands) {
-  std::string name;
-  for (auto [o, n] : kNames)
-    if (o == op) name = n;
-  if (op == WarpgroupOp::Commit || op == WarpgroupOp::Wait || op == WarpgroupOp::Barrier) return name;
-  auto n_of = [](mlir::Type v) { return ".n" + std::to_string(2 * llvm::cast<mlir::VectorType>(v).getNumElements()); };
-  if (op == WarpgroupOp::StoreBounded) return name + "." + memory_tag(operands[0]) + n_of(operands[3]);
-  if (op == WarpgroupOp::Store || op == WarpgroupOp::StoreSwizzled) return name + "." + memory_tag(operands[0]) + n_of(operands.back());
-  return name + "." + memory_tag(operands[0]) + "." + memory_tag(operands[2]) + n_of(operands.back());
-}
-
-std::optional<WarpgroupOp> warpgroup_op_of(llvm::StringRef callee) {
-  // Longest names first: "qv.warpgroup_mma_bt" also starts with "qv.warpgroup_mma".
-  for (WarpgroupOp op :
-       {WarpgroupOp::MmaBT, WarpgroupOp::Mma, WarpgroupOp::Commit, WarpgroupOp::Wait, WarpgroupOp::Barrier, WarpgroupOp::StoreSwizzled,
-        WarpgroupOp::StoreBounded, WarpgroupOp::Store}) {
-    llvm::StringRef name;
-    for (auto [o, n] : kNames)
-      if (o == op) name = n;
-    if (callee == name || (callee.starts_with(name) && callee.size() > name.size() && callee[name.size()] == '.'))
-      return op;
-  }
-  return std::nullopt;
+std::optional<WarpgroupOp> warpgroup_op_of(mlir::Operation* op) {
+  return llvm::TypeSwitch<mlir::Operation*, std::optional<WarpgroupOp>>(op)
+      .Case([](qv::WarpgroupMmaOp) { return WarpgroupOp::Mma; })
+      .Case([](qv::WarpgroupMmaBTOp) { return WarpgroupOp::MmaBT; })
+      .Case([](qv::WarpgroupCommitOp) { return WarpgroupOp::Commit; })
+      .Case([](qv::WarpgroupWaitOp) { return WarpgroupOp::Wait; })
+      .Case([](qv::WarpgroupBarrierOp) { return WarpgroupOp::Barrier; })
+      .Case([](qv::WarpgroupStoreOp) { return WarpgroupOp::Store; })
+      .Case([](qv::WarpgroupStoreSwizzledOp) { return WarpgroupOp::StoreSwizzled; })
+      .Case([](qv::WarpgroupStoreBoundedOp) { return WarpgroupOp::StoreBounded; })
+      .Default([](mlir::Operation*) { return std::nullopt; });
 }
 
 mlir::Value linear_thread_id(mlir::OpBuilder& b, mlir::Location l) {
@@ -86,10 +50,10 @@ namespace {
 
 class WarpgroupExpander {
  public:
-  explicit WarpgroupExpander(mlir::func::CallOp call) : b_(call), l_(call.getLoc()), call_(call) {}
+  explicit WarpgroupExpander(mlir::Operation* op) : b_(op), l_(op->getLoc()), op_(op) {}
 
   void expand(WarpgroupOp op) {
-    mlir::ValueRange args = call_.getOperands();
+    mlir::ValueRange args = op_->getOperands();
     switch (op) {
       case WarpgroupOp::Mma: replace(mma(args[0], args[1], args[2], args[3], args[4], args[5], false)); break;
       case WarpgroupOp::MmaBT: replace(mma(args[0], args[1], args[2], args[3], {}, args[4], true)); break;
@@ -100,7 +64,7 @@ class WarpgroupExpander {
       case WarpgroupOp::StoreSwizzled: store(args, true); break;
       case WarpgroupOp::StoreBounded: store_bounded(args); break;
     }
-    call_.erase();
+    op_->erase();
   }
 
  private:
@@ -147,7 +111,7 @@ class WarpgroupExpander {
     mlir::Value slot;
     {
       mlir::OpBuilder::InsertionGuard guard(b_);
-      auto fn = call_->getParentOfType<mlir::func::FuncOp>();
+      auto fn = op_->getParentOfType<mlir::func::FuncOp>();
       b_.setInsertionPointToStart(&fn.getBody().front());
       slot = b_.create<mlir::memref::AllocaOp>(l_, mlir::MemRefType::get({}, vt));
     }
@@ -245,11 +209,11 @@ class WarpgroupExpander {
     }
   }
 
-  void replace(mlir::Value v) { call_.getResult(0).replaceAllUsesWith(v); }
+  void replace(mlir::Value v) { op_->getResult(0).replaceAllUsesWith(v); }
 
   mlir::OpBuilder b_;
   mlir::Location l_;
-  mlir::func::CallOp call_;
+  mlir::Operation* op_;
 };
 
 }  // namespace
@@ -258,20 +222,17 @@ bool is_shared_warpgroup_store(WarpgroupOp op) { return op == WarpgroupOp::Store
 
 void expand_warpgroup_ops(mlir::ModuleOp module, bool keep_mma) {
   auto expanded = [&](WarpgroupOp op) { return is_shared_warpgroup_store(op) || !keep_mma; };
-  llvm::SmallVector<std::pair<mlir::func::CallOp, WarpgroupOp>> calls;
-  module.walk([&](mlir::func::CallOp call) {
-    if (auto op = warpgroup_op_of(call.getCallee()); op && expanded(*op)) calls.push_back({call, *op});
+  llvm::SmallVector<std::pair<mlir::Operation*, WarpgroupOp>> ops;
+  module.walk([&](mlir::Operation* op) {
+    if (auto kind = warpgroup_op_of(op); kind && expanded(*kind)) ops.push_back({op, *kind});
   });
-  for (auto [call, op] : calls) WarpgroupExpander(call).expand(op);
-  for (mlir::func::FuncOp fn : llvm::make_early_inc_range(module.getOps<mlir::func::FuncOp>()))
-    if (auto op = warpgroup_op_of(fn.getSymName()); op && fn.isExternal() && expanded(*op)) fn.erase();
+  for (auto [op, kind] : ops) WarpgroupExpander(op).expand(kind);
 }
 
 bool uses_warpgroup_mma(mlir::Operation* root) {
   bool found = false;
-  root->walk([&](mlir::func::CallOp call) {
-    auto op = warpgroup_op_of(call.getCallee());
-    if (op && (*op == WarpgroupOp::Mma || *op == WarpgroupOp::MmaBT)) found = true;
+  root->walk([&](mlir::Operation* op) {
+    if (llvm::isa<qv::WarpgroupMmaOp, qv::WarpgroupMmaBTOp>(op)) found = true;
   });
   return found;
 }

@@ -12,6 +12,7 @@
 
 #include "backends/cpu/cpu_abi.h"
 #include "ir/layout.h"
+#include "ir/normalize.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Parser/Parser.h"
 #include "targets/llvm_common/llvm_common.h"
@@ -38,7 +39,9 @@ format::ScalarType scalar_type(mlir::Type t) {
 
 ParsedIR parse_ir(const std::string& ir) {
   ParsedIR parsed;
-  parsed.context = std::make_unique<mlir::MLIRContext>();
+  mlir::DialectRegistry registry;
+  ir::register_dialects(registry);   // the neutral IR's, the qv dialect included
+  parsed.context = std::make_unique<mlir::MLIRContext>(registry);
   compiler::llvm_common::prepare_context(*parsed.context);
   parsed.module = mlir::parseSourceString<mlir::ModuleOp>(ir, parsed.context.get());
   EXPECT_TRUE(parsed.module) << "IR does not parse:\n" << ir;

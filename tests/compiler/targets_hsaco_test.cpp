@@ -258,12 +258,11 @@ module {
 TEST(TargetsHsaco, Dot4IsOneInstructionOnEveryDefaultProcessor) {
   const char* ir = R"mlir(
 module {
-  func.func private @qv.dot4_i8(i32, i32, i32) -> i32
   func.func @qv_k0_dot(%a: memref<?xi32>, %out: memref<?xi32>)
       attributes {qv.kernel, qv.block = array<i32: 64, 1, 1>} {
     %tid = gpu.thread_id x
     %v = memref.load %a[%tid] : memref<?xi32>
-    %d = func.call @qv.dot4_i8(%v, %v, %v) : (i32, i32, i32) -> i32
+    %d = qv.dot4_i8 %v, %v, %v
     memref.store %d, %out[%tid] : memref<?xi32>
     return
   }

@@ -22,13 +22,12 @@ std::string softmax_ir(const std::string& t) {
   func.func private @qv.matrix_load_b.g.T(memref<?xT>, index, i32) -> vector<256xT>
   func.func private @qv.matrix_mma.T(vector<256xT>, vector<256xT>, vector<256xf32>) -> vector<256xf32>
   func.func private @qv.matrix_store.g.f32(memref<?xf32>, index, i32, vector<256xf32>)
-  func.func private @qv.dot4_i8(i32, i32, i32) -> i32
   func.func @qv_k0_softmax(%s: memref<?xf32>, %v: memref<?xT>, %out: memref<?xf32>, %sgs: memref<?xi32>) attributes {qv.kernel, qv.block = array<i32: 64, 1, 1>} {
     %sg = gpu.subgroup_size : index
     %sg_i32 = arith.index_castui %sg : index to i32
     %tid = gpu.thread_id x
     %packed = memref.load %sgs[%tid] : memref<?xi32>
-    %dot = func.call @qv.dot4_i8(%packed, %packed, %sg_i32) : (i32, i32, i32) -> i32
+    %dot = qv.dot4_i8 %packed, %packed, %sg_i32
     memref.store %dot, %sgs[%tid] : memref<?xi32>
     %c0 = arith.constant 0 : index
     %c16 = arith.constant 16 : index

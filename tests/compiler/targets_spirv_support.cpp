@@ -21,6 +21,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "ir/normalize.h"
 
 namespace quiver::compiler {
 std::unique_ptr<Target> create_spirv_target();
@@ -36,6 +37,7 @@ std::vector<CompiledSpirv> compile_spirv_images(const std::string& module_text,
                   mlir::index::IndexDialect, mlir::math::MathDialect,
                   mlir::memref::MemRefDialect, mlir::scf::SCFDialect, mlir::ub::UBDialect,
                   mlir::vector::VectorDialect>();
+  ir::register_dialects(registry);   // the qv dialect too
   mlir::MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
   std::string parse_errors;

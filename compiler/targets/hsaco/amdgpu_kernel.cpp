@@ -134,11 +134,11 @@ void reject_double(mlir::func::FuncOp func, const llvm_common::ErrorContext& whe
 }
 
 void lower_dot4_to_sdot4(mlir::ModuleOp module) {
-  quiver::ir::replace_dot4_i8(module, [](mlir::OpBuilder& b, mlir::func::CallOp call) {
-    mlir::Value no_clamp = b.create<mlir::LLVM::ConstantOp>(call.getLoc(), b.getI1Type(), b.getBoolAttr(false));
-    llvm::SmallVector<mlir::Value> operands(call.getOperands());
+  quiver::ir::replace_dot4_i8(module, [](mlir::OpBuilder& b, quiver::ir::qv::Dot4I8Op dot) {
+    mlir::Value no_clamp = b.create<mlir::LLVM::ConstantOp>(dot.getLoc(), b.getI1Type(), b.getBoolAttr(false));
+    llvm::SmallVector<mlir::Value> operands(dot->getOperands());
     operands.push_back(no_clamp);
-    return b.create<mlir::LLVM::CallIntrinsicOp>(call.getLoc(), b.getI32Type(), "llvm.amdgcn.sdot4", operands)
+    return b.create<mlir::LLVM::CallIntrinsicOp>(dot.getLoc(), b.getI32Type(), "llvm.amdgcn.sdot4", operands)
         .getResult(0);
   });
 }

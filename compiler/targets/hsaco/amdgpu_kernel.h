@@ -32,7 +32,7 @@ int gfx_major(const std::string& arch);
 // keeps one rule for every GPU target but PTX).
 void reject_double(mlir::func::FuncOp func, const llvm_common::ErrorContext& where);
 
-// qv.dot4_i8 calls become llvm.amdgcn.sdot4 (clamp off: wrapping, like dp4a) and the
+// qv.dot4_i8 operations become llvm.amdgcn.sdot4 (clamp off: wrapping, like dp4a) and the
 // declaration goes away. Only for processors with `has_dot4`.
 void lower_dot4_to_sdot4(mlir::ModuleOp module);
 

@@ -1,5 +1,6 @@
 #include "targets/ptx/async_copy_cp_async.h"
 
+#include "ir/dialect/QvDialect.h"
 #include "ir/intrinsics.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -64,26 +65,18 @@ void lower_async_copies_to_cp_async(mlir::ModuleOp module) {
     if (load->use_empty()) load.erase();
   }
 
-  llvm::SmallVector<mlir::func::CallOp> calls;
-  module.walk([&](mlir::func::CallOp call) {
-    if (call.getCallee() == quiver::ir::kAsyncCopyCommit || call.getCallee() == quiver::ir::kAsyncCopyWait)
-      calls.push_back(call);
+  llvm::SmallVector<mlir::Operation*> marks;
+  module.walk([&](mlir::Operation* op) {
+    if (llvm::isa<quiver::ir::qv::CopyAsyncCommitOp, quiver::ir::qv::CopyAsyncWaitOp>(op)) marks.push_back(op);
   });
-  for (mlir::func::CallOp call : calls) {
-    mlir::OpBuilder b(call);
-    if (call.getCallee() == quiver::ir::kAsyncCopyCommit) {
-      b.create<mlir::NVVM::CpAsyncCommitGroupOp>(call.getLoc());
-    } else {
-      // The front end made the count a constant; were it not one, waiting for every group is
-      // still correct.
-      llvm::APInt n(32, 0);
-      if (!mlir::matchPattern(call.getOperand(0), mlir::m_ConstantInt(&n))) n = llvm::APInt(32, 0);
-      b.create<mlir::NVVM::CpAsyncWaitGroupOp>(call.getLoc(), static_cast<uint32_t>(n.getZExtValue()));
-    }
-    call.erase();
+  for (mlir::Operation* op : marks) {
+    mlir::OpBuilder b(op);
+    if (auto wait = llvm::dyn_cast<quiver::ir::qv::CopyAsyncWaitOp>(op))
+      b.create<mlir::NVVM::CpAsyncWaitGroupOp>(op->getLoc(), wait.getPending());
+    else
+      b.create<mlir::NVVM::CpAsyncCommitGroupOp>(op->getLoc());
+    op->erase();
   }
-  for (const char* name : {quiver::ir::kAsyncCopyCommit, quiver::ir::kAsyncCopyWait})
-    if (auto decl = module.lookupSymbol<mlir::func::FuncOp>(name)) decl.erase();
 }
 
 }  // namespace quiver::compiler::ptx

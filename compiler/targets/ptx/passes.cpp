@@ -22,10 +22,10 @@ namespace {
 // qv::dot4_i8 is one dp4a instruction (sm_61 and later; quiver's PTX targets sm_80+). LLVM 19
 // has no NVVM intrinsic for it, so it is inline PTX.
 void lower_dot4_to_dp4a(mlir::ModuleOp module) {
-  quiver::ir::replace_dot4_i8(module, [](mlir::OpBuilder& b, mlir::func::CallOp call) {
+  quiver::ir::replace_dot4_i8(module, [](mlir::OpBuilder& b, quiver::ir::qv::Dot4I8Op dot) {
     auto dialect = mlir::LLVM::AsmDialectAttr::get(b.getContext(), mlir::LLVM::AsmDialect::AD_ATT);
     return b
-        .create<mlir::LLVM::InlineAsmOp>(call.getLoc(), b.getI32Type(), call.getOperands(),
+        .create<mlir::LLVM::InlineAsmOp>(dot.getLoc(), b.getI32Type(), dot->getOperands(),
                                          "dp4a.s32.s32 $0, $1, $2, $3;", "=r,r,r,r",
                                          /*has_side_effects=*/false, /*is_align_stack=*/false, dialect,
                                          /*operand_attrs=*/mlir::ArrayAttr())

@@ -26,6 +26,7 @@
 
 #include <string>
 
+#include "ir/dialect/QvDialect.h"
 #include "ir/warpgroup.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -51,10 +52,10 @@ mlir::LLVM::InlineAsmOp inline_asm(mlir::OpBuilder& b, mlir::Location l, mlir::T
 
 class WgmmaLowering {
  public:
-  explicit WgmmaLowering(mlir::func::CallOp call) : b_(call), l_(call.getLoc()), call_(call) {}
+  explicit WgmmaLowering(mlir::Operation* op) : b_(op), l_(op->getLoc()), op_(op) {}
 
   void lower(WarpgroupOp op, bool needs_fence, bool commits = true) {
-    mlir::ValueRange args = call_.getOperands();
+    mlir::ValueRange args = op_->getOperands();
     if (op == WarpgroupOp::StoreSwizzled) {
       store_swizzled(args);
     } else if (op == WarpgroupOp::Barrier) {   // named barrier 1 + warpgroup (0 is barrier()'s)
@@ -67,9 +68,9 @@ class WgmmaLowering {
     } else if (op == WarpgroupOp::Commit) {
       inline_asm(b_, l_, {}, {}, "wgmma.commit_group.sync.aligned;", "~{memory}");
     } else if (op == WarpgroupOp::Wait) {
-      auto n = args[0].getDefiningOp<mlir::arith::ConstantIntOp>();
+      uint32_t pending = llvm::cast<quiver::ir::qv::WarpgroupWaitOp>(op_).getPending();
       std::string text = std::string(commits ? "wgmma.commit_group.sync.aligned;\n\t" : "") +
-                         "wgmma.wait_group.sync.aligned " + std::to_string(n ? n.value() : 0) + ";";
+                         "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";";
       inline_asm(b_, l_, {}, {}, text, "~{memory}");
     } else {
       if (needs_fence) inline_asm(b_, l_, {}, {}, "wgmma.fence.sync.aligned;", "~{memory}");
@@ -77,9 +78,9 @@ class WgmmaLowering {
       mlir::Value a = descriptor(args[0], args[1], constant(1));
       mlir::Value bd = bt ? descriptor(args[2], args[3], constant(1))
                           : descriptor(args[2], args[3], panel_offset(args[4]));   // 16-bit only (front end)
-      call_.getResult(0).replaceAllUsesWith(mma(a, bd, args[bt ? 4 : 5], !bt));
+      op_->getResult(0).replaceAllUsesWith(mma(a, bd, args[bt ? 4 : 5], !bt));
     }
-    call_.erase();
+    op_->erase();
   }
 
  private:
@@ -190,28 +191,25 @@ class WgmmaLowering {
   }
 
   std::string element_name() {
-    mlir::Type e = llvm::cast<mlir::MemRefType>(call_.getOperand(0).getType()).getElementType();
+    mlir::Type e = llvm::cast<mlir::MemRefType>(op_->getOperand(0).getType()).getElementType();
     return e.isBF16() ? "bf16" : e.isInteger(8) ? "s8" : "f16";
   }
 
   mlir::OpBuilder b_;
   mlir::Location l_;
-  mlir::func::CallOp call_;
+  mlir::Operation* op_;
 };
 
-std::optional<WarpgroupOp> warpgroup_call(mlir::Operation* op) {
-  auto call = llvm::dyn_cast<mlir::func::CallOp>(op);
-  return call ? quiver::ir::warpgroup_op_of(call.getCallee()) : std::nullopt;
-}
+std::optional<WarpgroupOp> warpgroup_call(mlir::Operation* op) { return quiver::ir::warpgroup_op_of(op); }
 bool is_product(std::optional<WarpgroupOp> op) {
   return op && (*op == WarpgroupOp::Mma || *op == WarpgroupOp::MmaBT);
 }
 
-// Whether the product `call` follows another product in its block with nothing between them
+// Whether the product `product` follows another product in its block with nothing between them
 // but side-effect-free operations (descriptor arithmetic): then no wgmma.fence is needed.
-bool follows_product(mlir::func::CallOp call) {
-  for (mlir::Operation* op = call->getPrevNode(); op; op = op->getPrevNode()) {
-    if (llvm::isa<mlir::func::CallOp>(op)) return is_product(warpgroup_call(op));
+bool follows_product(mlir::Operation* product) {
+  for (mlir::Operation* op = product->getPrevNode(); op; op = op->getPrevNode()) {
+    if (llvm::isa<mlir::func::CallOp>(op) || warpgroup_call(op)) return is_product(warpgroup_call(op));
     if (!mlir::isMemoryEffectFree(op) || op->getNumRegions() != 0) return false;
   }
   return false;
@@ -246,7 +244,7 @@ bool closes_its_products(mlir::Operation* op) {
 // would close an empty batch after unrelated code, where ptxas injects warpgroup fences. Nested
 // regions (scf.if, scf.while) that close their own products are passed over; one around the
 // wait is left through its parent op if it is an scf.if; anything else counts as open.
-bool has_uncommitted_product(mlir::func::CallOp wait) {
+bool has_uncommitted_product(mlir::Operation* wait) {
   llvm::SmallVector<mlir::Operation*> work{wait};   // scan backwards from (excluding) each
   llvm::SmallPtrSet<mlir::Block*, 16> seen;
   while (!work.empty()) {
@@ -279,10 +277,10 @@ bool has_uncommitted_product(mlir::func::CallOp wait) {
 }  // namespace
 
 void lower_warpgroup_to_wgmma(mlir::ModuleOp module) {
-  llvm::SmallVector<std::pair<mlir::func::CallOp, WarpgroupOp>> calls;
-  module.walk([&](mlir::func::CallOp call) {
-    auto op = quiver::ir::warpgroup_op_of(call.getCallee());
-    if (op && !quiver::ir::is_shared_warpgroup_store(*op)) calls.push_back({call, *op});
+  llvm::SmallVector<std::pair<mlir::Operation*, WarpgroupOp>> calls;
+  module.walk([&](mlir::Operation* inner) {
+    auto op = quiver::ir::warpgroup_op_of(inner);
+    if (op && !quiver::ir::is_shared_warpgroup_store(*op)) calls.push_back({inner, *op});
   });
   if (calls.empty()) return;
   llvm::SmallVector<bool> fence;
@@ -300,10 +298,6 @@ void lower_warpgroup_to_wgmma(mlir::ModuleOp module) {
     });
   for (size_t i = 0; i < calls.size(); ++i)
     WgmmaLowering(calls[i].first).lower(calls[i].second, fence[i], commit[i]);
-  for (mlir::func::FuncOp fn : llvm::make_early_inc_range(module.getOps<mlir::func::FuncOp>()))
-    if (auto op = quiver::ir::warpgroup_op_of(fn.getSymName());
-        op && fn.isExternal() && !quiver::ir::is_shared_warpgroup_store(*op))
-      fn.erase();
 }
 
 }  // namespace quiver::compiler::ptx

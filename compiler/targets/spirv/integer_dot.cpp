@@ -8,17 +8,15 @@
 namespace quiver::compiler::spirv_target {
 namespace {
 
-struct Dot4Lowering final : mlir::OpConversionPattern<mlir::func::CallOp> {
+struct Dot4Lowering final : mlir::OpConversionPattern<ir::qv::Dot4I8Op> {
   using OpConversionPattern::OpConversionPattern;
-  mlir::LogicalResult matchAndRewrite(mlir::func::CallOp call, OpAdaptor adaptor,
+  mlir::LogicalResult matchAndRewrite(ir::qv::Dot4I8Op op, OpAdaptor adaptor,
                                       mlir::ConversionPatternRewriter& rewriter) const override {
-    if (call.getCallee() != ir::kDot4I8) return mlir::failure();
-    mlir::Location l = call.getLoc();
-    mlir::ValueRange args = adaptor.getOperands();
+    mlir::Location l = op.getLoc();
     auto packed = mlir::spirv::PackedVectorFormatAttr::get(getContext(),
                                                            mlir::spirv::PackedVectorFormat::PackedVectorFormat4x8Bit);
-    mlir::Value dot = rewriter.create<mlir::spirv::SDotOp>(l, rewriter.getI32Type(), args[0], args[1], packed);
-    rewriter.replaceOpWithNewOp<mlir::spirv::IAddOp>(call, args[2], dot);
+    mlir::Value dot = rewriter.create<mlir::spirv::SDotOp>(l, rewriter.getI32Type(), adaptor.getA(), adaptor.getB(), packed);
+    rewriter.replaceOpWithNewOp<mlir::spirv::IAddOp>(op, adaptor.getAcc(), dot);
     return mlir::success();
   }
 };
@@ -27,7 +25,7 @@ struct Dot4Lowering final : mlir::OpConversionPattern<mlir::func::CallOp> {
 
 bool uses_dot4_i8(mlir::ModuleOp module) {
   bool used = false;
-  module.walk([&](mlir::func::CallOp call) { used = used || call.getCallee() == ir::kDot4I8; });
+  module.walk([&](ir::qv::Dot4I8Op) { used = true; });
   return used;
 }
 

@@ -1,5 +1,5 @@
 // qv::dot4_i8 as SPIR-V's integer dot product (SPV_KHR_integer_dot_product, core in SPIR-V 1.6),
-// for the spirv target's Vulkan 1.3 image: the intrinsic call (ir/intrinsics.h) becomes OpSDot
+// for the spirv target's Vulkan 1.3 image: qv.dot4_i8 (ir/intrinsics.h) becomes OpSDot
 // on the two words as packed 4 x 8-bit vectors, then an OpIAdd of the accumulator. The sum of
 // four products of signed bytes fits 32 bits, and the addition wraps as the language defines
 // (OpSDotAccSat would saturate instead). Devices run it with shaderIntegerDotProduct, which the

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/raw_ostream.h"
+#include "ir/dialect/QvDialect.h"
 #include "ir/intrinsics.h"
 #include "targets/target.h"
 
@@ -238,7 +239,7 @@ void KernelEmitter::emit_block(mlir::Block& block, const std::vector<std::string
 
 void KernelEmitter::emit_op(mlir::Operation* op) {
   if (emit_arith(op) || emit_math(op) || emit_memory(op) || emit_gpu(op) || emit_scf(op)) return;
-  if (llvm::isa<mlir::func::CallOp>(op)) return emit_call(op);
+  if (llvm::isa<mlir::func::CallOp, ir::qv::Dot4I8Op>(op)) return emit_call(op);
   if (auto poison = llvm::dyn_cast<mlir::ub::PoisonOp>(op))
     return let(poison.getResult(), zero_of(poison.getType(), op));
   if (op->getDialect() && op->getDialect()->getNamespace() == "cf")
@@ -504,14 +505,14 @@ bool KernelEmitter::emit_gpu(mlir::Operation* op) {
 }
 
 void KernelEmitter::emit_call(mlir::Operation* op) {
-  auto call = llvm::cast<mlir::func::CallOp>(op);
-  if (call.getCallee() == ir::kDot4I8) {
+  if (auto dot = llvm::dyn_cast<ir::qv::Dot4I8Op>(op)) {
     // dot4I8Packed's exact i32 sum of four byte products cannot overflow; adding the
     // accumulator in u32 wraps like dp4a.
-    let(call.getResult(0), "bitcast<u32>(dot4I8Packed(" + name(call.getOperand(0)) + ", " + name(call.getOperand(1)) +
-                               ")) + " + name(call.getOperand(2)));
+    let(dot.getResult(), "bitcast<u32>(dot4I8Packed(" + name(dot.getA()) + ", " + name(dot.getB()) + ")) + " +
+                             name(dot.getAcc()));
     return;
   }
+  auto call = llvm::cast<mlir::func::CallOp>(op);
   fail_op(op, "call of '" + call.getCallee().str() + "' (device functions must be inlined; only intrinsics remain)");
 }
 

@@ -1,5 +1,5 @@
 // RUN: %quiver-opt %S/../Inputs/async_copy_kernel.mlir --qv-erase-async-copy-marks | %FileCheck %s
-// The group marks go (with their declarations); the marked copy stays an ordinary copy.
+// The group marks go; the marked copy stays an ordinary copy.
 
 // CHECK-NOT: qv.copy_async_commit
 // CHECK-NOT: qv.copy_async_wait

@@ -5,12 +5,12 @@
 
 // CHECK-LABEL: func.func @warpgroup
 // CHECK: math.fma
-// CHECK-NOT: call @qv.warpgroup
+// CHECK-NOT: qv.warpgroup
 // CHECK: vector.store {{.*}} : memref<?xf32>, vector<2xf32>
 
 // KEEP-LABEL: func.func @warpgroup
-// KEEP: call @qv.warpgroup_mma.s8192.f16.s2048.f16.n32
-// KEEP: call @qv.warpgroup_commit
-// KEEP: call @qv.warpgroup_wait
-// KEEP-NOT: call @qv.warpgroup_store
+// KEEP: qv.warpgroup_mma %
+// KEEP: qv.warpgroup_commit
+// KEEP: qv.warpgroup_wait 0
+// KEEP-NOT: qv.warpgroup_store
 // KEEP-COUNT-8: vector.store {{.*}} : memref<?xf32>, vector<2xf32>

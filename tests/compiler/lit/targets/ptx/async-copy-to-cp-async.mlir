@@ -6,7 +6,7 @@
 // CHECK-NOT: {qv.copy_async}
 // CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
 // CHECK: nvvm.cp.async.commit.group
-// CHECK: nvvm.cp.async.wait.group 0
+// CHECK: nvvm.cp.async.wait.group 1
 // CHECK: vector.load
 // CHECK: vector.store
-// CHECK-NOT: call @qv.copy_async
+// CHECK-NOT: qv.copy_async_

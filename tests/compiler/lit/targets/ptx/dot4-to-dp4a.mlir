@@ -1,13 +1,10 @@
 // RUN: %quiver-opt %s --qv-ptx-dot4-to-dp4a | %FileCheck %s
-// qv.dot4_i8 is one dp4a instruction (inline PTX); the declaration goes.
-
-// CHECK-NOT: func.func private @qv.dot4_i8
-func.func private @qv.dot4_i8(i32, i32, i32) -> i32
+// qv.dot4_i8 is one dp4a instruction (inline PTX).
 
 // CHECK-LABEL: func.func @kernel
 func.func @kernel(%a: i32, %b: i32, %c: i32) -> i32 {
   // CHECK: %[[D:.*]] = llvm.inline_asm asm_dialect = att "dp4a.s32.s32 $0, $1, $2, $3;", "=r,r,r,r" %arg0, %arg1, %arg2 : (i32, i32, i32) -> i32
   // CHECK: return %[[D]]
-  %d = func.call @qv.dot4_i8(%a, %b, %c) : (i32, i32, i32) -> i32
+  %d = qv.dot4_i8 %a, %b, %c
   return %d : i32
 }

@@ -6,4 +6,4 @@
 // CHECK: wgmma.mma_async
 // CHECK: wgmma.commit_group
 // CHECK: wgmma.wait_group
-// CHECK-NOT: call @qv.warpgroup
+// CHECK-NOT: qv.warpgroup
