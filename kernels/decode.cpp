@@ -1,5 +1,5 @@
-// The small ops of a decode step: argmax over rows (greedy sampling on the device, so the logits
-// are never downloaded), element-wise add and mul (residual adds, scaling), and kv_append (new
+// The small ops of a decode step: argmax and top-k over rows (greedy sampling on the device, so
+// the logits are never downloaded; the candidates of top-k sampling), element-wise add and mul (residual adds, scaling), and kv_append (new
 // keys / values into a KV cache at a position held in device memory, so a recorded step replays
 // with the position advancing on the device).
 #include "common.h"
@@ -158,6 +158,37 @@ QV_KERNEL QV_BLOCK(kRowThreads) void argmax(const T* x, int32_t* out, uint32_t r
   if (qv::thread_id_x() == 0) out[row] = static_cast<int32_t>(first);
 }
 
+// The k largest elements of each row in argmax's order (order_key: NaN above +inf, -0 equal to
+// +0), largest first, equal elements by increasing column: k rounds, round r taking the best
+// element ranked after round r - 1's pick (a smaller key, or the same key at a larger column)
+// with argmax's two block reductions. k passes over the row: meant for sampling's few candidates
+// (k of 40 over a vocabulary of 128k reads the row 40 times, from L2 after the first).
+template <typename T>
+QV_KERNEL QV_BLOCK(kRowThreads) void topk(const T* x, T* values, int32_t* indices, uint32_t rows, uint32_t cols,
+                                          uint32_t k) {
+  uint32_t row = qvops::block_row();
+  if (row >= rows) return;
+  uint32_t start = row * cols;
+  uint32_t picked_key = 0, picked_index = 0;
+  for (uint32_t r = 0; r < k; ++r) {
+    uint32_t best_key = 0, best_index = 0xFFFFFFFFu;
+    for (uint32_t c = qv::thread_id_x(); c < cols; c += kRowThreads) {
+      uint32_t key = order_key(to_f32(x[start + c]));
+      bool after = r == 0 || key < picked_key || (key == picked_key && c > picked_index);
+      if (after && key > best_key) {
+        best_key = key;
+        best_index = c;
+      }
+    }
+    picked_key = qv::block_max(best_key);
+    picked_index = ~qv::block_max(best_key == picked_key ? ~best_index : 0u);
+    if (qv::thread_id_x() == 0) {
+      indices[row * k + r] = static_cast<int32_t>(picked_index);
+      values[row * k + r] = x[start + picked_index];
+    }
+  }
+}
+
 // out = a + b
 template <typename T>
 QV_KERNEL QV_BLOCK(kElemThreads) void add(const T* a, const T* b, T* out, uint32_t n) {
@@ -181,16 +212,19 @@ QV_KERNEL QV_BLOCK(kElemThreads) void kv_append(const T* src, const int32_t* pos
 }
 
 template void argmax<float>(const float*, int32_t*, uint32_t, uint32_t);
+template void topk<float>(const float*, float*, int32_t*, uint32_t, uint32_t, uint32_t);
 template void add<float>(const float*, const float*, float*, uint32_t);
 template void mul<float>(const float*, const float*, float*, uint32_t);
 template void kv_append<float>(const float*, const int32_t*, float*, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
                                bool);
 template void argmax<qv::bf16>(const qv::bf16*, int32_t*, uint32_t, uint32_t);
+template void topk<qv::bf16>(const qv::bf16*, qv::bf16*, int32_t*, uint32_t, uint32_t, uint32_t);
 template void add<qv::bf16>(const qv::bf16*, const qv::bf16*, qv::bf16*, uint32_t);
 template void mul<qv::bf16>(const qv::bf16*, const qv::bf16*, qv::bf16*, uint32_t);
 template void kv_append<qv::bf16>(const qv::bf16*, const int32_t*, qv::bf16*, uint32_t, uint32_t, uint32_t, uint32_t,
                                   uint32_t, bool);
 template void argmax<qv::half>(const qv::half*, int32_t*, uint32_t, uint32_t);
+template void topk<qv::half>(const qv::half*, qv::half*, int32_t*, uint32_t, uint32_t, uint32_t);
 template void add<qv::half>(const qv::half*, const qv::half*, qv::half*, uint32_t);
 template void mul<qv::half>(const qv::half*, const qv::half*, qv::half*, uint32_t);
 template void kv_append<qv::half>(const qv::half*, const int32_t*, qv::half*, uint32_t, uint32_t, uint32_t, uint32_t,

@@ -52,6 +52,7 @@ void rope(const Device&, Operand x, Operand positions, Operand inv_freq, Operand
           size_t head_dim, bool interleaved);
 void embedding(const Device&, Operand table, Operand ids, Operand out, size_t tokens, size_t vocab, size_t dim);
 void argmax(const Device&, Operand x, Operand out, size_t rows, size_t cols);
+void topk(const Device&, Operand x, Operand values, Operand indices, size_t rows, size_t cols, size_t k);
 void add(const Device&, Operand a, Operand b, Operand out, size_t n);
 void mul(const Device&, Operand a, Operand b, Operand out, size_t n);
 void convert(const Device&, Operand x, Operand out, size_t n);
@@ -152,6 +153,16 @@ void embedding(const Device& dev, const Buffer<T>& table, const Buffer<int32_t>&
 template <typename X>
 void argmax(const Device& dev, const Buffer<X>& x, const Buffer<int32_t>& out, size_t rows, size_t cols) {
   detail::argmax(dev, detail::operand(x), detail::operand(out), rows, cols);
+}
+
+// The k largest elements of each row of x (rows x cols), largest first, in argmax's order (NaN
+// above every number, -0 equal to +0, equal elements by increasing column): values (rows x k, x's
+// type) and their columns, indices (rows x k, int32). 1 <= k <= cols. The candidates of top-k
+// sampling, chosen on the device; the kernel reads the row k times (meant for small k).
+template <typename X, typename V>
+void topk(const Device& dev, const Buffer<X>& x, const Buffer<V>& values, const Buffer<int32_t>& indices, size_t rows,
+          size_t cols, size_t k) {
+  detail::topk(dev, detail::operand(x), detail::operand(values), detail::operand(indices), rows, cols, k);
 }
 
 // ---- Element-wise arithmetic (n elements) --------------------------------------------------------

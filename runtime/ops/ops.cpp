@@ -210,6 +210,24 @@ void argmax(const Device& dev, Operand x, Operand out, size_t rows, size_t cols)
   call.launch(kernel_name("argmax", e), call.row_grid(rows), {x, out, call.dim(rows, "rows"), call.dim(cols, "cols")});
 }
 
+void topk(const Device& dev, Operand x, Operand values, Operand indices, size_t rows, size_t cols, size_t k) {
+  OpCall call(dev, "topk");
+  Elem e = float_elem(call, "x", x);
+  call.require_same_elem("values", values, "x", x);
+  call.require_elem("indices", indices, {Elem::I32});
+  size_t n = call.elements({rows, cols}, "rows * cols");
+  size_t out_n = call.elements({rows, k}, "rows * k");
+  call.require_at_least("x", x, n, "rows * cols");
+  call.require_at_least("values", values, out_n, "rows * k");
+  call.require_at_least("indices", indices, out_n, "rows * k");
+  if (rows > 0 && (k == 0 || k > cols))
+    call.fail("k = " + std::to_string(k) + " must be between 1 and cols = " + std::to_string(cols));
+  if (cols > 0x7fffffff) call.fail("cols = " + std::to_string(cols) + " does not fit the int32 indices");
+  if (n == 0) return;
+  call.launch(kernel_name("topk", e), call.row_grid(rows),
+              {x, values, indices, call.dim(rows, "rows"), call.dim(cols, "cols"), call.dim(k, "k")});
+}
+
 void kv_append(const Device& dev, Operand src, Operand position, Operand cache, size_t tokens,
                const KvCacheShape& s) {
   OpCall call(dev, "kv_append");

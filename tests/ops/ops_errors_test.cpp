@@ -203,6 +203,19 @@ TEST(OpsErrors, Argmax) {
                &out);
 }
 
+TEST(OpsErrors, Topk) {
+  auto x = zeros<float>(30);
+  auto values = gate::poisoned<float>(12);
+  auto indices = dev().alloc<int32_t>(12);
+  expect_error([&] { ops::topk(dev(), x, values, indices, 3, 10, 0); }, "topk: k = 0 must be between 1 and cols = 10",
+               &values);
+  expect_error([&] { ops::topk(dev(), x, values, indices, 3, 10, 11); },
+               "topk: values has 12 elements, expected at least rows * k = 33", &values);
+  auto half_values = gate::poisoned<quiver::half>(12);
+  expect_error([&] { ops::topk(dev(), x, half_values, indices, 3, 10, 4); },
+               "topk: values is a Buffer<half> but x is a Buffer<float>; they must have the same element type");
+}
+
 TEST(OpsErrors, AddMul) {
   auto a = zeros<float>(16), b = zeros<float>(15), out = gate::poisoned<float>(16);
   expect_error([&] { ops::add(dev(), a, b, out, 16); }, "add: b has 15 elements, expected at least n = 16", &out);

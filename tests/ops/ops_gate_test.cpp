@@ -355,6 +355,53 @@ TEST(OpsGate, ArgmaxSpecialValues) {
   });
 }
 
+// ---- top-k ------------------------------------------------------------------------------------------------
+// Indices exactly as the oracle ranks; values bit for bit the elements at those columns.
+template <typename T>
+void check_topk(const std::vector<T>& host, size_t rows, size_t cols, size_t k, const std::string& what) {
+  auto bx = gate::upload(host);
+  Output<T> values(rows * k);
+  Output<int32_t> indices(rows * k);
+  ops::topk(dev(), bx, values.buffer, indices.buffer, rows, cols, k);
+  std::vector<int32_t> got = indices.raw(), ref = oracle::topk(gate::values(host), rows, cols, k);
+  std::vector<T> got_values = values.raw();
+  size_t wrong = 0;
+  for (size_t i = 0; i < rows * k; ++i) {
+    const T& expected = host[(i / k) * cols + size_t(ref[i])];
+    if (got[i] == ref[i] && std::memcmp(&got_values[i], &expected, sizeof(T)) == 0) continue;
+    if (wrong++ == 0)
+      ADD_FAILURE() << "topk " << what << " row " << i / k << " rank " << i % k << ": got column " << got[i]
+                    << ", expected " << ref[i];
+  }
+  gate::record({"topk", Dtype<T>::name, gate::shape_string({rows, cols}) + " k " + std::to_string(k) + what,
+                "exact", double(wrong), 0.0});
+}
+
+TEST(OpsGate, Topk) {
+  struct Case {
+    size_t rows, cols, k;
+  };
+  const Case cases[] = {{1, 1, 1}, {3, 7, 7}, {5, 1000, 40}, {4, 4099, 3}, {2, 128256, 50}};
+  for_each_type([&]<typename T>() {
+    for (const Case& c : cases) {
+      Vec x;
+      std::vector<T> host = gate::random_values<T>(c.rows * c.cols, -4, 4, x);
+      check_topk(host, c.rows, c.cols, c.k, "");
+      // Many ties: nine values only, so equal elements must come out by increasing column.
+      std::uniform_int_distribution<int> level(-4, 4);
+      for (T& v : host) v = Dtype<T>::from(level(gate::rng()));
+      check_topk(host, c.rows, c.cols, c.k, " ties");
+    }
+    // NaN first, +inf, signed zeros equal, -inf last.
+    const size_t cols = 64;
+    std::vector<T> host(cols);
+    std::uniform_int_distribution<int> pick(0, 5);
+    const double special[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 1.0};
+    for (T& v : host) v = Dtype<T>::from(special[pick(gate::rng())]);
+    check_topk(host, 1, cols, cols, " special");
+  });
+}
+
 // ---- add / mul ------------------------------------------------------------------------------------------
 TEST(OpsGate, AddMul) {
   for_each_type([]<typename T>() {

@@ -139,6 +139,22 @@ std::vector<int32_t> argmax(const Vec& x, size_t rows, size_t cols) {
   return out;
 }
 
+std::vector<int32_t> topk(const Vec& x, size_t rows, size_t cols, size_t k) {
+  std::vector<int32_t> out;
+  for (size_t r = 0; r < rows; ++r) {
+    const double* row = &x[r * cols];
+    std::vector<size_t> order(cols);
+    for (size_t c = 0; c < cols; ++c) order[c] = c;
+    // NaN ranks first; otherwise by value (-0 == +0 under ==); stable: equal ranks keep column order.
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      if (std::isnan(row[a]) || std::isnan(row[b])) return std::isnan(row[a]) && !std::isnan(row[b]);
+      return row[a] > row[b];
+    });
+    for (size_t i = 0; i < k; ++i) out.push_back(int32_t(order[i]));
+  }
+  return out;
+}
+
 Vec add(const Vec& a, const Vec& b) {
   Vec out(a.size());
   for (size_t i = 0; i < a.size(); ++i) out[i] = a[i] + b[i];

@@ -30,6 +30,9 @@ Vec embedding(const Vec& table, const std::vector<int32_t>& ids, size_t vocab, s
 // Per row the column of the largest value, the first of equal ones; a NaN ranks above every
 // number (the first NaN's column); -0 and +0 are equal.
 std::vector<int32_t> argmax(const Vec& x, size_t rows, size_t cols);
+// The columns of each row's k largest elements, largest first; NaN above every number, -0 equal
+// to +0, equal elements by increasing column (torch.topk's ranking with a stable order).
+std::vector<int32_t> topk(const Vec& x, size_t rows, size_t cols, size_t k);
 // Exact a + b and a * b (the op rounds them to float, then to the element type).
 Vec add(const Vec& a, const Vec& b);
 Vec mul(const Vec& a, const Vec& b);
