@@ -66,6 +66,10 @@ format::Manifest test_manifest() {
                              {buf("flags", ScalarType::U32, Access::ReadWrite), scalar("me", ScalarType::U32),
                               scalar("other", ScalarType::U32), scalar("timeout_ms", ScalarType::U32)},
                              {1, 1, 1}, 0, false));
+  m.kernels.push_back(kernel("block_sum_loops", "qv_k10_block_sum_loops",
+                             {buf("in", ScalarType::F32, Access::Read), buf("out", ScalarType::F32, Access::ReadWrite),
+                              buf("calls", ScalarType::U32, Access::ReadWrite), scalar("n", ScalarType::U32)},
+                             {256, 1, 1}, 256 * 4, true));
   m.kernels.push_back(kernel("gpu_only", "qv_k6_gpu_only", {buf("out", ScalarType::F32, Access::ReadWrite)},
                              {256, 1, 1}, 0, false, {Target::PTX}));
   return m;
