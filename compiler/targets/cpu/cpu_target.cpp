@@ -41,16 +41,21 @@ struct ArchInfo {
   std::string cpu;
 };
 
+// x86_64_v3 (AVX2, FMA) and x86_64_v4 (AVX-512) are the same code for wider vectors: the runtime
+// loads the best one the CPU runs (docs/abi.md "CPU"), x86_64 being the fallback every set has.
 ArchInfo arch_info(const std::string& arch, const ErrorContext& where) {
   if (arch == "x86_64") return {"x86_64-unknown-linux-gnu", "x86-64-v2"};
+  if (arch == "x86_64_v3") return {"x86_64-unknown-linux-gnu", "x86-64-v3"};
+  if (arch == "x86_64_v4") return {"x86_64-unknown-linux-gnu", "x86-64-v4"};
   if (arch == "aarch64") return {"aarch64-unknown-linux-gnu", "generic"};
-  throw TargetError(where.kernel, where.target, "unsupported CPU arch '" + arch + "' (x86_64, aarch64)");
+  throw TargetError(where.kernel, where.target,
+                    "unsupported CPU arch '" + arch + "' (x86_64, x86_64_v3, x86_64_v4, aarch64)");
 }
 
-std::string host_arch() {
+std::vector<std::string> host_archs() {
   llvm::Triple host(llvm::sys::getProcessTriple());
-  if (host.getArch() == llvm::Triple::aarch64) return "aarch64";
-  return "x86_64";
+  if (host.getArch() == llvm::Triple::aarch64) return {"aarch64"};
+  return {"x86_64", "x86_64_v3", "x86_64_v4"};
 }
 
 // Turns kernel `func` into its per-thread function inside a new module (returned), lowered to
@@ -189,7 +194,7 @@ class CpuTarget final : public Target {
     }
     ErrorContext all{all_names, kTargetName};
     std::vector<std::string> archs = options.archs;
-    if (archs.empty()) archs = {host_arch()};
+    if (archs.empty()) archs = host_archs();
     for (const std::string& arch : archs) arch_info(arch, all);
 
     llvm_common::prepare_context(*module.getContext());

@@ -167,7 +167,7 @@ class CpuModule final : public Module {
       : device_(device), image_(std::move(image)), info_(std::move(info)), kernels_(std::move(kernels)),
         label_(std::move(label)) {}
 
-  std::string image_description() const override { return "cpu " + std::string(host_arch()); }
+  std::string image_description() const override { return "cpu " + info_.arch; }
   const ImageInfo& image_info() const override { return info_; }
 
   void launch(size_t kernel, Grid grid, std::span<const LaunchArg> args) override {
@@ -292,10 +292,11 @@ class CpuModule final : public Module {
 
 std::unique_ptr<Module> load_cpu_module(CpuDevice& device, const format::FatBinary& fatbin) {
   const format::Manifest& m = fatbin.manifest();
-  const int index = fatbin.find_image(format::Target::CPU, host_arch());
+  std::string archs;
+  const int index = find_cpu_image(fatbin, archs);
   if (index < 0) {
-    throw Error(ErrorCode::NotFound, "'" + fatbin.label() + "' has no cpu image for " +
-                                         std::string(host_arch()) + "; its images: " + image_list(m));
+    throw Error(ErrorCode::NotFound, "'" + fatbin.label() + "' has no cpu image for " + archs +
+                                         "; its images: " + image_list(m));
   }
   const format::Image& image = m.images.at(static_cast<size_t>(index));
   const std::string what = "the cpu " + image.arch + " image of '" + fatbin.label() + "'";
