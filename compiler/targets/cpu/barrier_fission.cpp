@@ -25,6 +25,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -64,6 +65,11 @@ class Fission {
     for (mlir::Operation* op : sync_)
       if (!mlir::isa<mlir::gpu::BarrierOp>(op)) with_values.push_back(op);
     for (mlir::Operation* op : with_values) demote_carried_values(op);
+    std::vector<mlir::memref::AllocaOp> private_arrays;
+    func_.walk([&](mlir::memref::AllocaOp a) {
+      if (!a->hasAttr(kSlotAttr) && !is_workgroup(a)) private_arrays.push_back(a);
+    });
+    for (mlir::memref::AllocaOp a : private_arrays) give_each_thread_its_array(a);
     split(entry_);
     // Every thread op went into a thread loop, its gpu.thread_id replaced by the loop's index.
     mlir::WalkResult stray = func_.walk([](mlir::gpu::ThreadIdOp) { return mlir::WalkResult::interrupt(); });
@@ -144,6 +150,53 @@ class Fission {
       arg.replaceAllUsesWith(load_own(b, slots[i], arg.getLoc()));
     }
     block.eraseArguments(first, slots.size());
+  }
+
+  static bool is_workgroup(mlir::memref::AllocaOp alloca) {
+    auto space = mlir::dyn_cast_or_null<mlir::gpu::AddressSpaceAttr>(alloca.getType().getMemorySpace());
+    return space && space.getValue() == mlir::gpu::AddressSpace::Workgroup;
+  }
+
+  // A thread's own array (a local array of the kernel) becomes its row of one array of the
+  // block, allocated once at the entry: a thread loop runs many threads' accesses, and an
+  // array may be live across a barrier. Only loads and stores (memref, vector) can be re-indexed.
+  void give_each_thread_its_array(mlir::memref::AllocaOp alloca) {
+    mlir::MemRefType type = alloca.getType();
+    if (!type.hasStaticShape() || !type.getLayout().isIdentity() || !alloca.getDynamicSizes().empty())
+      throw Failure{"a per-thread array of dynamic shape or layout"};
+    for (mlir::Operation* user : alloca->getUsers()) {
+      if (!mlir::isa<mlir::memref::LoadOp, mlir::memref::StoreOp, mlir::vector::LoadOp, mlir::vector::StoreOp>(user))
+        throw Failure{"a per-thread array used by '" + user->getName().getStringRef().str() + "'"};
+      if (auto store = mlir::dyn_cast<mlir::memref::StoreOp>(user); store && store.getValue() == alloca.getResult())
+        throw Failure{"a per-thread array stored as a value"};
+      if (auto store = mlir::dyn_cast<mlir::vector::StoreOp>(user); store && store.getValueToStore() == alloca.getResult())
+        throw Failure{"a per-thread array stored as a value"};
+    }
+    llvm::SmallVector<int64_t> shape{threads_};
+    shape.append(type.getShape().begin(), type.getShape().end());
+    uint64_t elements = 1;
+    for (int64_t d : type.getShape()) elements *= uint64_t(d);
+    slot_bytes_ += uint64_t(threads_) * elements * byte_size(type.getElementType());
+    if (slot_bytes_ > kMaxSlotBytes) throw Failure{"values live across barriers need more than 512 KiB per block"};
+    mlir::OpBuilder b = mlir::OpBuilder::atBlockBegin(entry_);
+    auto rows = b.create<mlir::memref::AllocaOp>(alloca.getLoc(), mlir::MemRefType::get(shape, type.getElementType()));
+    rows->setAttr(kSlotAttr, b.getUnitAttr());
+    if (std::optional<uint64_t> align = alloca.getAlignment()) {   // every row keeps it
+      if ((elements * byte_size(type.getElementType())) % *align != 0)
+        throw Failure{"a per-thread array whose alignment its size does not keep"};
+      rows.setAlignment(*align);
+    }
+    for (mlir::OpOperand& use : llvm::make_early_inc_range(alloca->getUses())) {
+      mlir::Operation* user = use.getOwner();
+      mlir::OpBuilder ub(user);
+      llvm::SmallVector<mlir::Value> indices{linear_thread_id(ub, user->getLoc())};
+      const unsigned first = use.getOperandNumber() + 1;   // the indices follow the memref
+      for (unsigned i = first; i < user->getNumOperands(); ++i) indices.push_back(user->getOperand(i));
+      user->setOperand(use.getOperandNumber(), rows);
+      user->eraseOperands(first, user->getNumOperands() - first);
+      user->insertOperands(first, indices);
+    }
+    alloca->erase();
   }
 
   // A sync scf op without results or loop-carried values: those go through per-thread arrays.

@@ -142,3 +142,28 @@ func.func @unstructured(%out: memref<?xf32>) attributes {qv.block = array<i32: 4
   }
   return
 }
+
+// A thread's local array live across a barrier: one row per thread of a block-sized array,
+// every access indexed by the thread first.
+// CHECK-LABEL: func.func @local_array
+// CHECK: %[[ROWS:.*]] = memref.alloca() {alignment = 16 : i64, qv.cpu.thread_slots} : memref<8x4xf32>
+// CHECK: scf.for %[[T:.*]] = {{.*}} {
+// CHECK:   memref.store %{{.*}}, %[[ROWS]][%[[T]], %{{.*}}] : memref<8x4xf32>
+// CHECK: } {qv.cpu.thread_loop = "x"}
+// CHECK: scf.for %[[T2:.*]] = {{.*}} {
+// CHECK:   vector.load %[[ROWS]][%[[T2]], %{{.*}}] : memref<8x4xf32>, vector<4xf32>
+// CHECK: } {qv.cpu.thread_loop = "x"}
+func.func @local_array(%out: memref<?xf32>) attributes {qv.block = array<i32: 8, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %local = memref.alloca() {alignment = 16 : i64} : memref<4xf32>
+  %t = gpu.thread_id x
+  %f = arith.index_cast %t : index to i32
+  %v = arith.sitofp %f : i32 to f32
+  memref.store %v, %local[%c0] : memref<4xf32>
+  gpu.barrier
+  %w = vector.load %local[%c0] : memref<4xf32>, vector<4xf32>
+  %at = arith.muli %t, %c4 : index
+  vector.store %w, %out[%at] : memref<?xf32>, vector<4xf32>
+  return
+}
