@@ -13,6 +13,7 @@ PACKAGES=(
   libhsa-runtime64-1   # ROCm's HSA runtime: the hip backend's detection is tested against it (no GPU needed)
   libcli11-dev nlohmann-json3-dev libzstd-dev zstd libgtest-dev libdlpack-dev
   python3-numpy   # tests/tools/gguf_gen.py writes the GGUF reader's test models
+  libopenblas0-pthread   # numpy on OpenBLAS: the CPU table's anchors (scripts/cpu-bench.py)
   libvulkan-dev mesa-vulkan-drivers vulkan-tools
   vulkan-validationlayers   # VK_LAYER_KHRONOS_validation: the *.vulkan_validation ctests
   libegl1 libegl-mesa0 libgles2 libgl1-mesa-dri nodejs   # tests/web: Dawn (npm webgpu) on Mesa llvmpipe, OpenGL ES

@@ -159,3 +159,25 @@ void qv_k9_handshake(void* const* args, struct qv_cpu_ctx* ctx) {
     }
   }
 }
+
+/* block_sum_loops(const float* in, float* out, uint32_t* calls, uint32_t n); block 256, shared
+ * 1024 bytes, barriers, compiled as loops over the threads: only the block entry
+ * (`__qv_block_` + symbol) exists, and one call runs the whole block, as quiverc's CPU target
+ * emits a barrier kernel whose barriers it turned into loops. calls[block] counts the calls, so
+ * a runtime that ran it once per thread (fibers) is seen. */
+void __qv_block_qv_k10_block_sum_loops(void* const* args, struct qv_cpu_ctx* ctx) {
+  const float* in = ARG_PTR(const float, 0);
+  float* out = ARG_PTR(float, 1);
+  uint32_t* calls = ARG_PTR(uint32_t, 2);
+  uint32_t n = ARG_VAL(uint32_t, 3);
+  float* tile = (float*)ctx->shared;
+  const uint32_t threads = ctx->block_dim[0];
+  for (uint32_t t = 0; t < threads; ++t) {
+    uint32_t i = ctx->block_id[0] * threads + t;
+    tile[t] = i < n ? in[i] : 0.0f;
+  }
+  for (uint32_t s = threads / 2; s > 0; s >>= 1)
+    for (uint32_t t = 0; t < s; ++t) tile[t] += tile[t + s];
+  out[ctx->block_id[0]] = tile[0];
+  calls[ctx->block_id[0]] += 1;
+}

@@ -98,6 +98,34 @@ TEST_F(CpuLaunch, BlockSumWithBarriersOver1000Blocks) {
   }
 }
 
+// A barrier kernel whose image has only the block entry (docs/abi.md "CPU"): one call per
+// block, no fibers, every block once.
+TEST_F(CpuLaunch, BarrierKernelWithBlockEntryRunsEachBlockInOneCall) {
+  const uint32_t blocks = 300;
+  const uint32_t n = blocks * 256 - 31;
+  std::vector<float> in = random_floats(n, 0.0f, 1.0f);
+  Buffer<float> bin = dev.alloc<float>(n);
+  Buffer<float> bout = dev.alloc<float>(blocks);
+  Buffer<uint32_t> bcalls = dev.alloc<uint32_t>(blocks);
+  bin.upload(in);
+  bout.upload(std::vector<float>(blocks, std::numeric_limits<float>::quiet_NaN()));
+  bcalls.upload(std::vector<uint32_t>(blocks, 0));
+
+  mod.kernel("block_sum_loops").launch(Grid{blocks}, bin, bout, bcalls, n);
+  dev.synchronize();
+
+  std::vector<float> got(blocks);
+  std::vector<uint32_t> calls(blocks);
+  bout.download(got);
+  bcalls.download(calls);
+  for (uint32_t b = 0; b < blocks; ++b) {
+    double want = 0.0;
+    for (uint32_t i = b * 256; i < std::min(n, (b + 1) * 256); ++i) want += in[i];
+    ASSERT_NEAR(got[b], want, 1e-4 * (1.0 + want)) << "block " << b;
+    ASSERT_EQ(calls[b], 1u) << "block " << b;
+  }
+}
+
 TEST_F(CpuLaunch, TwoDimensionalBarrierKernelTransposes) {
   const uint32_t width = 16 * 9, height = 16 * 7;
   std::uniform_int_distribution<int32_t> dist(std::numeric_limits<int32_t>::min(),

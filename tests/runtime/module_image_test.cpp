@@ -3,11 +3,16 @@
 // image_description(), which is for people and may say anything.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <memory>
+#include <set>
+#include <sstream>
 #include <mutex>
 
 #include "api/impl.h"   // detail::DeviceImpl and ModuleContents: a backend module of the test's own
 #include "quiver/runtime.h"
+#include "error_of.h"
+#include "scoped_env.h"
 #include "test_fatbin.h"
 
 namespace {
@@ -84,3 +89,48 @@ TEST(ModuleImage, HasKernelReadsTheImageInfoNotTheDescription) {
 }
 
 }  // namespace
+
+#if defined(__x86_64__)
+// The x86-64 levels this CPU runs, from the kernel's list of its features.
+static std::string best_x86_level() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  std::set<std::string> flags;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    std::istringstream words(line.substr(line.find(':') + 1));
+    for (std::string w; words >> w;) flags.insert(w);
+    break;
+  }
+  auto has = [&](std::initializer_list<const char*> names) {
+    for (const char* n : names)
+      if (!flags.contains(n)) return false;
+    return true;
+  };
+  const bool v3 = has({"avx2", "fma", "bmi1", "bmi2", "f16c"});
+  if (v3 && has({"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512cd"})) return "x86_64_v4";
+  return v3 ? "x86_64_v3" : "x86_64";
+}
+
+// Images for several x86-64 levels, as quiverc writes them: the best level this CPU runs is
+// loaded; QUIVER_CPU_ARCH forces another; one this CPU cannot run is refused, naming it.
+TEST(ModuleImage, CpuLoadsTheBestX86LevelAndHonoursQuiverCpuArch) {
+  Device dev = Device::open("cpu");
+  const std::vector<std::byte> bytes = quiver::test::make_fatbin(
+      quiver::test::test_manifest(), quiver::test::cpu_kernels_so(), std::vector<std::string>{"x86_64", "x86_64_v3", "x86_64_v4"});
+  {
+    quiver::test::ScopedEnv unset("QUIVER_CPU_ARCH", nullptr);
+    EXPECT_EQ(dev.load(bytes, "levels.qfb").backend_image(), "cpu " + best_x86_level());
+  }
+  {
+    quiver::test::ScopedEnv baseline("QUIVER_CPU_ARCH", "x86_64");
+    Module mod = dev.load(bytes, "levels.qfb");
+    EXPECT_EQ(mod.backend_image(), "cpu x86_64");
+    EXPECT_TRUE(mod.has_kernel("saxpy"));
+  }
+  quiver::test::ScopedEnv other("QUIVER_CPU_ARCH", "aarch64");
+  quiver::Error e = quiver::test::error_of([&] { dev.load(bytes, "levels.qfb"); });
+  EXPECT_CONTAINS(e.what(), "QUIVER_CPU_ARCH='aarch64'");
+  EXPECT_CONTAINS(e.what(), "x86_64");
+}
+#endif

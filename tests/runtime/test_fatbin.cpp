@@ -66,6 +66,10 @@ format::Manifest test_manifest() {
                              {buf("flags", ScalarType::U32, Access::ReadWrite), scalar("me", ScalarType::U32),
                               scalar("other", ScalarType::U32), scalar("timeout_ms", ScalarType::U32)},
                              {1, 1, 1}, 0, false));
+  m.kernels.push_back(kernel("block_sum_loops", "qv_k10_block_sum_loops",
+                             {buf("in", ScalarType::F32, Access::Read), buf("out", ScalarType::F32, Access::ReadWrite),
+                              buf("calls", ScalarType::U32, Access::ReadWrite), scalar("n", ScalarType::U32)},
+                             {256, 1, 1}, 256 * 4, true));
   m.kernels.push_back(kernel("gpu_only", "qv_k6_gpu_only", {buf("out", ScalarType::F32, Access::ReadWrite)},
                              {256, 1, 1}, 0, false, {Target::PTX}));
   return m;
@@ -103,6 +107,11 @@ std::string host_arch() {
 
 std::vector<std::byte> make_fatbin(format::Manifest manifest, std::vector<std::byte> cpu_image,
                                    std::string arch) {
+  return make_fatbin(std::move(manifest), std::move(cpu_image), std::vector<std::string>{std::move(arch)});
+}
+
+std::vector<std::byte> make_fatbin(format::Manifest manifest, std::vector<std::byte> cpu_image,
+                                   std::vector<std::string> archs) {
   // Each image lists exactly the kernels whose manifest entry names its target, as the
   // format requires.
   std::vector<std::string> ptx_symbols, cpu_symbols;
@@ -118,7 +127,7 @@ std::vector<std::byte> make_fatbin(format::Manifest manifest, std::vector<std::b
   std::memcpy(ptx_bytes.data(), ptx.data(), ptx.size());
   std::vector<format::ImageInput> images;
   images.push_back({Target::PTX, "sm_80", std::move(ptx_bytes), std::move(ptx_symbols)});
-  images.push_back({Target::CPU, std::move(arch), std::move(cpu_image), std::move(cpu_symbols)});
+  for (std::string& arch : archs) images.push_back({Target::CPU, std::move(arch), cpu_image, cpu_symbols});
   return format::write_fatbin(std::move(manifest), images, 3);
 }
 

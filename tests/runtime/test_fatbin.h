@@ -27,5 +27,8 @@ std::vector<std::byte> make_test_fatbin();
 // bytes) as the CPU image for `arch`; each image lists the kernels whose targets name it.
 std::vector<std::byte> make_fatbin(format::Manifest manifest, std::vector<std::byte> cpu_image,
                                    std::string arch);
+// The same with one CPU image (the same bytes) for each of `archs`.
+std::vector<std::byte> make_fatbin(format::Manifest manifest, std::vector<std::byte> cpu_image,
+                                   std::vector<std::string> archs);
 
 }  // namespace quiver::test

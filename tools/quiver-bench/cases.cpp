@@ -329,4 +329,16 @@ std::vector<Case> all_cases(bool quick) {
   return cases;
 }
 
+// The CPU table's shapes (docs/perf/cpu.md, scripts/cpu-bench.py): sizes numpy handles in
+// milliseconds on a few cores.
+std::vector<Case> cpu_cases() {
+  std::vector<Case> cases;
+  add_row_cases<float>(cases, 2048, 4096);   // rms_norm, softmax
+  add_row_cases<float>(cases, 4096, 1024);   // silu_gate over 4M elements (and all_cases' shape)
+  add_matvec_case<float>(cases, 4096, 4096);
+  add_matmul_case<float>(cases, 512);
+  add_matmul_case<float>(cases, 1024);
+  return cases;
+}
+
 }  // namespace quiver_bench

@@ -29,5 +29,7 @@ struct Case {
 
 // quick: small shapes, for a smoke run on the CPU backend or lavapipe.
 std::vector<Case> all_cases(bool quick);
+// The CPU table's shapes (scripts/cpu-bench.py).
+std::vector<Case> cpu_cases();
 
 }  // namespace quiver_bench

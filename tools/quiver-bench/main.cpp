@@ -166,7 +166,7 @@ int main(int argc, char** argv) {
   std::string backend, json_path, filter, anchors_path;
   size_t iters = 100, warmup = 10;
   double warm_ms = 500;
-  bool quick = false, times = false, first = false;
+  bool quick = false, times = false, first = false, cpu_shapes = false;
   int load_repeats = 21;
   double rotate_mb = 256;
   app.add_option("--backend", backend, "cuda, vulkan, cpu (default: the best one found)");
@@ -180,6 +180,7 @@ int main(int argc, char** argv) {
   app.add_option("--load-repeats", load_repeats, "fresh module loads timed for the load median (0: none)");
   app.add_flag("--times", times, "JSON: each case's warm-up, the wall-clock start of its timed runs (unix s) and every run's ms");
   app.add_flag("--quick", quick, "small shapes (a smoke run for CPU / lavapipe)");
+  app.add_flag("--cpu-shapes", cpu_shapes, "the CPU table's shapes (scripts/cpu-bench.py); copy over 64 MB");
   app.add_flag("--first-op", first, "only time this process's first op: device open, op library load, one rms_norm");
   CLI11_PARSE(app, argc, argv);
   if (first) return quiver_bench::first_op(backend, json_path);
@@ -232,13 +233,14 @@ int main(int argc, char** argv) {
     auto fill = again.kernel("fill_f32x4");
     auto flush_l2 = [&] { fill.launch(quiver::Grid{std::min<uint32_t>((flush_n4 + 255) / 256, 65535)}, flush_buffer, 0.0f, flush_n4); };
 
-    double copy = copy_bandwidth(dev, quick ? (size_t(4) << 20) : (size_t(512) << 20), 2, warmup, warm_ms, iters, true);
+    const size_t copy_bytes = quick ? (size_t(4) << 20) : cpu_shapes ? (size_t(64) << 20) : (size_t(512) << 20);
+    double copy = copy_bandwidth(dev, copy_bytes, 2, warmup, warm_ms, iters, true);
     // The same copy kernel moving as many bytes as a memory-bound case (half read, half written),
     // rotated like the case: what a copy reaches at that size (launch ramp and last wave included),
     // by case size.
     std::map<size_t, double> copy_at;
     out["copy_GBps"] = copy;
-    std::printf("copy (16-byte loads/stores, 2 x %s): %.1f GB/s\n", quick ? "4 MB" : "512 MB", copy);
+    std::printf("copy (16-byte loads/stores, 2 x %zu MB): %.1f GB/s\n", copy_bytes >> 20, copy);
 
     nlohmann::json anchors;
     if (!anchors_path.empty()) std::ifstream(anchors_path) >> anchors;
@@ -246,7 +248,7 @@ int main(int argc, char** argv) {
     std::printf("%-18s %-5s %-18s %10s %10s %10s %8s\n", "op", "dtype", "shape", "median ms", "GB/s", "TFLOP/s",
                 "vs copy");
     nlohmann::json results = nlohmann::json::array();
-    for (const Case& c : quiver_bench::all_cases(quick)) {
+    for (const Case& c : cpu_shapes ? quiver_bench::cpu_cases() : quiver_bench::all_cases(quick)) {
       std::string label = c.op + " " + c.dtype + " " + c.shape;
       if (!matches_filter(label, filter)) continue;
       nlohmann::json r = {{"op", c.op}, {"dtype", c.dtype}, {"shape", c.shape}, {"bytes", c.bytes}, {"flops", c.flops}};

@@ -31,7 +31,8 @@ void add_entry(llvm::Module& module, const ThreadFunction& fn, const llvm_common
   llvm::Type* i32 = llvm::Type::getInt32Ty(ctx);
   llvm::Type* i8 = llvm::Type::getInt8Ty(ctx);
   auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr}, false);
-  auto* entry = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, fn.symbol, module);
+  const std::string name = fn.block_loops ? block_entry_name(fn.symbol) : fn.symbol;
+  auto* entry = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, module);
   entry->addFnAttr(llvm::Attribute::NoUnwind);
   llvm::Argument* args = entry->getArg(0);
   llvm::Argument* ctx_ptr = entry->getArg(1);
@@ -68,7 +69,11 @@ void add_entry(llvm::Module& module, const ThreadFunction& fn, const llvm_common
     return b.CreateZExt(v, index);
   };
   size_t thread_id_pos = call_args.size();
-  for (int k = 0; k < 3; ++k) call_args.push_back(fn.uses_barrier ? ctx_field(kThreadIdOffset, k) : nullptr);
+  for (int k = 0; k < 3; ++k) {
+    call_args.push_back(fn.uses_barrier  ? ctx_field(kThreadIdOffset, k)
+                        : fn.block_loops ? llvm::ConstantInt::get(index, 0)
+                                         : nullptr);
+  }
   for (int k = 0; k < 3; ++k) call_args.push_back(ctx_field(kBlockIdOffset, k));
   for (int k = 0; k < 3; ++k) call_args.push_back(ctx_field(kGridDimOffset, k));
   if (call_args.size() != thread_type->getNumParams())
@@ -77,7 +82,7 @@ void add_entry(llvm::Module& module, const ThreadFunction& fn, const llvm_common
                                                       " parameters, entry passes " +
                                                       std::to_string(call_args.size()));
 
-  if (fn.uses_barrier) {
+  if (fn.uses_barrier || fn.block_loops) {
     b.CreateCall(thread, call_args);
     b.CreateRetVoid();
   } else {

@@ -23,13 +23,19 @@ struct ThreadFunction {
   std::vector<bool> param_is_buffer;  // kernel parameters in order
   std::array<uint32_t, 3> block{};
   uint32_t shared_bytes = 0;
-  bool uses_barrier = false;
+  bool uses_barrier = false;          // runs as one fiber per thread (ctx->barrier switches)
+  bool block_loops = false;           // one call runs the block (barrier_fission.h)
 };
+
+// The exported name of a kernel whose entry runs the whole block in one call although its
+// manifest says uses_barrier (docs/abi.md "CPU").
+inline std::string block_entry_name(const std::string& symbol) { return "__qv_block_" + symbol; }
 
 constexpr unsigned kCtxIds = 9;   // thread_id, block_id, grid_dim (3 each)
 
 // Adds `symbol(void* const* args, qv_cpu_ctx* ctx)` calling the thread function once
-// (barrier kernels: thread_id from ctx) or for every thread of the block (x fastest).
+// (fiber kernels: thread_id from ctx; block-loop kernels, exported as block_entry_name(symbol):
+// thread ids unused) or for every thread of the block (x fastest).
 void add_entry(llvm::Module& module, const ThreadFunction& fn, const llvm_common::ErrorContext& where);
 
 // Rewrites each floating-point atomicrmw (qv::atomic_add of float, ...) into a loop of

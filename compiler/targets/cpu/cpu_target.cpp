@@ -5,6 +5,8 @@
 // CPU baseline: x86-64-v2 (every x86-64 CPU since ~2009) / aarch64 generic; fma becomes a call
 // of libm's fma/fmaf where the baseline lacks the instruction, so results stay identical to
 // the GPU targets (glibc picks the hardware instruction when the CPU has it).
+#include <cstdio>
+
 #include "ir/layout.h"
 #include "ir/passes.h"
 #include "llvm/TargetParser/Host.h"
@@ -12,6 +14,7 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "targets/cpu/barrier_fission.h"
 #include "targets/cpu/cpu_entry.h"
 #include "targets/llvm_common/llvm_common.h"
 #include "targets/llvm_common/passes.h"
@@ -38,16 +41,21 @@ struct ArchInfo {
   std::string cpu;
 };
 
+// x86_64_v3 (AVX2, FMA) and x86_64_v4 (AVX-512) are the same code for wider vectors: the runtime
+// loads the best one the CPU runs (docs/abi.md "CPU"), x86_64 being the fallback every set has.
 ArchInfo arch_info(const std::string& arch, const ErrorContext& where) {
   if (arch == "x86_64") return {"x86_64-unknown-linux-gnu", "x86-64-v2"};
+  if (arch == "x86_64_v3") return {"x86_64-unknown-linux-gnu", "x86-64-v3"};
+  if (arch == "x86_64_v4") return {"x86_64-unknown-linux-gnu", "x86-64-v4"};
   if (arch == "aarch64") return {"aarch64-unknown-linux-gnu", "generic"};
-  throw TargetError(where.kernel, where.target, "unsupported CPU arch '" + arch + "' (x86_64, aarch64)");
+  throw TargetError(where.kernel, where.target,
+                    "unsupported CPU arch '" + arch + "' (x86_64, x86_64_v3, x86_64_v4, aarch64)");
 }
 
-std::string host_arch() {
+std::vector<std::string> host_archs() {
   llvm::Triple host(llvm::sys::getProcessTriple());
-  if (host.getArch() == llvm::Triple::aarch64) return "aarch64";
-  return "x86_64";
+  if (host.getArch() == llvm::Triple::aarch64) return {"aarch64"};
+  return {"x86_64", "x86_64_v3", "x86_64_v4"};
 }
 
 // Turns kernel `func` into its per-thread function inside a new module (returned), lowered to
@@ -66,13 +74,24 @@ mlir::OwningOpRef<mlir::ModuleOp> make_thread_function(mlir::func::FuncOp func,
   for (unsigned i = 0; i < type.getNumInputs(); ++i) {
     info.param_is_buffer.push_back(mlir::isa<mlir::MemRefType>(type.getInput(i)));
   }
-  quiver::ir::WorkgroupLayout layout = llvm_common::workgroup_layout(func, kernel, where);
   info.shared_bytes = kernel.shared_bytes;
   bool has_barrier = false;
   func.walk([&](mlir::gpu::BarrierOp) { has_barrier = true; });
   if (has_barrier && !kernel.uses_barrier)
     throw TargetError(where.kernel, where.target, "uses gpu.barrier but the manifest says uses_barrier = false");
   info.uses_barrier = kernel.uses_barrier;
+
+  // A barrier kernel whose barriers sit in structured control flow runs its block as loops over
+  // the threads (one call per block); the others keep one fiber per thread.
+  if (has_barrier) {
+    std::string why_not;
+    info.block_loops = cpu::barriers_to_thread_loops(func, block, why_not);
+    if (info.block_loops) info.uses_barrier = false;
+    if (options.verbose && !info.block_loops)
+      fprintf(stderr, "quiverc: cpu: %s keeps fibers: %s\n", kernel.name.c_str(), why_not.c_str());
+  }
+
+  quiver::ir::WorkgroupLayout layout = llvm_common::workgroup_layout(func, kernel, where);
 
   // New parameters: shared memory, ctx, then thread_id, block_id, grid_dim (xyz each).
   mlir::OpBuilder b(ctx);
@@ -175,7 +194,7 @@ class CpuTarget final : public Target {
     }
     ErrorContext all{all_names, kTargetName};
     std::vector<std::string> archs = options.archs;
-    if (archs.empty()) archs = {host_arch()};
+    if (archs.empty()) archs = host_archs();
     for (const std::string& arch : archs) arch_info(arch, all);
 
     llvm_common::prepare_context(*module.getContext());
@@ -228,7 +247,15 @@ class CpuTarget final : public Target {
 
 std::unique_ptr<Target> create_cpu_target() { return std::make_unique<CpuTarget>(); }
 
-// The cpu target's pipelines name only upstream passes and those of the LLVM-based targets.
-void register_cpu_passes() { llvm_common::register_passes(); }
+namespace {
+constexpr ir::PassText kBarriersToLoops{
+    "qv-cpu-barriers-to-loops",
+    "each func.func with gpu.barrier and qv.block runs its block as loops over the threads, split at the "
+    "barriers (those under other than scf.for / scf.if / scf.while stay as they are)"};
+using BarriersToLoopsPass = ir::FunctionPass<kBarriersToLoops, cpu::barriers_to_loops_in_module>;
+}  // namespace
+
+// The cpu target's pipelines name upstream passes, those of the LLVM-based targets and its own.
+void register_cpu_passes() { ir::register_once<BarriersToLoopsPass>(llvm_common::register_passes); }
 
 }  // namespace quiver::compiler

@@ -18,6 +18,15 @@ namespace quiver::backend::cpu {
 // "x86_64" or "aarch64": the arch string of the CPU image this host runs.
 std::string_view host_arch();
 
+// The arch strings of the CPU images this host runs, best first: x86_64_v4 (AVX-512), x86_64_v3
+// (AVX2, FMA), then host_arch() (the baseline every image set has).
+std::vector<std::string_view> host_image_archs();
+
+// The index of the CPU image to load: the first of host_image_archs() that `fatbin` has, or
+// only QUIVER_CPU_ARCH when set (an InvalidArgument Error when this CPU cannot run that arch);
+// -1 when none, `archs_tried` then naming them ("x86_64_v3 or x86_64").
+int find_cpu_image(const format::FatBinary& fatbin, std::string& archs_tried);
+
 // How many CPU devices this process exposes: QUIVER_CPU_DEVICES (1..64), default 1. Each is an
 // independent Device with its own worker pool. 0 with `why_not` set when the variable is invalid.
 size_t cpu_device_count(std::string& why_not);

@@ -73,6 +73,45 @@ std::string_view host_arch() {
 #endif
 }
 
+std::vector<std::string_view> host_image_archs() {
+  std::vector<std::string_view> archs;
+#if defined(__x86_64__)
+  // The x86-64 micro-architecture levels of the CPU target's images (docs/abi.md "CPU"), by
+  // the features each adds that compiled code uses.
+  __builtin_cpu_init();
+  const bool v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                  __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+                  __builtin_cpu_supports("f16c");
+  const bool v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                  __builtin_cpu_supports("avx512cd");
+  if (v4) archs.push_back("x86_64_v4");
+  if (v3) archs.push_back("x86_64_v3");
+#endif
+  archs.push_back(host_arch());
+  return archs;
+}
+
+int find_cpu_image(const format::FatBinary& fatbin, std::string& archs_tried) {
+  std::vector<std::string_view> archs = host_image_archs();
+  if (const char* forced = std::getenv("QUIVER_CPU_ARCH"); forced != nullptr && *forced != '\0') {
+    if (std::find(archs.begin(), archs.end(), std::string_view(forced)) == archs.end()) {
+      std::string runs;
+      for (std::string_view a : archs) runs += (runs.empty() ? "" : ", ") + std::string(a);
+      throw Error(ErrorCode::InvalidArgument,
+                  "QUIVER_CPU_ARCH='" + std::string(forced) + "' is not an image arch this CPU runs (" + runs + ")");
+    }
+    archs = {std::string_view(forced)};
+  }
+  archs_tried.clear();
+  for (std::string_view arch : archs) {
+    archs_tried += (archs_tried.empty() ? "" : " or ") + std::string(arch);
+    const int index = fatbin.find_image(format::Target::CPU, arch);
+    if (index >= 0) return index;
+  }
+  return -1;
+}
+
 size_t cpu_device_count(std::string& why_not) {
   const char* env = std::getenv("QUIVER_CPU_DEVICES");
   if (env == nullptr || *env == '\0') return 1;
@@ -162,7 +201,8 @@ std::unique_ptr<Module> CpuDevice::load(const format::FatBinary& fatbin) {
 }
 
 std::vector<size_t> CpuDevice::images_to_load(const format::FatBinary& fatbin) const {
-  const int index = fatbin.find_image(format::Target::CPU, host_arch());   // as load_cpu_module
+  std::string archs;
+  const int index = find_cpu_image(fatbin, archs);   // as load_cpu_module
   if (index < 0) return {};
   return {static_cast<size_t>(index)};
 }

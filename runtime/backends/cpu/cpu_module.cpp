@@ -23,6 +23,8 @@ namespace {
 
 // Threads per block the fiber scheduler accepts: each thread needs its own stack.
 constexpr uint64_t kMaxBarrierBlockThreads = 4096;
+// docs/abi.md "CPU": the entry of a barrier kernel that runs its whole block in one call.
+constexpr std::string_view kBlockEntryPrefix = "__qv_block_";
 
 struct KernelEntry {
   std::string name;
@@ -30,6 +32,7 @@ struct KernelEntry {
   std::array<uint32_t, 3> block{1, 1, 1};
   uint32_t shared_bytes = 0;
   bool uses_barrier = false;
+  bool fibers = false;             // uses_barrier and no block entry: one fiber per thread
   std::string targets;             // for the "not in this image" message
 };
 
@@ -126,8 +129,8 @@ LoadedImage dlopen_from_memory(const std::vector<std::byte>& data, const std::st
   return LoadedImage(handle, std::move(fd));
 }
 
-// barrier() of a barrier-free kernel: the manifest promised no barriers, so the block runs as
-// one call and there is nothing to wait for. Record the inconsistency and report it after the
+// barrier() of a kernel run as one call per block (barrier-free, or its barriers compiled into
+// loops over the threads): there is nothing to wait for. Record the inconsistency and report it after the
 // launch (an exception must not unwind through kernel code).
 void stray_barrier(qv_cpu_ctx* ctx) noexcept {
   static_cast<std::atomic<bool>*>(ctx->runtime)->store(true, std::memory_order_relaxed);
@@ -164,7 +167,7 @@ class CpuModule final : public Module {
       : device_(device), image_(std::move(image)), info_(std::move(info)), kernels_(std::move(kernels)),
         label_(std::move(label)) {}
 
-  std::string image_description() const override { return "cpu " + std::string(host_arch()); }
+  std::string image_description() const override { return "cpu " + info_.arch; }
   const ImageInfo& image_info() const override { return info_; }
 
   void launch(size_t kernel, Grid grid, std::span<const LaunchArg> args) override {
@@ -191,21 +194,21 @@ class CpuModule final : public Module {
     const std::array<uint32_t, 3> grid_dims{grid.x, grid.y, grid.z};
     const uint64_t blocks = uint64_t(grid.x) * grid.y * grid.z;
     const uint64_t threads = uint64_t(k.block[0]) * k.block[1] * k.block[2];
-    if (k.uses_barrier && threads > kMaxBarrierBlockThreads) {
+    if (k.fibers && threads > kMaxBarrierBlockThreads) {
       throw Error(ErrorCode::InvalidArgument,
                   "kernel '" + k.name + "': blocks of " + std::to_string(threads) +
                       " threads with barriers exceed the cpu backend's limit of " +
                       std::to_string(kMaxBarrierBlockThreads));
     }
-    // Barrier-free blocks are cheap, so workers take them in chunks; fiber blocks one by one.
+    // One-call blocks are cheap, so workers take them in chunks; fiber blocks one by one.
     const uint64_t chunk =
-        k.uses_barrier ? 1 : std::max<uint64_t>(1, blocks / (uint64_t(device_.worker_count()) * 16));
+        k.fibers ? 1 : std::max<uint64_t>(1, blocks / (uint64_t(device_.worker_count()) * 16));
     std::atomic<uint64_t> next{0};
     std::atomic<bool> stray{false};
 
     device_.run_on_workers([&](unsigned, WorkerScratch& w) {
       void* shared = w.shared.reserve(k.shared_bytes);
-      if (k.uses_barrier) {
+      if (k.fibers) {
         w.stacks.reserve(threads);
         if (w.fibers.size() < threads) w.fibers.resize(threads);
         w.fn = k.fn;
@@ -217,7 +220,7 @@ class CpuModule final : public Module {
         if (first >= blocks) break;
         const uint64_t last = std::min(blocks, first + chunk);
         for (uint64_t b = first; b < last; ++b) {
-          if (k.uses_barrier) {
+          if (k.fibers) {
             run_fiber_block(w, k, grid_dims, b, shared, threads);
             continue;
           }
@@ -289,10 +292,11 @@ class CpuModule final : public Module {
 
 std::unique_ptr<Module> load_cpu_module(CpuDevice& device, const format::FatBinary& fatbin) {
   const format::Manifest& m = fatbin.manifest();
-  const int index = fatbin.find_image(format::Target::CPU, host_arch());
+  std::string archs;
+  const int index = find_cpu_image(fatbin, archs);
   if (index < 0) {
-    throw Error(ErrorCode::NotFound, "'" + fatbin.label() + "' has no cpu image for " +
-                                         std::string(host_arch()) + "; its images: " + image_list(m));
+    throw Error(ErrorCode::NotFound, "'" + fatbin.label() + "' has no cpu image for " + archs +
+                                         "; its images: " + image_list(m));
   }
   const format::Image& image = m.images.at(static_cast<size_t>(index));
   const std::string what = "the cpu " + image.arch + " image of '" + fatbin.label() + "'";
@@ -323,8 +327,13 @@ std::unique_ptr<Module> load_cpu_module(CpuDevice& device, const format::FatBina
       }
     }
     if (in_image.contains(mk.symbol)) {
+      // A barrier kernel the compiler turned into loops over the threads exports its entry
+      // under the block-entry name (docs/abi.md "CPU"); the others run one fiber per thread.
+      void* sym = nullptr;
+      if (mk.uses_barrier) sym = dlsym(handle, (std::string(kBlockEntryPrefix) + mk.symbol).c_str());
+      e.fibers = mk.uses_barrier && sym == nullptr;
       dlerror();
-      void* sym = dlsym(handle, mk.symbol.c_str());
+      if (sym == nullptr) sym = dlsym(handle, mk.symbol.c_str());
       if (sym == nullptr) {
         const char* err = dlerror();
         throw Error(ErrorCode::InvalidFatBinary,
