@@ -24,6 +24,7 @@ METRICS = {
     "dot-weighted": "max |out − ref| / Σₖ |aₖ bₖ| (bound: γₖ = k·2⁻²⁴/(1 − k·2⁻²⁴), plus the output's rounding)",
     "v-scaled": "max |o − ref| / max |v| (bound derived per case from head dim and KV length)",
     "exact": "bit-for-bit (0 = every element equal)",
+    "rounding": "max |out − ref| / max(|ref|, 2⁻¹⁴) (bound: the output type's unit roundoff; q4_k + 2⁻²³)",
 }
 
 
