@@ -70,22 +70,22 @@ QV_DEVICE float q6_k_value(const uint16_t* w, const qv::half* scales, uint32_t e
 
 }  // namespace
 
-template <typename T>
-QV_KERNEL QV_BLOCK(kElemThreads) void dequantize_q8_0(const uint16_t* w, const qv::half* scales, T* out, uint32_t n) {
-  for (uint32_t e = qvops::grid_first(); e < n; e += qvops::grid_stride()) out[e] = from_f32<T>(q8_0_value(w, scales, e));
+namespace {
+// Every element e < n of the matrix through `value` (one of the above), grid-stride.
+template <typename T, float (*value)(const uint16_t*, const qv::half*, uint32_t)>
+QV_DEVICE void dequantize_all(const uint16_t* w, const qv::half* scales, T* out, uint32_t n) {
+  for (uint32_t e = qvops::grid_first(); e < n; e += qvops::grid_stride()) out[e] = from_f32<T>(value(w, scales, e));
 }
+}  // namespace
+
 template <typename T>
-QV_KERNEL QV_BLOCK(kElemThreads) void dequantize_q4_0(const uint16_t* w, const qv::half* scales, T* out, uint32_t n) {
-  for (uint32_t e = qvops::grid_first(); e < n; e += qvops::grid_stride()) out[e] = from_f32<T>(q4_0_value(w, scales, e));
-}
+QV_KERNEL QV_BLOCK(kElemThreads) void dequantize_q8_0(const uint16_t* w, const qv::half* scales, T* out, uint32_t n) { dequantize_all<T, q8_0_value>(w, scales, out, n); }
 template <typename T>
-QV_KERNEL QV_BLOCK(kElemThreads) void dequantize_q4_k(const uint16_t* w, const qv::half* scales, T* out, uint32_t n) {
-  for (uint32_t e = qvops::grid_first(); e < n; e += qvops::grid_stride()) out[e] = from_f32<T>(q4_k_value(w, scales, e));
-}
+QV_KERNEL QV_BLOCK(kElemThreads) void dequantize_q4_0(const uint16_t* w, const qv::half* scales, T* out, uint32_t n) { dequantize_all<T, q4_0_value>(w, scales, out, n); }
 template <typename T>
-QV_KERNEL QV_BLOCK(kElemThreads) void dequantize_q6_k(const uint16_t* w, const qv::half* scales, T* out, uint32_t n) {
-  for (uint32_t e = qvops::grid_first(); e < n; e += qvops::grid_stride()) out[e] = from_f32<T>(q6_k_value(w, scales, e));
-}
+QV_KERNEL QV_BLOCK(kElemThreads) void dequantize_q4_k(const uint16_t* w, const qv::half* scales, T* out, uint32_t n) { dequantize_all<T, q4_k_value>(w, scales, out, n); }
+template <typename T>
+QV_KERNEL QV_BLOCK(kElemThreads) void dequantize_q6_k(const uint16_t* w, const qv::half* scales, T* out, uint32_t n) { dequantize_all<T, q6_k_value>(w, scales, out, n); }
 
 template void dequantize_q8_0<float>(const uint16_t*, const qv::half*, float*, uint32_t);
 template void dequantize_q4_0<float>(const uint16_t*, const qv::half*, float*, uint32_t);

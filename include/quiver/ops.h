@@ -235,21 +235,17 @@ inline void matvec_q6_k(const Device& dev, const Buffer<uint8_t>& w, const Buffe
 // formed in float, rounded once to out's type): for matrix products over many tokens (a prompt),
 // where a 16-bit matmul on the matrix units beats a matvec per token.
 template <typename O>
-void dequantize_q8_0(const Device& dev, const Buffer<uint8_t>& w, const Buffer<O>& out, size_t rows, size_t cols) {
-  detail::dequantize(dev, detail::operand(w), detail::operand(out), rows, cols, detail::QuantFormat::Q8_0);
-}
+void dequantize_q8_0(const Device& dev, const Buffer<uint8_t>& w, const Buffer<O>& out, size_t rows, size_t cols)
+  { detail::dequantize(dev, detail::operand(w), detail::operand(out), rows, cols, detail::QuantFormat::Q8_0); }
 template <typename O>
-void dequantize_q4_0(const Device& dev, const Buffer<uint8_t>& w, const Buffer<O>& out, size_t rows, size_t cols) {
-  detail::dequantize(dev, detail::operand(w), detail::operand(out), rows, cols, detail::QuantFormat::Q4_0);
-}
+void dequantize_q4_0(const Device& dev, const Buffer<uint8_t>& w, const Buffer<O>& out, size_t rows, size_t cols)
+  { detail::dequantize(dev, detail::operand(w), detail::operand(out), rows, cols, detail::QuantFormat::Q4_0); }
 template <typename O>
-void dequantize_q4_k(const Device& dev, const Buffer<uint8_t>& w, const Buffer<O>& out, size_t rows, size_t cols) {
-  detail::dequantize(dev, detail::operand(w), detail::operand(out), rows, cols, detail::QuantFormat::Q4_K);
-}
+void dequantize_q4_k(const Device& dev, const Buffer<uint8_t>& w, const Buffer<O>& out, size_t rows, size_t cols)
+  { detail::dequantize(dev, detail::operand(w), detail::operand(out), rows, cols, detail::QuantFormat::Q4_K); }
 template <typename O>
-void dequantize_q6_k(const Device& dev, const Buffer<uint8_t>& w, const Buffer<O>& out, size_t rows, size_t cols) {
-  detail::dequantize(dev, detail::operand(w), detail::operand(out), rows, cols, detail::QuantFormat::Q6_K);
-}
+void dequantize_q6_k(const Device& dev, const Buffer<uint8_t>& w, const Buffer<O>& out, size_t rows, size_t cols)
+  { detail::dequantize(dev, detail::operand(w), detail::operand(out), rows, cols, detail::QuantFormat::Q6_K); }
 
 // ---- Matrix products ------------------------------------------------------------------------------------
 // c[m x n] = a[m x k] * b[k x n]
