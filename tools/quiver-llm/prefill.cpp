@@ -46,6 +46,20 @@ std::optional<Product> shared16(std::initializer_list<const Matrix*> ms) {
   return p;
 }
 
+// The prompt's causal attention: its T rows are positions 0 .. T - 1, over K and V buffers laid
+// out for `capacity` positions (BSHD).
+ops::AttentionShape prompt_attention(const LlamaConfig& cfg, size_t T, size_t capacity) {
+  ops::AttentionShape s;
+  s.q_heads = cfg.head_count;
+  s.kv_heads = cfg.head_count_kv;
+  s.q_len = s.kv_len = T;
+  s.head_dim = cfg.head_dim;
+  s.kv_capacity = capacity;
+  s.layout = ops::AttentionLayout::BSHD;
+  s.causal = true;
+  return s;
+}
+
 }  // namespace
 
 void LlamaModel::allocate_prefill_scratch() {
@@ -138,14 +152,7 @@ void LlamaModel::attention_block16(const LlamaLayer& layer, size_t T) const {
   ops::convert(dev_, a.v, v_, T * KV);
   ops::kv_append(dev_, v_, zero_, layer.v_cache, T, cache);
   ops::convert(dev_, k_rot_, a.k_rot, T * KV);
-  ops::AttentionShape causal;
-  causal.q_heads = H;
-  causal.kv_heads = KVH;
-  causal.q_len = causal.kv_len = T;   // the prompt is positions 0 .. T - 1
-  causal.head_dim = D;
-  causal.layout = ops::AttentionLayout::BSHD;
-  causal.causal = true;
-  ops::attention(dev_, a.q_rot, a.k_rot, a.v, a.att, causal);
+  ops::attention(dev_, a.q_rot, a.k_rot, a.v, a.att, prompt_attention(cfg_, T, T));
   ops::matmul_nt(dev_, a.att, weights16<P>(layer.o), a.y, M, E, E);
   ops::convert(dev_, a.y, proj_, T * E);
 }
@@ -186,14 +193,7 @@ void LlamaModel::queue_prefill() {
     cur = 1 - cur;
   };
   const ops::KvCacheShape cache{1, KVH, D, capacity_, ops::AttentionLayout::BSHD};
-  ops::AttentionShape causal;   // mixed types: f32 attention reading the cache
-  causal.q_heads = H;
-  causal.kv_heads = KVH;
-  causal.q_len = causal.kv_len = T;
-  causal.head_dim = D;
-  causal.kv_capacity = capacity_;
-  causal.layout = ops::AttentionLayout::BSHD;
-  causal.causal = true;
+  const ops::AttentionShape causal = prompt_attention(cfg_, T, capacity_);   // mixed types: over the f32 cache
   ops::rms_norm(dev_, x_[cur], layers_.empty() ? output_norm_ : layers_.front().attn_norm, xn_, T, E, eps);
   for (size_t l = 0; l < layers_.size(); ++l) {
     const LlamaLayer& layer = layers_[l];
