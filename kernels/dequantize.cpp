@@ -87,6 +87,37 @@ QV_KERNEL QV_BLOCK(kElemThreads) void dequantize_q4_k(const uint16_t* w, const q
 template <typename T>
 QV_KERNEL QV_BLOCK(kElemThreads) void dequantize_q6_k(const uint16_t* w, const qv::half* scales, T* out, uint32_t n) { dequantize_all<T, q6_k_value>(w, scales, out, n); }
 
+// The repacked q4_0 / q8_0 layouts (kernels/matvec.cpp, "Repacked"): quant words then scales;
+// element k of row r is in block b = k / 32 of chunk c = b / 32, whose quarter p sits with layout
+// lane 4 (b % 8) + p at word i = (b % 32) / 8 of the lane's (two words a quarter for q8_0).
+template <bool Q8>
+QV_DEVICE float repacked_value(const uint32_t* q, const qv::half* scales, uint32_t rows, uint32_t cols, uint32_t e) {
+  constexpr uint32_t WB = Q8 ? 8 : 4;
+  uint32_t blocks = cols / kQBlock, r = e / cols, k = e % cols;
+  uint32_t b = k / kQBlock, l = k % kQBlock, c = b / 32, i = (b % 32) / 8, g = b % 8;
+  uint32_t j = Q8 ? l : l % 16;   // the quant's byte in the block
+  uint32_t lane = 4 * g + (Q8 ? j / 8 : j / 4);
+  uint32_t word = q[r * blocks * WB + c * 32 * WB + WB * lane + (Q8 ? 2 * i + (j % 8) / 4 : i)];
+  uint32_t byte = (word >> (8 * (j % 4))) & 255u;
+  int32_t quant = Q8 ? static_cast<int32_t>(byte ^ 0x80u) - 128 : static_cast<int32_t>(l < 16 ? byte & 15u : byte >> 4) - 8;
+  float d = static_cast<float>(scales[2 * rows * blocks * WB + r * blocks + 32 * c + 4 * g + i]);
+  return d * static_cast<float>(quant);
+}
+
+template <typename T, bool Q8>
+QV_DEVICE void dequantize_repacked(const uint32_t* q, const qv::half* scales, T* out, uint32_t rows, uint32_t cols) {
+  uint32_t n = rows * cols;
+  for (uint32_t e = qvops::grid_first(); e < n; e += qvops::grid_stride())
+    out[e] = from_f32<T>(repacked_value<Q8>(q, scales, rows, cols, e));
+}
+
+template <typename T>
+QV_KERNEL QV_BLOCK(kElemThreads) void dequantize_q4_0r(const uint32_t* q, const qv::half* scales, T* out, uint32_t rows,
+                                                       uint32_t cols) { dequantize_repacked<T, false>(q, scales, out, rows, cols); }
+template <typename T>
+QV_KERNEL QV_BLOCK(kElemThreads) void dequantize_q8_0r(const uint32_t* q, const qv::half* scales, T* out, uint32_t rows,
+                                                       uint32_t cols) { dequantize_repacked<T, true>(q, scales, out, rows, cols); }
+
 template void dequantize_q8_0<float>(const uint16_t*, const qv::half*, float*, uint32_t);
 template void dequantize_q4_0<float>(const uint16_t*, const qv::half*, float*, uint32_t);
 template void dequantize_q4_k<float>(const uint16_t*, const qv::half*, float*, uint32_t);
@@ -99,3 +130,9 @@ template void dequantize_q8_0<qv::half>(const uint16_t*, const qv::half*, qv::ha
 template void dequantize_q4_0<qv::half>(const uint16_t*, const qv::half*, qv::half*, uint32_t);
 template void dequantize_q4_k<qv::half>(const uint16_t*, const qv::half*, qv::half*, uint32_t);
 template void dequantize_q6_k<qv::half>(const uint16_t*, const qv::half*, qv::half*, uint32_t);
+template void dequantize_q8_0r<float>(const uint32_t*, const qv::half*, float*, uint32_t, uint32_t);
+template void dequantize_q4_0r<float>(const uint32_t*, const qv::half*, float*, uint32_t, uint32_t);
+template void dequantize_q8_0r<qv::bf16>(const uint32_t*, const qv::half*, qv::bf16*, uint32_t, uint32_t);
+template void dequantize_q4_0r<qv::bf16>(const uint32_t*, const qv::half*, qv::bf16*, uint32_t, uint32_t);
+template void dequantize_q8_0r<qv::half>(const uint32_t*, const qv::half*, qv::half*, uint32_t, uint32_t);
+template void dequantize_q4_0r<qv::half>(const uint32_t*, const qv::half*, qv::half*, uint32_t, uint32_t);

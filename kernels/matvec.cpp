@@ -440,6 +440,152 @@ QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q6_k(const uint16_t* w, const qv::
   matvec_quant_rows<Quant::Q6_K>(w, scales, x, y, rows, cols);
 }
 
+// ---- Repacked q4_0 / q8_0 ---------------------------------------------------------------------
+// The same blocks, reordered once by ops::repack_q4_0 / repack_q8_0 (runtime/ops/repack.cpp) so
+// that each of a lane's weight loads is 16 bytes and a subgroup's are contiguous: the GGUF order's
+// 18- and 34-byte blocks allow only 16-bit loads, which hold 2 bytes of a 32-bit register each
+// and left matvec_q4_0 latency-bound at 0.45 of copy on the H100 (docs/perf/NOTES.md). Layout
+// (cols a multiple of kChunkElems): the quants of every row, row after row, then every block's f16
+// scale, row after row. A row is chunks of 32 blocks; in chunk c, layout lane l = 4 (b % 8) + p
+// (l < 32) holds at words WB l .. WB l + WB - 1 quarter p of blocks b = 32 c + l / 4 + 8 i,
+// i = 0 .. 3 in turn (4 bytes of a q4_0 block, 8 of a q8_0 block: WB = 4 or 8 words); the
+// chunk's scales sit at 4 (b % 8) + i. So a lane's quants for four blocks are one 16-byte load
+// (two for q8_0), the loads of a 32-lane subgroup cover 512 contiguous bytes, and the x values of
+// a load's lanes are those of matvec_q4_0's groups (4 lanes a block, consecutive floats).
+constexpr uint32_t kRepackThreads = 128;
+constexpr uint32_t kRepackUnits = 4;       // (row pair, column split) units per block
+constexpr uint32_t kChunkBlocks = 32;
+constexpr uint32_t kChunkLanes = 32;       // lanes of the layout: any subgroup size reads it
+
+template <bool Q8>
+QV_DEVICE float repacked_group(uint32_t a, uint32_t b, float d, const float* xg, uint32_t p) {
+  if constexpr (Q8) return q8_dot(a, b, d, qv::load<4>(xg + 8 * p), qv::load<4>(xg + 8 * p + 4));
+  else return q4_dot(a, d, qv::load<4>(xg + 4 * p), qv::load<4>(xg + 16 + 4 * p));
+}
+
+// One row's chunk for one layout lane: its quant words v (and w: q8_0's second 16 bytes), its
+// four scales s; xl is x at the chunk's element 32 (l / 4), block i's 256 further each.
+template <bool Q8>
+QV_DEVICE float repacked_chunk(qv::vec<uint32_t, 4> v, qv::vec<uint32_t, 4> w, qv::vec<qv::half, 4> s,
+                               const float* xl, uint32_t p) {
+  float d0 = static_cast<float>(s[0]), d1 = static_cast<float>(s[1]);
+  float d2 = static_cast<float>(s[2]), d3 = static_cast<float>(s[3]);
+  if constexpr (Q8)
+    return ((repacked_group<true>(v[0], v[1], d0, xl, p) + repacked_group<true>(v[2], v[3], d1, xl + 256, p)) +
+            repacked_group<true>(w[0], w[1], d2, xl + 512, p)) + repacked_group<true>(w[2], w[3], d3, xl + 768, p);
+  else
+    return ((repacked_group<false>(v[0], 0u, d0, xl, p) + repacked_group<false>(v[1], 0u, d1, xl + 256, p)) +
+            repacked_group<false>(v[2], 0u, d2, xl + 512, p)) + repacked_group<false>(v[3], 0u, d3, xl + 768, p);
+}
+
+// Chunk c of a row for one layout lane, whose chunk-0 quant words are at q and scales at s.
+template <bool Q8>
+QV_DEVICE void load_chunk(const uint32_t* q, const qv::half* s, uint32_t c, qv::vec<uint32_t, 4>& v,
+                          qv::vec<uint32_t, 4>& w, qv::vec<qv::half, 4>& sc) {
+  constexpr uint32_t WB = Q8 ? 8 : 4;
+  v = qv::load<4>(q + c * kChunkBlocks * WB);
+  if constexpr (Q8) w = qv::load<4>(q + c * kChunkBlocks * WB + 4);
+  else w = v;
+  sc = qv::load<4>(s + c * kChunkBlocks);
+}
+
+// K chunks c, c + step, ... (K = 1, 2 or 4) of both rows, every load issued before any
+// arithmetic: a lane then has 2 K 16-byte loads in flight (4 K for q8_0), where loading a chunk
+// just before its arithmetic kept too few bytes in flight to hide DRAM latency (q4_0 14336 x
+// 4096 on the H100: 1564 GB/s a chunk at a time, 1590 two at a time, 1676 four; docs/perf/NOTES.md).
+template <bool Q8, uint32_t K>
+QV_DEVICE void repacked_chunks(const uint32_t* q0, const uint32_t* q1, const qv::half* s0, const qv::half* s1,
+                               const float* xl, uint32_t c, uint32_t step, uint32_t p, float& a0, float& a1) {
+  qv::vec<uint32_t, 4> v0, w0, v1, w1, v2, w2, v3, w3, v4, w4, v5, w5, v6, w6, v7, w7;
+  qv::vec<qv::half, 4> t0, t1, t2, t3, t4, t5, t6, t7;
+  load_chunk<Q8>(q0, s0, c, v0, w0, t0);
+  load_chunk<Q8>(q1, s1, c, v1, w1, t1);
+  if constexpr (K >= 2) {
+    load_chunk<Q8>(q0, s0, c + step, v2, w2, t2);
+    load_chunk<Q8>(q1, s1, c + step, v3, w3, t3);
+  }
+  if constexpr (K == 4) {
+    load_chunk<Q8>(q0, s0, c + 2 * step, v4, w4, t4);
+    load_chunk<Q8>(q1, s1, c + 2 * step, v5, w5, t5);
+    load_chunk<Q8>(q0, s0, c + 3 * step, v6, w6, t6);
+    load_chunk<Q8>(q1, s1, c + 3 * step, v7, w7, t7);
+  }
+  a0 += repacked_chunk<Q8>(v0, w0, t0, xl + c * 1024, p);
+  a1 += repacked_chunk<Q8>(v1, w1, t1, xl + c * 1024, p);
+  if constexpr (K >= 2) {
+    a0 += repacked_chunk<Q8>(v2, w2, t2, xl + (c + step) * 1024, p);
+    a1 += repacked_chunk<Q8>(v3, w3, t3, xl + (c + step) * 1024, p);
+  }
+  if constexpr (K == 4) {
+    a0 += repacked_chunk<Q8>(v4, w4, t4, xl + (c + 2 * step) * 1024, p);
+    a1 += repacked_chunk<Q8>(v5, w5, t5, xl + (c + 2 * step) * 1024, p);
+    a0 += repacked_chunk<Q8>(v6, w6, t6, xl + (c + 3 * step) * 1024, p);
+    a1 += repacked_chunk<Q8>(v7, w7, t7, xl + (c + 3 * step) * 1024, p);
+  }
+}
+
+// A block of kRepackThreads threads works on kRepackUnits units: `splits` (1, 2 or 4, chosen by
+// the host) units share a pair of rows, each taking every splits-th chunk, so short matrices
+// (the 1024-row K and V projections, the 4096-row ones) still give the GPU enough subgroups; the
+// units' sums meet in workgroup memory. A subgroup takes unit sub, sub + subgroups, ... (the
+// step count is block-uniform and the subgroup sums sit outside any thread-dependent branch, as
+// WGSL's uniformity analysis requires); its lanes take layout lanes lane, lane + size, ... < 32.
+// Rows of a block past the last row re-read its first and are not stored.
+template <bool Q8>
+QV_DEVICE void matvec_repacked(const uint32_t* q, const qv::half* scales, const float* x, float* y, uint32_t rows,
+                               uint32_t cols, uint32_t splits) {
+  constexpr uint32_t WB = Q8 ? 8 : 4;
+  uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
+  uint32_t subgroups = (kRepackThreads + sg - 1) / sg, sub = qv::thread_id_x() / sg;
+  uint32_t blocks = cols / kQBlock, chunks = blocks / kChunkBlocks;
+  uint32_t pairs = kRepackUnits / splits, row_base = qvops::block_row() * 2 * pairs;
+  const qv::half* row_scales = scales + 2 * rows * blocks * WB;   // the scales follow the quant words
+  qv::shared<float, 2 * kRepackUnits> partial;
+  for (uint32_t step = 0; step < (kRepackUnits + subgroups - 1) / subgroups; ++step) {
+    uint32_t unit = sub + step * subgroups;
+    uint32_t row0 = row_base + 2 * (unit / splits), split = unit % splits;
+    bool valid0 = unit < kRepackUnits && row0 < rows, valid1 = valid0 && row0 + 1 < rows;
+    uint32_t row1 = valid1 ? row0 + 1 : row0;
+    float a0 = 0.0f, a1 = 0.0f;
+    if (valid0) {
+      for (uint32_t l = lane; l < kChunkLanes; l += sg) {
+        const uint32_t* q0 = q + row0 * blocks * WB + WB * l;
+        const uint32_t* q1 = q + row1 * blocks * WB + WB * l;
+        const qv::half* s0 = row_scales + row0 * blocks + 4 * (l / 4);
+        const qv::half* s1 = row_scales + row1 * blocks + 4 * (l / 4);
+        const float* xl = x + 32 * (l / 4);
+        // Four chunks at a time for q4_0 (16-byte loads: 8 in flight), two for q8_0 (the same bytes).
+        uint32_t c = split;
+        if constexpr (!Q8)
+          for (; c + 3 * splits < chunks; c += 4 * splits) repacked_chunks<Q8, 4>(q0, q1, s0, s1, xl, c, splits, l % 4, a0, a1);
+        for (; c + splits < chunks; c += 2 * splits) repacked_chunks<Q8, 2>(q0, q1, s0, s1, xl, c, splits, l % 4, a0, a1);
+        if (c < chunks) repacked_chunks<Q8, 1>(q0, q1, s0, s1, xl, c, splits, l % 4, a0, a1);
+      }
+    }
+    float sum0 = qv::subgroup_sum(a0), sum1 = qv::subgroup_sum(a1);
+    if (lane == 0 && unit < kRepackUnits) {
+      partial[2 * unit] = sum0;
+      partial[2 * unit + 1] = sum1;
+    }
+  }
+  qv::barrier();
+  uint32_t t = qv::thread_id_x();   // thread t stores row row_base + t: row t % 2 of pair t / 2
+  if (t < 2 * pairs && row_base + t < rows) {
+    float sum = 0.0f;
+    for (uint32_t k = 0; k < splits; ++k) sum += partial[2 * ((t / 2) * splits + k) + t % 2];
+    y[row_base + t] = sum;
+  }
+}
+
+QV_KERNEL QV_BLOCK(kRepackThreads) void matvec_q4_0r(const uint32_t* q, const qv::half* scales, const float* x,
+                                                     float* y, uint32_t rows, uint32_t cols, uint32_t splits) {
+  matvec_repacked<false>(q, scales, x, y, rows, cols, splits);
+}
+QV_KERNEL QV_BLOCK(kRepackThreads) void matvec_q8_0r(const uint32_t* q, const qv::half* scales, const float* x,
+                                                     float* y, uint32_t rows, uint32_t cols, uint32_t splits) {
+  matvec_repacked<true>(q, scales, x, y, rows, cols, splits);
+}
+
 template void matvec<float>(const float*, const float*, float*, uint32_t, uint32_t);
 template void matvec<qv::bf16>(const qv::bf16*, const qv::bf16*, qv::bf16*, uint32_t, uint32_t);
 template void matvec<qv::half>(const qv::half*, const qv::half*, qv::half*, uint32_t, uint32_t);

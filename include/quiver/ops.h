@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include <quiver/runtime.h>
@@ -58,7 +59,8 @@ void mul(const Device&, Operand a, Operand b, Operand out, size_t n);
 void convert(const Device&, Operand x, Operand out, size_t n);
 void matvec(const Device&, Operand w, Operand x, Operand y, size_t rows, size_t cols);
 // The weight block formats of the quantized matvecs (llama.cpp's ggml types of the same names).
-enum class QuantFormat { Q8_0, Q4_0, Q4_K, Q6_K };
+// Q8_0R / Q4_0R: the same blocks in the repacked order of ops::repack_q8_0 / repack_q4_0.
+enum class QuantFormat { Q8_0, Q4_0, Q4_K, Q6_K, Q8_0R, Q4_0R };
 void matvec_quantized(const Device&, Operand w, Operand x, Operand y, size_t rows, size_t cols, QuantFormat format);
 void dequantize(const Device&, Operand w, Operand out, size_t rows, size_t cols, QuantFormat format);
 void matmul(const Device&, Operand a, Operand b, Operand c, size_t m, size_t n, size_t k, bool b_transposed);
@@ -246,6 +248,26 @@ void dequantize_q4_k(const Device& dev, const Buffer<uint8_t>& w, const Buffer<O
 template <typename O>
 void dequantize_q6_k(const Device& dev, const Buffer<uint8_t>& w, const Buffer<O>& out, size_t rows, size_t cols)
   { detail::dequantize(dev, detail::operand(w), detail::operand(out), rows, cols, detail::QuantFormat::Q6_K); }
+
+// Repacked q4_0 / q8_0: the same blocks reordered once on the host (repack_q4_0 / repack_q8_0,
+// from a GGUF tensor's bytes; the result has the same size) so that the matvec reads them in
+// 16-byte loads: the quants of every row, then every block's f16 scale (docs/ops.md has the
+// order). cols must be a multiple of kRepackCols (a row is whole chunks of 32 blocks); the
+// values, and so every result, are those of the GGUF blocks (matvec_q4_0r computes what
+// matvec_q4_0 does, to the float dot product's rounding).
+constexpr size_t kRepackCols = 1024;
+std::vector<uint8_t> repack_q4_0(std::span<const uint8_t> blocks, size_t rows, size_t cols);
+std::vector<uint8_t> repack_q8_0(std::span<const uint8_t> blocks, size_t rows, size_t cols);
+inline void matvec_q4_0r(const Device& dev, const Buffer<uint8_t>& w, const Buffer<float>& x, const Buffer<float>& y,
+                         size_t rows, size_t cols) { detail::matvec_blocks(dev, w, x, y, rows, cols, detail::QuantFormat::Q4_0R); }
+inline void matvec_q8_0r(const Device& dev, const Buffer<uint8_t>& w, const Buffer<float>& x, const Buffer<float>& y,
+                         size_t rows, size_t cols) { detail::matvec_blocks(dev, w, x, y, rows, cols, detail::QuantFormat::Q8_0R); }
+template <typename O>
+void dequantize_q4_0r(const Device& dev, const Buffer<uint8_t>& w, const Buffer<O>& out, size_t rows, size_t cols)
+  { detail::dequantize(dev, detail::operand(w), detail::operand(out), rows, cols, detail::QuantFormat::Q4_0R); }
+template <typename O>
+void dequantize_q8_0r(const Device& dev, const Buffer<uint8_t>& w, const Buffer<O>& out, size_t rows, size_t cols)
+  { detail::dequantize(dev, detail::operand(w), detail::operand(out), rows, cols, detail::QuantFormat::Q8_0R); }
 
 // ---- Matrix products ------------------------------------------------------------------------------------
 // c[m x n] = a[m x k] * b[k x n]

@@ -5,7 +5,7 @@
 # the host side (include/quiver/ops.h). The compiler is the in-tree quiverc or QUIVER_HOST_QUIVERC
 # (CMakeLists.txt); without either there is no op library and every op throws
 # quiver::Error(NotFound) saying so.
-target_sources(quiver_runtime PRIVATE ops/library.cpp ops/op_call.cpp ops/ops.cpp)
+target_sources(quiver_runtime PRIVATE ops/library.cpp ops/op_call.cpp ops/ops.cpp ops/repack.cpp)
 
 if(QUIVER_QUIVERC)
   set(_qv_ops_kernels norms.cpp softmax.cpp elementwise.cpp decode.cpp matvec.cpp dequantize.cpp matmul.cpp matmul_tiles.cpp matmul_block.cpp matmul_w8a8_block.cpp matmul_w8a8_tiles.cpp matmul_wgmma.cpp matmul_w8a8_wgmma.cpp attention.cpp attention_tiles.cpp attention_block.cpp attention_wgmma.cpp attention_decode.cpp)

@@ -1,6 +1,7 @@
 // quiver::ops entry points: check every argument (messages name the op and the argument), pick
 // the kernel instantiation for the element type, launch. The kernels are kernels/*.cpp.
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "ops/op_call.h"
@@ -256,6 +257,7 @@ void kv_append(const Device& dev, Operand src, Operand position, Operand cache, 
 
 constexpr size_t kMatvecRows = 4;   // kernels/matvec.cpp: output rows per block of matvec
 constexpr size_t kQuantRows = 8;    // kernels/matvec.cpp: output rows per block of the quantized matvecs
+constexpr size_t kRepackUnits = 4;  // kernels/matvec.cpp: (row pair, column split) units per block of the repacked ones
 
 void matvec(const Device& dev, Operand w, Operand x, Operand y, size_t rows, size_t cols) {
   OpCall call(dev, "matvec");
@@ -288,9 +290,23 @@ QuantLayout quant_layout(QuantFormat format) {
     case QuantFormat::Q4_0: return {"matvec_q4_0", kQuantBlock, kQ4_0BlockBytes};
     case QuantFormat::Q4_K: return {"matvec_q4_k", kQuantSuperBlock, kQ4_KBlockBytes};
     case QuantFormat::Q6_K: return {"matvec_q6_k", kQuantSuperBlock, kQ6_KBlockBytes};
+    case QuantFormat::Q8_0R: return {"matvec_q8_0r", kQuantBlock, kQ8_0BlockBytes};
+    case QuantFormat::Q4_0R: return {"matvec_q4_0r", kQuantBlock, kQ4_0BlockBytes};
   }
   throw Error(ErrorCode::InvalidArgument, "matvec_quantized: unknown QuantFormat " +
                                               std::to_string(static_cast<int>(format)));
+}
+
+bool repacked(const QuantLayout& q) { return q.kernel[std::strlen(q.kernel) - 1] == 'r'; }
+
+// The repacked matvec's column splits (kernels/matvec.cpp, matvec_repacked): 1, 2 or 4 subgroups
+// share a pair of rows, until there are enough pairs to fill a large GPU (an H100 holds ~4000
+// subgroups of this kernel at once) or each split would get less than one chunk.
+uint32_t repacked_splits(size_t rows, size_t cols) {
+  constexpr size_t kWantedSubgroups = 4096;
+  size_t chunks = cols / kRepackCols, splits = 1;
+  while (splits < 4 && 2 * splits <= chunks && (rows + 1) / 2 * splits < kWantedSubgroups) splits *= 2;
+  return static_cast<uint32_t>(splits);
 }
 
 // Checks w (bytes of rows x cols in the layout q) and returns the bytes it needs.
@@ -300,6 +316,9 @@ size_t require_blocks(const OpCall& call, const QuantLayout& q, Operand w, size_
   if (cols % q.block_elems != 0)
     call.fail("cols = " + std::to_string(cols) + " is not a multiple of the " + per_block + "-element " +
               (q.block_elems == kQuantBlock ? "quantization block" : "super-block"));
+  if (repacked(q) && cols % kRepackCols != 0)
+    call.fail("cols = " + std::to_string(cols) + " is not a multiple of " + std::to_string(kRepackCols) +
+              " (a repacked row is whole chunks of 32 blocks)");
   std::string expr = "rows * (cols / " + per_block + ") * " + std::to_string(q.block_bytes);
   size_t bytes = call.elements({rows, cols / q.block_elems, q.block_bytes}, expr);
   call.elements({rows, cols}, "rows * cols");
@@ -312,12 +331,22 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
                       QuantFormat format) {
   const QuantLayout q = quant_layout(format);
   OpCall call(dev, q.kernel);
-  require_blocks(call, q, w, rows, cols);
+  const size_t bytes = require_blocks(call, q, w, rows, cols);
   call.require_elem("x", x, {Elem::F32});
   call.require_elem("y", y, {Elem::F32});
   call.require_at_least("x", x, cols, "cols");
   call.require_at_least("y", y, rows, "rows");
   if (rows == 0) return;
+  if (repacked(q)) {
+    // 32-bit words of quants, then the scales as half; the kernel indexes both with 32-bit integers.
+    if (bytes > 0xffffffffu) call.fail("w's " + std::to_string(bytes) + " bytes exceed 2^32 - 1");
+    const uint32_t splits = repacked_splits(rows, cols);
+    Operand quants{Elem::U32, w.size / 4, w.buffer}, scales{Elem::F16, w.size / 2, w.buffer};
+    const size_t rows_per_block = 2 * (kRepackUnits / splits);
+    call.launch(q.kernel, call.row_grid((rows + rows_per_block - 1) / rows_per_block),
+                {quants, scales, x, y, call.dim(rows, "rows"), call.dim(cols, "cols"), splits});
+    return;
+  }
   // The kernels read the blocks as 16-bit words (34, 18, 144 and 210 bytes: every block starts on
   // one), and the same memory as half for the scales.
   Operand words{Elem::U16, w.size / 2, w.buffer}, scales{Elem::F16, w.size / 2, w.buffer};
@@ -336,7 +365,14 @@ void dequantize(const Device& dev, Operand w, Operand out, size_t rows, size_t c
   // kernels/dequantize.cpp indexes elements and bytes with 32-bit integers.
   if (bytes > 0xffffffffu) call.fail("w's " + std::to_string(bytes) + " bytes exceed 2^32 - 1");
   if (n == 0) return;
-  Operand words{Elem::U16, w.size / 2, w.buffer}, scales{Elem::F16, w.size / 2, w.buffer};
+  Operand scales{Elem::F16, w.size / 2, w.buffer};
+  if (repacked(q)) {
+    Operand quants{Elem::U32, w.size / 4, w.buffer};
+    call.launch(kernel_name(op.c_str(), e), stride_grid(n),
+                {quants, scales, out, call.dim(rows, "rows"), call.dim(cols, "cols")});
+    return;
+  }
+  Operand words{Elem::U16, w.size / 2, w.buffer};
   call.launch(kernel_name(op.c_str(), e), stride_grid(n), {words, scales, out, call.dim(n, "rows * cols")});
 }
 

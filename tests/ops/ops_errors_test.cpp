@@ -46,7 +46,7 @@ TEST(OpsErrors, LibraryIsBuiltInAndListsItsKernels) {
   std::vector<std::string> names = ops::library(dev()).kernel_names();
   for (const char* k : {"rms_norm<float>", "rms_norm<bf16>", "softmax<half>", "attention<float, 128>",
                         "attention<bf16, 64>", "matvec<half>", "matvec_w16<bf16>", "matvec_w16<half>", "matvec_q4_0",
-                        "matvec_q4_k", "matvec_q6_k", "matmul_w8a8", "argmax<bf16>",
+                        "matvec_q4_0r", "matvec_q8_0r", "dequantize_q4_0r<half>", "matvec_q4_k", "matvec_q6_k", "matmul_w8a8", "argmax<bf16>",
                         "add<half>", "mul<float>", "kv_append<bf16>"})
     EXPECT_NE(std::find(names.begin(), names.end(), k), names.end()) << k;
 }
@@ -103,6 +103,16 @@ TEST(OpsErrors, ShapeLimits) {
                "matvec_q8_0: cols = 40 is not a multiple of the 32-element quantization block", &out);
   expect_error([&] { ops::matvec_q4_0(dev(), q, xq, out, 2, 32); },
                "matvec_q4_0: w has 34 elements, expected at least rows * (cols / 32) * 18 bytes = 36", &out);
+  expect_error([&] { ops::matvec_q4_0r(dev(), q, xq, out, 1, 32); },
+               "matvec_q4_0r: cols = 32 is not a multiple of 1024 (a repacked row is whole chunks of 32 blocks)", &out);
+  auto xr = zeros<float>(1024);
+  expect_error([&] { ops::matvec_q8_0r(dev(), q, xr, out, 1, 1024); },
+               "matvec_q8_0r: w has 34 elements, expected at least rows * (cols / 32) * 34 bytes = 1088", &out);
+  std::vector<uint8_t> host(576);
+  expect_error([&] { ops::repack_q4_0(host, 2, 1024); },
+               "repack_q4_0: blocks has 576 bytes, expected rows * (cols / 32) * 18 = 1152");
+  expect_error([&] { ops::repack_q8_0(host, 1, 96); },
+               "repack_q8_0: cols = 96 is not a multiple of 1024 (a repacked row is whole chunks of 32 blocks)");
   auto k_blocks = zeros<uint8_t>(210);
   auto xk = zeros<float>(512);
   auto k_quant = [&](bool q6, size_t rows, size_t cols, const std::string& message) {

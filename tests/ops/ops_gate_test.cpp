@@ -583,6 +583,48 @@ TEST(OpsGate, MatvecQuantized) {
   }
 }
 
+// The repacked layouts (ops::repack_q4_0 / repack_q8_0 of random GGUF blocks) against the oracle
+// on the GGUF blocks themselves. Shapes cover each column split of the kernel (1, 2, 4: fewer rows,
+// more chunks), chunk counts that leave a split short (3, 5, 9, 14) and its four-chunk loads (14).
+TEST(OpsGate, MatvecRepacked) {
+  std::vector<RowShape> shapes = {{1, 1024}, {9, 3072}, {100, 4096}, {257, 5120}, {33, 14336}, {2, 9216}, {5000, 2048}};
+  if (gate::big_shapes()) shapes.insert(shapes.end(), {{1024, 4096}, {4096, 14336}, {14336, 4096}});
+  for (bool q4 : {false, true}) {
+    for (RowShape s : shapes) {
+      std::vector<uint8_t> blocks = random_blocks(s.rows, s.cols, 32, q4 ? 18 : 34, {0});
+      Vec x, weight;
+      auto bx = random_buffer<float>(s.cols, -1, 1, x);
+      auto bw = gate::upload(q4 ? ops::repack_q4_0(blocks, s.rows, s.cols) : ops::repack_q8_0(blocks, s.rows, s.cols));
+      Output<float> y(s.rows);
+      if (q4) ops::matvec_q4_0r(dev(), bw, bx, y.buffer, s.rows, s.cols);
+      else ops::matvec_q8_0r(dev(), bw, bx, y.buffer, s.rows, s.cols);
+      Vec w = q4 ? oracle::dequantize_q4_0(blocks, s.rows, s.cols) : oracle::dequantize_q8_0(blocks, s.rows, s.cols);
+      Vec ref = oracle::matvec(w, x, s.rows, s.cols, weight);
+      gate::record({q4 ? "matvec_q4_0r" : "matvec_q8_0r", "f32", gate::shape_string({s.rows, s.cols}),
+                    "dot-weighted", gate::weighted_error(y.read(), ref, weight), gamma(s.cols)});
+    }
+  }
+  for_each_type([&]<typename T>() {
+    for (bool q4 : {false, true}) {
+      RowShape s{3, 2048};
+      std::vector<uint8_t> blocks = random_blocks(s.rows, s.cols, 32, q4 ? 18 : 34, {0});
+      auto bw = gate::upload(q4 ? ops::repack_q4_0(blocks, s.rows, s.cols) : ops::repack_q8_0(blocks, s.rows, s.cols));
+      Output<T> out(s.rows * s.cols);
+      if (q4) ops::dequantize_q4_0r(dev(), bw, out.buffer, s.rows, s.cols);
+      else ops::dequantize_q8_0r(dev(), bw, out.buffer, s.rows, s.cols);
+      Vec ref = q4 ? oracle::dequantize_q4_0(blocks, s.rows, s.cols) : oracle::dequantize_q8_0(blocks, s.rows, s.cols);
+      Vec got = out.read();
+      double err = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        double e = std::abs(got[i] - ref[i]) / std::max(std::abs(ref[i]), 0x1p-14);
+        err = std::isnan(e) ? INFINITY : std::max(err, e);
+      }
+      gate::record({q4 ? "dequantize_q4_0r" : "dequantize_q8_0r", Dtype<T>::name, gate::shape_string({s.rows, s.cols}),
+                    "rounding", err, output_rounding<T>()});
+    }
+  });
+}
+
 // Every format into every float type: each element formed in float (exact but for q4_k's
 // d scale q - dmin min, one float rounding) and rounded once to T. The error is relative to
 // max(|ref|, 2^-14), where half's subnormals start (their spacing, 2^-24, is half's unit

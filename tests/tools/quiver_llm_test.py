@@ -68,6 +68,10 @@ MODELS = [
     # A prompt of 129 - 140 tokens: the prefill's 16-bit products run over rows rounded up to 256.
     ("bf16_q8_0_long_prompt", "--embd 128 --heads 2 --kv-heads 1 --ff 384 --vocab 300 "
      "--type-attn BF16 --type-ffn Q8_0"),
+    # Rows of whole 1024-element chunks: Q8_0 and Q4_0 matrices go to the device repacked
+    # (matvec_q8_0r / q4_0r, dequantize_*r in the prefill); 1024 columns (one chunk) and 2048 (down).
+    ("q8_0_q4_0_repacked", "--embd 1024 --heads 8 --kv-heads 2 --ff 2048 --vocab 300 --layers 1 "
+     "--type-attn Q8_0 --type-ffn Q4_0 --type-output Q4_0"),
 ]
 LONG_PROMPT = {"bf16_q8_0_long_prompt": (129, 140)}
 

@@ -198,8 +198,10 @@ void add_quant_case(std::vector<Case>& cases, size_t rows, size_t cols, quiver::
     size_t block_elems, block_bytes;
     std::vector<size_t> halves;   // byte offsets of the block's f16 scales
   };
-  const Layout q = format == QuantFormat::Q8_0   ? Layout{"q8_0", 32, quiver::ops::kQ8_0BlockBytes, {0}}
-                   : format == QuantFormat::Q4_0 ? Layout{"q4_0", 32, quiver::ops::kQ4_0BlockBytes, {0}}
+  const Layout q = format == QuantFormat::Q8_0    ? Layout{"q8_0", 32, quiver::ops::kQ8_0BlockBytes, {0}}
+                   : format == QuantFormat::Q4_0  ? Layout{"q4_0", 32, quiver::ops::kQ4_0BlockBytes, {0}}
+                   : format == QuantFormat::Q8_0R ? Layout{"q8_0r", 32, quiver::ops::kQ8_0BlockBytes, {0}}
+                   : format == QuantFormat::Q4_0R ? Layout{"q4_0r", 32, quiver::ops::kQ4_0BlockBytes, {0}}
                    : format == QuantFormat::Q4_K ? Layout{"q4_k", 256, quiver::ops::kQ4_KBlockBytes, {0, 2}}
                                                  : Layout{"q6_k", 256, quiver::ops::kQ6_KBlockBytes, {208}};
   size_t wbytes = rows * (cols / q.block_elems) * q.block_bytes;
@@ -215,6 +217,8 @@ void add_quant_case(std::vector<Case>& cases, size_t rows, size_t cols, quiver::
                        for (size_t i = 1 << 20; i < wbytes; ++i) w[i] = w[i % (1 << 20)];
                        for (size_t b = 0; b < wbytes; b += q.block_bytes)
                          for (size_t at : q.halves) { w[b + at] = 0x00; w[b + at + 1] = 0x24; }
+                       if (format == QuantFormat::Q8_0R) w = quiver::ops::repack_q8_0(w, rows, cols);
+                       if (format == QuantFormat::Q4_0R) w = quiver::ops::repack_q4_0(w, rows, cols);
                        Set set{dev.alloc<uint8_t>(wbytes), random_buffer<float>(dev, cols), dev.alloc<float>(rows)};
                        set.w.upload(w);
                        xs->push_back(std::move(set));
@@ -293,6 +297,7 @@ std::vector<Case> all_cases(bool quick) {
     add_matvec_case<quiver::bf16>(cases, 256, 512);
     for (auto f : {QuantFormat::Q8_0, QuantFormat::Q4_0, QuantFormat::Q4_K, QuantFormat::Q6_K})
       add_quant_case(cases, 256, 512, f);
+    for (auto f : {QuantFormat::Q8_0R, QuantFormat::Q4_0R}) add_quant_case(cases, 256, 2048, f);
     add_matmul_case<float>(cases, 128);
     add_matmul_case<quiver::bf16>(cases, 128);
     add_w8a8_case(cases, 128);
@@ -309,9 +314,13 @@ std::vector<Case> all_cases(bool quick) {
     add_matvec_case<quiver::bf16>(cases, r, c);
     add_matvec_case<quiver::half>(cases, r, c);
     add_matvec_w16_case<quiver::bf16>(cases, r, c);
-    for (auto f : {QuantFormat::Q8_0, QuantFormat::Q4_0, QuantFormat::Q4_K, QuantFormat::Q6_K})
+    for (auto f : {QuantFormat::Q8_0, QuantFormat::Q4_0, QuantFormat::Q4_K, QuantFormat::Q6_K, QuantFormat::Q8_0R,
+                   QuantFormat::Q4_0R})
       add_quant_case(cases, r, c, f);
   }
+  // The down projection's shape (the short, long rows a K split serves).
+  for (auto f : {QuantFormat::Q8_0, QuantFormat::Q4_0, QuantFormat::Q8_0R, QuantFormat::Q4_0R})
+    add_quant_case(cases, 4096, 14336, f);
   for (size_t n : {4096, 8192}) {
     add_matmul_case<quiver::bf16>(cases, n);
     add_matmul_case<quiver::half>(cases, n);

@@ -31,12 +31,23 @@ Buffer<T> upload_bytes(const Device& dev, std::span<const std::byte> bytes) {
   return b;
 }
 
-// Rows of `cols` weights of one type, as the file stores them, on the device.
-Matrix upload_matrix(const Device& dev, GgmlType type, size_t rows, size_t cols, std::span<const std::byte> bytes) {
+// Rows of `cols` weights of one type, as the file stores them, on the device (Q8_0 / Q4_0
+// repacked where `repack` and the rows allow).
+Matrix upload_matrix(const Device& dev, GgmlType type, size_t rows, size_t cols, std::span<const std::byte> bytes,
+                     bool repack) {
   Matrix m;
   m.rows = rows;
   m.cols = cols;
   m.type = type;
+  if (repack && (type == GgmlType::Q8_0 || type == GgmlType::Q4_0) && cols % ops::kRepackCols == 0) {
+    std::span<const uint8_t> blocks(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    std::vector<uint8_t> host =
+        type == GgmlType::Q8_0 ? ops::repack_q8_0(blocks, rows, cols) : ops::repack_q4_0(blocks, rows, cols);
+    m.blocks = dev.alloc<uint8_t>(host.size());
+    m.blocks.upload(std::span<const uint8_t>(host));
+    m.repacked = true;
+    return m;
+  }
   switch (type) {
     case GgmlType::Q8_0:
     case GgmlType::Q4_0:
@@ -49,13 +60,13 @@ Matrix upload_matrix(const Device& dev, GgmlType type, size_t rows, size_t cols,
   return m;
 }
 
-Matrix load_matrix(const Device& dev, const Tensor& t) {
-  return upload_matrix(dev, t.type, t.elements() / t.dims[0], t.dims[0], t.bytes);
+Matrix load_matrix(const Device& dev, const Tensor& t, bool repack) {
+  return upload_matrix(dev, t.type, t.elements() / t.dims[0], t.dims[0], t.bytes, repack);
 }
 
 // The rows of several matrices of one type and row length, stacked in order (each type's rows
 // are whole blocks, so the bytes simply follow each other).
-Matrix load_stacked(const Device& dev, std::initializer_list<const Tensor*> ts) {
+Matrix load_stacked(const Device& dev, std::initializer_list<const Tensor*> ts, bool repack) {
   std::vector<std::byte> bytes;
   size_t rows = 0;
   for (const Tensor* t : ts) {
@@ -63,7 +74,7 @@ Matrix load_stacked(const Device& dev, std::initializer_list<const Tensor*> ts) 
     rows += t->elements() / t->dims[0];
   }
   const Tensor& first = **ts.begin();
-  return upload_matrix(dev, first.type, rows, first.dims[0], bytes);
+  return upload_matrix(dev, first.type, rows, first.dims[0], bytes, repack);
 }
 
 // The rotary frequencies as llama.cpp applies them: pair i turns by
@@ -116,7 +127,7 @@ size_t Matrix::bytes() const {
 }
 
 LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& cfg, size_t capacity,
-                       size_t prompt_tokens)
+                       size_t prompt_tokens, bool repack_blocks)
     : dev_(dev), cfg_(cfg), capacity_(capacity), prompt_capacity_(std::max<size_t>(prompt_tokens, 1)) {
   const std::string where = gguf.label() + ": llama model: ";
   if (cfg.head_dim != 64 && cfg.head_dim != 128)
@@ -138,22 +149,22 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
   if (cfg.tied_output && embd.type == GgmlType::F32) {
     output_ = Matrix{V, E, GgmlType::F32, token_embd_, {}, {}, {}};   // the same device table
   } else {   // output.weight, or a tied table of another type, which the projection reads in that type
-    output_ = load_matrix(dev, cfg.tied_output ? embd : gguf.tensor("output.weight"));
+    output_ = load_matrix(dev, cfg.tied_output ? embd : gguf.tensor("output.weight"), repack_blocks);
   }
   for (uint32_t l = 0; l < cfg.block_count; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
-    auto matrix = [&](const char* name) { return load_matrix(dev, gguf.tensor(b + name)); };
+    auto matrix = [&](const char* name) { return load_matrix(dev, gguf.tensor(b + name), repack_blocks); };
     LlamaLayer layer;
     layer.attn_norm = upload_f32(dev, dequantized(gguf.tensor(b + "attn_norm.weight")));
     layer.ffn_norm = upload_f32(dev, dequantized(gguf.tensor(b + "ffn_norm.weight")));
     const Tensor &q = gguf.tensor(b + "attn_q.weight"), &k = gguf.tensor(b + "attn_k.weight"),
                  &v = gguf.tensor(b + "attn_v.weight");
     if (q.type == k.type && k.type == v.type && E % KV == 0) {
-      layer.qkv = load_stacked(dev, {&q, &k, &v});
+      layer.qkv = load_stacked(dev, {&q, &k, &v}, repack_blocks);
     } else {
-      layer.q = load_matrix(dev, q);
-      layer.k = load_matrix(dev, k);
-      layer.v = load_matrix(dev, v);
+      layer.q = load_matrix(dev, q, repack_blocks);
+      layer.k = load_matrix(dev, k, repack_blocks);
+      layer.v = load_matrix(dev, v, repack_blocks);
     }
     layer.o = matrix("attn_output.weight");
     layer.gate = matrix("ffn_gate.weight");
@@ -201,8 +212,14 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
 
 void LlamaModel::linear(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y) const {
   switch (m.type) {
-    case GgmlType::Q8_0: ops::matvec_q8_0(dev_, m.blocks, x, y, m.rows, m.cols); break;
-    case GgmlType::Q4_0: ops::matvec_q4_0(dev_, m.blocks, x, y, m.rows, m.cols); break;
+    case GgmlType::Q8_0:
+      if (m.repacked) ops::matvec_q8_0r(dev_, m.blocks, x, y, m.rows, m.cols);
+      else ops::matvec_q8_0(dev_, m.blocks, x, y, m.rows, m.cols);
+      break;
+    case GgmlType::Q4_0:
+      if (m.repacked) ops::matvec_q4_0r(dev_, m.blocks, x, y, m.rows, m.cols);
+      else ops::matvec_q4_0(dev_, m.blocks, x, y, m.rows, m.cols);
+      break;
     case GgmlType::Q4_K: ops::matvec_q4_k(dev_, m.blocks, x, y, m.rows, m.cols); break;
     case GgmlType::Q6_K: ops::matvec_q6_k(dev_, m.blocks, x, y, m.rows, m.cols); break;
     case GgmlType::F16: ops::matvec(dev_, m.f16, x, y, m.rows, m.cols); break;

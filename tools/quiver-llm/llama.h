@@ -31,6 +31,7 @@ struct Matrix {
   Buffer<quiver::half> f16;
   Buffer<quiver::bf16> bf16;
   Buffer<uint8_t> blocks;
+  bool repacked = false;           // Q8_0 / Q4_0 blocks in ops::repack_q8_0 / repack_q4_0's order
   size_t bytes() const;            // what one matvec reads of it
 };
 
@@ -50,7 +51,10 @@ class LlamaModel {
   // Uploads the weights and allocates a KV cache of `capacity` positions per layer and the
   // activations of up to `prompt_tokens` prompt tokens. Throws GgufError naming the file for what
   // the runner does not support (head size, capacity).
-  LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& cfg, size_t capacity, size_t prompt_tokens);
+  // repack_blocks: Q8_0 and Q4_0 matrices whose rows are whole chunks of ops::kRepackCols go to the
+  // device repacked (the 16-byte loads of matvec_q8_0r / q4_0r); false keeps the file's order.
+  LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& cfg, size_t capacity, size_t prompt_tokens,
+             bool repack_blocks = true);
 
   // Uploads a prompt (1 .. prompt_tokens ids) for queue_prefill, which runs it at positions
   // 0 .. size - 1.

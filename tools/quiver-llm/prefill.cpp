@@ -102,8 +102,14 @@ const Buffer<bf16>& LlamaModel::weights16<bf16>(const Matrix& m) const { return 
 template <>
 const Buffer<half>& LlamaModel::weights16<half>(const Matrix& m) const {
   switch (m.type) {
-    case GgmlType::Q8_0: ops::dequantize_q8_0(dev_, m.blocks, w_half_, m.rows, m.cols); break;
-    case GgmlType::Q4_0: ops::dequantize_q4_0(dev_, m.blocks, w_half_, m.rows, m.cols); break;
+    case GgmlType::Q8_0:
+      if (m.repacked) ops::dequantize_q8_0r(dev_, m.blocks, w_half_, m.rows, m.cols);
+      else ops::dequantize_q8_0(dev_, m.blocks, w_half_, m.rows, m.cols);
+      break;
+    case GgmlType::Q4_0:
+      if (m.repacked) ops::dequantize_q4_0r(dev_, m.blocks, w_half_, m.rows, m.cols);
+      else ops::dequantize_q4_0(dev_, m.blocks, w_half_, m.rows, m.cols);
+      break;
     case GgmlType::Q4_K: ops::dequantize_q4_k(dev_, m.blocks, w_half_, m.rows, m.cols); break;
     case GgmlType::Q6_K: ops::dequantize_q6_k(dev_, m.blocks, w_half_, m.rows, m.cols); break;
     default: return m.f16;

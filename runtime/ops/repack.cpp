@@ -1,0 +1,52 @@
+// ops::repack_q4_0 / repack_q8_0: GGUF q4_0 / q8_0 blocks into the order kernels/matvec.cpp's
+// repacked matvecs read ("Repacked" there; docs/ops.md). A host function, run once per weight
+// matrix when a model is loaded, in time linear in its bytes.
+#include <cstring>
+#include <string>
+
+#include "quiver/ops.h"
+
+namespace quiver::ops {
+namespace {
+
+// quarter_bytes: a block's quants split in four (4 bytes of q4_0's 16, 8 of q8_0's 32).
+std::vector<uint8_t> repack(const char* op, std::span<const uint8_t> blocks, size_t rows, size_t cols,
+                            size_t block_bytes) {
+  auto fail = [&](const std::string& what) { throw Error(ErrorCode::InvalidArgument, std::string(op) + ": " + what); };
+  if (cols % kRepackCols != 0)
+    fail("cols = " + std::to_string(cols) + " is not a multiple of " + std::to_string(kRepackCols) +
+         " (a repacked row is whole chunks of 32 blocks)");
+  const size_t per_row = cols / kQuantBlock;
+  if (rows != 0 && per_row > SIZE_MAX / block_bytes / rows) fail("rows * cols overflows");
+  const size_t total = rows * per_row, bytes = total * block_bytes;
+  if (blocks.size() != bytes)
+    fail("blocks has " + std::to_string(blocks.size()) + " bytes, expected rows * (cols / 32) * " +
+         std::to_string(block_bytes) + " = " + std::to_string(bytes));
+  const size_t quant_bytes = block_bytes - 2, quarter = quant_bytes / 4;
+  std::vector<uint8_t> out(bytes);
+  uint8_t* quants = out.data();
+  uint8_t* scales = out.data() + total * quant_bytes;
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t b = 0; b < per_row; ++b) {
+      const uint8_t* block = blocks.data() + (r * per_row + b) * block_bytes;
+      // Chunk c of the row, layout lane 4 (b % 8) + p, word slot i = (b % 32) / 8 of the lane's.
+      const size_t c = b / 32, g = b % 8, i = (b % 32) / 8;
+      uint8_t* chunk = quants + (r * per_row + 32 * c) * quant_bytes;
+      for (size_t p = 0; p < 4; ++p)
+        std::memcpy(chunk + (4 * g + p) * quant_bytes + i * quarter, block + 2 + p * quarter, quarter);
+      std::memcpy(scales + 2 * (r * per_row + 32 * c + 4 * g + i), block, 2);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<uint8_t> repack_q4_0(std::span<const uint8_t> blocks, size_t rows, size_t cols) {
+  return repack("repack_q4_0", blocks, rows, cols, kQ4_0BlockBytes);
+}
+std::vector<uint8_t> repack_q8_0(std::span<const uint8_t> blocks, size_t rows, size_t cols) {
+  return repack("repack_q8_0", blocks, rows, cols, kQ8_0BlockBytes);
+}
+
+}  // namespace quiver::ops
