@@ -457,36 +457,51 @@ constexpr uint32_t kRepackUnits = 4;       // (row pair, column split) units per
 constexpr uint32_t kChunkBlocks = 32;
 constexpr uint32_t kChunkLanes = 32;       // lanes of the layout: any subgroup size reads it
 
+// Block i of one row's chunk for one layout lane: quant words a, b (b: q8_0's second), scale d;
+// xg is x at the block's first element.
 template <bool Q8>
-QV_DEVICE float repacked_group(uint32_t a, uint32_t b, float d, const float* xg, uint32_t p) {
-  if constexpr (Q8) return q8_dot(a, b, d, qv::load<4>(xg + 8 * p), qv::load<4>(xg + 8 * p + 4));
-  else return q4_dot(a, d, qv::load<4>(xg + 4 * p), qv::load<4>(xg + 16 + 4 * p));
+QV_DEVICE float repacked_group(uint32_t a, uint32_t b, float d, qv::float4 x0, qv::float4 x1) {
+  if constexpr (Q8) return q8_dot(a, b, d, x0, x1);
+  else return q4_dot(a, d, x0, x1);
 }
 
-// One row's chunk for one layout lane: its quant words v (and w: q8_0's second 16 bytes), its
-// four scales s; xl is x at the chunk's element 32 (l / 4), block i's 256 further each.
-template <bool Q8>
-QV_DEVICE float repacked_chunk(qv::vec<uint32_t, 4> v, qv::vec<uint32_t, 4> w, qv::vec<qv::half, 4> s,
-                               const float* xl, uint32_t p) {
-  float d0 = static_cast<float>(s[0]), d1 = static_cast<float>(s[1]);
-  float d2 = static_cast<float>(s[2]), d3 = static_cast<float>(s[3]);
-  if constexpr (Q8)
-    return ((repacked_group<true>(v[0], v[1], d0, xl, p) + repacked_group<true>(v[2], v[3], d1, xl + 256, p)) +
-            repacked_group<true>(w[0], w[1], d2, xl + 512, p)) + repacked_group<true>(w[2], w[3], d3, xl + 768, p);
-  else
-    return ((repacked_group<false>(v[0], 0u, d0, xl, p) + repacked_group<false>(v[1], 0u, d1, xl + 256, p)) +
-            repacked_group<false>(v[2], 0u, d2, xl + 512, p)) + repacked_group<false>(v[3], 0u, d3, xl + 768, p);
+// Block i (0 .. 3) of a chunk in both rows, x loaded once for both: the lane's quant words of the
+// two rows (v, and w for q8_0's blocks 2 and 3), their scales s; xl is x at the chunk's element
+// 32 (l / 4), block i's 256 further. Both rows per block keep one block's x live, not a chunk's.
+template <bool Q8, uint32_t I>
+QV_DEVICE void repacked_block(qv::vec<uint32_t, 4> v0, qv::vec<uint32_t, 4> w0, qv::vec<qv::half, 4> s0,
+                              qv::vec<uint32_t, 4> v1, qv::vec<uint32_t, 4> w1, qv::vec<qv::half, 4> s1,
+                              const float* xl, uint32_t p, float& a0, float& a1) {
+  const float* xg = xl + 256 * I;
+  qv::float4 x0 = qv::load<4>(xg + (Q8 ? 8 : 4) * p), x1 = qv::load<4>(xg + (Q8 ? 8 * p + 4 : 16 + 4 * p));
+  uint32_t a = Q8 ? (I < 2 ? v0[(2 * I) % 4] : w0[(2 * I) % 4]) : v0[I];
+  uint32_t b = Q8 ? (I < 2 ? v0[(2 * I + 1) % 4] : w0[(2 * I + 1) % 4]) : 0u;
+  uint32_t c = Q8 ? (I < 2 ? v1[(2 * I) % 4] : w1[(2 * I) % 4]) : v1[I];
+  uint32_t d = Q8 ? (I < 2 ? v1[(2 * I + 1) % 4] : w1[(2 * I + 1) % 4]) : 0u;
+  a0 += repacked_group<Q8>(a, b, static_cast<float>(s0[I]), x0, x1);
+  a1 += repacked_group<Q8>(c, d, static_cast<float>(s1[I]), x0, x1);
 }
 
-// Chunk c of a row for one layout lane, whose chunk-0 quant words are at q and scales at s.
 template <bool Q8>
-QV_DEVICE void load_chunk(const uint32_t* q, const qv::half* s, uint32_t c, qv::vec<uint32_t, 4>& v,
-                          qv::vec<uint32_t, 4>& w, qv::vec<qv::half, 4>& sc) {
+QV_DEVICE void repacked_chunk(qv::vec<uint32_t, 4> v0, qv::vec<uint32_t, 4> w0, qv::vec<qv::half, 4> s0,
+                              qv::vec<uint32_t, 4> v1, qv::vec<uint32_t, 4> w1, qv::vec<qv::half, 4> s1,
+                              const float* xl, uint32_t p, float& a0, float& a1) {
+  repacked_block<Q8, 0>(v0, w0, s0, v1, w1, s1, xl, p, a0, a1);
+  repacked_block<Q8, 1>(v0, w0, s0, v1, w1, s1, xl, p, a0, a1);
+  repacked_block<Q8, 2>(v0, w0, s0, v1, w1, s1, xl, p, a0, a1);
+  repacked_block<Q8, 3>(v0, w0, s0, v1, w1, s1, xl, p, a0, a1);
+}
+
+// Chunk c of a row for one layout lane, whose chunk-0 quant words are at q[o] and scales at
+// s[so]. (32-bit offsets from the kernel's pointers: 64-bit pointers per row cost 15 registers.)
+template <bool Q8>
+QV_DEVICE void load_chunk(const uint32_t* q, uint32_t o, const qv::half* s, uint32_t so, uint32_t c,
+                          qv::vec<uint32_t, 4>& v, qv::vec<uint32_t, 4>& w, qv::vec<qv::half, 4>& sc) {
   constexpr uint32_t WB = Q8 ? 8 : 4;
-  v = qv::load<4>(q + c * kChunkBlocks * WB);
-  if constexpr (Q8) w = qv::load<4>(q + c * kChunkBlocks * WB + 4);
+  v = qv::load<4>(q + (o + c * kChunkBlocks * WB));
+  if constexpr (Q8) w = qv::load<4>(q + (o + c * kChunkBlocks * WB + 4));
   else w = v;
-  sc = qv::load<4>(s + c * kChunkBlocks);
+  sc = qv::load<4>(s + (so + c * kChunkBlocks));
 }
 
 // K chunks c, c + step, ... (K = 1, 2 or 4) of both rows, every load issued before any
@@ -494,33 +509,28 @@ QV_DEVICE void load_chunk(const uint32_t* q, const qv::half* s, uint32_t c, qv::
 // just before its arithmetic kept too few bytes in flight to hide DRAM latency (q4_0 14336 x
 // 4096 on the H100: 1564 GB/s a chunk at a time, 1590 two at a time, 1676 four; docs/perf/NOTES.md).
 template <bool Q8, uint32_t K>
-QV_DEVICE void repacked_chunks(const uint32_t* q0, const uint32_t* q1, const qv::half* s0, const qv::half* s1,
-                               const float* xl, uint32_t c, uint32_t step, uint32_t p, float& a0, float& a1) {
+QV_DEVICE void repacked_chunks(const uint32_t* q, uint32_t o0, uint32_t o1, const qv::half* s, uint32_t so0,
+                               uint32_t so1, const float* xl, uint32_t c, uint32_t step, uint32_t p, float& a0,
+                               float& a1) {
   qv::vec<uint32_t, 4> v0, w0, v1, w1, v2, w2, v3, w3, v4, w4, v5, w5, v6, w6, v7, w7;
   qv::vec<qv::half, 4> t0, t1, t2, t3, t4, t5, t6, t7;
-  load_chunk<Q8>(q0, s0, c, v0, w0, t0);
-  load_chunk<Q8>(q1, s1, c, v1, w1, t1);
+  load_chunk<Q8>(q, o0, s, so0, c, v0, w0, t0);
+  load_chunk<Q8>(q, o1, s, so1, c, v1, w1, t1);
   if constexpr (K >= 2) {
-    load_chunk<Q8>(q0, s0, c + step, v2, w2, t2);
-    load_chunk<Q8>(q1, s1, c + step, v3, w3, t3);
+    load_chunk<Q8>(q, o0, s, so0, c + step, v2, w2, t2);
+    load_chunk<Q8>(q, o1, s, so1, c + step, v3, w3, t3);
   }
   if constexpr (K == 4) {
-    load_chunk<Q8>(q0, s0, c + 2 * step, v4, w4, t4);
-    load_chunk<Q8>(q1, s1, c + 2 * step, v5, w5, t5);
-    load_chunk<Q8>(q0, s0, c + 3 * step, v6, w6, t6);
-    load_chunk<Q8>(q1, s1, c + 3 * step, v7, w7, t7);
+    load_chunk<Q8>(q, o0, s, so0, c + 2 * step, v4, w4, t4);
+    load_chunk<Q8>(q, o1, s, so1, c + 2 * step, v5, w5, t5);
+    load_chunk<Q8>(q, o0, s, so0, c + 3 * step, v6, w6, t6);
+    load_chunk<Q8>(q, o1, s, so1, c + 3 * step, v7, w7, t7);
   }
-  a0 += repacked_chunk<Q8>(v0, w0, t0, xl + c * 1024, p);
-  a1 += repacked_chunk<Q8>(v1, w1, t1, xl + c * 1024, p);
-  if constexpr (K >= 2) {
-    a0 += repacked_chunk<Q8>(v2, w2, t2, xl + (c + step) * 1024, p);
-    a1 += repacked_chunk<Q8>(v3, w3, t3, xl + (c + step) * 1024, p);
-  }
+  repacked_chunk<Q8>(v0, w0, t0, v1, w1, t1, xl + c * 1024, p, a0, a1);
+  if constexpr (K >= 2) repacked_chunk<Q8>(v2, w2, t2, v3, w3, t3, xl + (c + step) * 1024, p, a0, a1);
   if constexpr (K == 4) {
-    a0 += repacked_chunk<Q8>(v4, w4, t4, xl + (c + 2 * step) * 1024, p);
-    a1 += repacked_chunk<Q8>(v5, w5, t5, xl + (c + 2 * step) * 1024, p);
-    a0 += repacked_chunk<Q8>(v6, w6, t6, xl + (c + 3 * step) * 1024, p);
-    a1 += repacked_chunk<Q8>(v7, w7, t7, xl + (c + 3 * step) * 1024, p);
+    repacked_chunk<Q8>(v4, w4, t4, v5, w5, t5, xl + (c + 2 * step) * 1024, p, a0, a1);
+    repacked_chunk<Q8>(v6, w6, t6, v7, w7, t7, xl + (c + 3 * step) * 1024, p, a0, a1);
   }
 }
 
@@ -549,17 +559,17 @@ QV_DEVICE void matvec_repacked(const uint32_t* q, const qv::half* scales, const 
     float a0 = 0.0f, a1 = 0.0f;
     if (valid0) {
       for (uint32_t l = lane; l < kChunkLanes; l += sg) {
-        const uint32_t* q0 = q + row0 * blocks * WB + WB * l;
-        const uint32_t* q1 = q + row1 * blocks * WB + WB * l;
-        const qv::half* s0 = row_scales + row0 * blocks + 4 * (l / 4);
-        const qv::half* s1 = row_scales + row1 * blocks + 4 * (l / 4);
+        uint32_t o0 = row0 * blocks * WB + WB * l, o1 = row1 * blocks * WB + WB * l;
+        uint32_t so0 = row0 * blocks + 4 * (l / 4), so1 = row1 * blocks + 4 * (l / 4);
         const float* xl = x + 32 * (l / 4);
-        // Four chunks at a time for q4_0 (16-byte loads: 8 in flight), two for q8_0 (the same bytes).
+        // q4_0: four chunks at a time (eight 16-byte loads in flight, 70 registers on sm_90a);
+        // q8_0: one (four loads; two chunks took 72 registers, one 52).
         uint32_t c = split;
-        if constexpr (!Q8)
-          for (; c + 3 * splits < chunks; c += 4 * splits) repacked_chunks<Q8, 4>(q0, q1, s0, s1, xl, c, splits, l % 4, a0, a1);
-        for (; c + splits < chunks; c += 2 * splits) repacked_chunks<Q8, 2>(q0, q1, s0, s1, xl, c, splits, l % 4, a0, a1);
-        if (c < chunks) repacked_chunks<Q8, 1>(q0, q1, s0, s1, xl, c, splits, l % 4, a0, a1);
+        if constexpr (!Q8) {
+          for (; c + 3 * splits < chunks; c += 4 * splits) repacked_chunks<Q8, 4>(q, o0, o1, row_scales, so0, so1, xl, c, splits, l % 4, a0, a1);
+          for (; c + splits < chunks; c += 2 * splits) repacked_chunks<Q8, 2>(q, o0, o1, row_scales, so0, so1, xl, c, splits, l % 4, a0, a1);
+        }
+        for (; c < chunks; c += splits) repacked_chunks<Q8, 1>(q, o0, o1, row_scales, so0, so1, xl, c, splits, l % 4, a0, a1);
       }
     }
     float sum0 = qv::subgroup_sum(a0), sum1 = qv::subgroup_sum(a1);
