@@ -186,23 +186,25 @@ QV_DEVICE float field(uint32_t v, uint32_t mask, float bias) {
 
 // d * (q . x) for one q8_0 group: its 8 quants in a (bytes 0-3) and b (bytes 4-7); the int8 q
 // is (q ^ 0x80) - 128.
-QV_DEVICE float q8_dot(uint32_t a, uint32_t b, float d, qv::float4 x0, qv::float4 x1) {
+QV_DEVICE float q8_sum(uint32_t a, uint32_t b, qv::float4 x0, qv::float4 x1) {
   a ^= 0x80808080u;
   b ^= 0x80808080u;
   uint32_t ah = a >> 16, bh = b >> 16;
   qv::float4 lo(field<0>(a, 255u, 128.0f), field<8>(a, 255u, 128.0f), field<0>(ah, 255u, 128.0f), field<8>(ah, 255u, 128.0f));
   qv::float4 hi(field<0>(b, 255u, 128.0f), field<8>(b, 255u, 128.0f), field<0>(bh, 255u, 128.0f), field<8>(bh, 255u, 128.0f));
-  return d * dot4_acc(hi, x1, dot4_acc(lo, x0, 0.0f));
+  return dot4_acc(hi, x1, dot4_acc(lo, x0, 0.0f));
 }
+QV_DEVICE float q8_dot(uint32_t a, uint32_t b, float d, qv::float4 x0, qv::float4 x1) { return d * q8_sum(a, b, x0, x1); }
 
 // d * ((q - 8) . x) for one q4_0 group: 4 bytes p of the block's 16, whose low nibbles are
 // elements 4j .. 4j + 3 (x0) and high nibbles 4j + 16 .. 4j + 19 (x1).
-QV_DEVICE float q4_dot(uint32_t p, float d, qv::float4 x0, qv::float4 x1) {
+QV_DEVICE float q4_sum(uint32_t p, qv::float4 x0, qv::float4 x1) {
   uint32_t ph = p >> 16;
   qv::float4 lo(field<0>(p, 15u, 8.0f), field<8>(p, 15u, 8.0f), field<16>(p, 15u, 8.0f), field<8>(ph, 15u, 8.0f));
   qv::float4 hi(field<4>(p, 15u, 8.0f), field<12>(p, 15u, 8.0f), field<4>(ph, 15u, 8.0f), field<12>(ph, 15u, 8.0f));
-  return d * dot4_acc(hi, x1, dot4_acc(lo, x0, 0.0f));
+  return dot4_acc(hi, x1, dot4_acc(lo, x0, 0.0f));
 }
+QV_DEVICE float q4_dot(uint32_t p, float d, qv::float4 x0, qv::float4 x1) { return d * q4_sum(p, x0, x1); }
 
 QV_DEVICE uint32_t word_pair(uint32_t lo, uint32_t hi) { return lo | (hi << 16); }
 
@@ -445,41 +447,34 @@ QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q6_k(const uint16_t* w, const qv::
 // that each of a lane's weight loads is 16 bytes and a subgroup's are contiguous: the GGUF order's
 // 18- and 34-byte blocks allow only 16-bit loads, which hold 2 bytes of a 32-bit register each
 // and left matvec_q4_0 latency-bound at 0.45 of copy on the H100 (docs/perf/NOTES.md). Layout
-// (cols a multiple of kChunkElems): the quants of every row, row after row, then every block's f16
+// (cols a multiple of 1024): the quants of every row, row after row, then every block's f16
 // scale, row after row. A row is chunks of 32 blocks; in chunk c, layout lane l = 4 (b % 8) + p
 // (l < 32) holds at words WB l .. WB l + WB - 1 quarter p of blocks b = 32 c + l / 4 + 8 i,
 // i = 0 .. 3 in turn (4 bytes of a q4_0 block, 8 of a q8_0 block: WB = 4 or 8 words); the
 // chunk's scales sit at 4 (b % 8) + i. So a lane's quants for four blocks are one 16-byte load
 // (two for q8_0), the loads of a 32-lane subgroup cover 512 contiguous bytes, and the x values of
 // a load's lanes are those of matvec_q4_0's groups (4 lanes a block, consecutive floats).
-constexpr uint32_t kRepackThreads = 128;
-constexpr uint32_t kRepackUnits = 4;       // (row pair, column split) units per block
 constexpr uint32_t kChunkBlocks = 32;
-constexpr uint32_t kChunkLanes = 32;       // lanes of the layout: any subgroup size reads it
+constexpr uint32_t kChunkLanes = 32;   // lanes of the layout: any subgroup size reads it
 
-// Block i of one row's chunk for one layout lane: quant words a, b (b: q8_0's second), scale d;
-// xg is x at the block's first element.
-template <bool Q8>
-QV_DEVICE float repacked_group(uint32_t a, uint32_t b, float d, qv::float4 x0, qv::float4 x1) {
-  if constexpr (Q8) return q8_dot(a, b, d, x0, x1);
-  else return q4_dot(a, d, x0, x1);
-}
-
-// Block i (0 .. 3) of a chunk in both rows, x loaded once for both: the lane's quant words of the
-// two rows (v, and w for q8_0's blocks 2 and 3), their scales s; xl is x at the chunk's element
-// 32 (l / 4), block i's 256 further. Both rows per block keep one block's x live, not a chunk's.
+// Block i (0 .. 3) of a chunk in both rows, x loaded once for both (one block's x live, not a
+// chunk's): the lane's quant words of the two rows (v, and w for q8_0's blocks 2 and 3), their
+// scales s; xl is x at the chunk's element 32 (l / 4), block i's 256 further.
 template <bool Q8, uint32_t I>
 QV_DEVICE void repacked_block(qv::vec<uint32_t, 4> v0, qv::vec<uint32_t, 4> w0, qv::vec<qv::half, 4> s0,
                               qv::vec<uint32_t, 4> v1, qv::vec<uint32_t, 4> w1, qv::vec<qv::half, 4> s1,
                               const float* xl, uint32_t p, float& a0, float& a1) {
   const float* xg = xl + 256 * I;
   qv::float4 x0 = qv::load<4>(xg + (Q8 ? 8 : 4) * p), x1 = qv::load<4>(xg + (Q8 ? 8 * p + 4 : 16 + 4 * p));
-  uint32_t a = Q8 ? (I < 2 ? v0[(2 * I) % 4] : w0[(2 * I) % 4]) : v0[I];
-  uint32_t b = Q8 ? (I < 2 ? v0[(2 * I + 1) % 4] : w0[(2 * I + 1) % 4]) : 0u;
-  uint32_t c = Q8 ? (I < 2 ? v1[(2 * I) % 4] : w1[(2 * I) % 4]) : v1[I];
-  uint32_t d = Q8 ? (I < 2 ? v1[(2 * I + 1) % 4] : w1[(2 * I + 1) % 4]) : 0u;
-  a0 += repacked_group<Q8>(a, b, static_cast<float>(s0[I]), x0, x1);
-  a1 += repacked_group<Q8>(c, d, static_cast<float>(s1[I]), x0, x1);
+  float d0 = static_cast<float>(s0[I]), d1 = static_cast<float>(s1[I]);
+  if constexpr (Q8) {
+    constexpr uint32_t k = (2 * I) % 4;   // the block's two words in v (blocks 0, 1) or w (2, 3)
+    a0 = qv::fma(d0, I < 2 ? q8_sum(v0[k], v0[k + 1], x0, x1) : q8_sum(w0[k], w0[k + 1], x0, x1), a0);
+    a1 = qv::fma(d1, I < 2 ? q8_sum(v1[k], v1[k + 1], x0, x1) : q8_sum(w1[k], w1[k + 1], x0, x1), a1);
+  } else {
+    a0 = qv::fma(d0, q4_sum(v0[I], x0, x1), a0);
+    a1 = qv::fma(d1, q4_sum(v1[I], x0, x1), a1);
+  }
 }
 
 template <bool Q8>
@@ -504,96 +499,86 @@ QV_DEVICE void load_chunk(const uint32_t* q, uint32_t o, const qv::half* s, uint
   sc = qv::load<4>(s + (so + c * kChunkBlocks));
 }
 
-// K chunks c, c + step, ... (K = 1, 2 or 4) of both rows, every load issued before any
-// arithmetic: a lane then has 2 K 16-byte loads in flight (4 K for q8_0), where loading a chunk
-// just before its arithmetic kept too few bytes in flight to hide DRAM latency (q4_0 14336 x
-// 4096 on the H100: 1564 GB/s a chunk at a time, 1590 two at a time, 1676 four; docs/perf/NOTES.md).
+// K chunks c .. c + K - 1 (K = 1, 2 or 4) of both rows, every load issued before any arithmetic:
+// a lane then has 2 K 16-byte loads in flight (4 K for q8_0), where loading a chunk just before
+// its arithmetic kept too few bytes in flight to hide DRAM latency (q4_0 14336 x 4096 on the
+// H100: 1564 GB/s a chunk at a time, 1590 two at a time, 1676 four; docs/perf/NOTES.md).
 template <bool Q8, uint32_t K>
 QV_DEVICE void repacked_chunks(const uint32_t* q, uint32_t o0, uint32_t o1, const qv::half* s, uint32_t so0,
-                               uint32_t so1, const float* xl, uint32_t c, uint32_t step, uint32_t p, float& a0,
-                               float& a1) {
+                               uint32_t so1, const float* xl, uint32_t c, uint32_t p, float& a0, float& a1) {
   qv::vec<uint32_t, 4> v0, w0, v1, w1, v2, w2, v3, w3, v4, w4, v5, w5, v6, w6, v7, w7;
   qv::vec<qv::half, 4> t0, t1, t2, t3, t4, t5, t6, t7;
   load_chunk<Q8>(q, o0, s, so0, c, v0, w0, t0);
   load_chunk<Q8>(q, o1, s, so1, c, v1, w1, t1);
   if constexpr (K >= 2) {
-    load_chunk<Q8>(q, o0, s, so0, c + step, v2, w2, t2);
-    load_chunk<Q8>(q, o1, s, so1, c + step, v3, w3, t3);
+    load_chunk<Q8>(q, o0, s, so0, c + 1, v2, w2, t2);
+    load_chunk<Q8>(q, o1, s, so1, c + 1, v3, w3, t3);
   }
   if constexpr (K == 4) {
-    load_chunk<Q8>(q, o0, s, so0, c + 2 * step, v4, w4, t4);
-    load_chunk<Q8>(q, o1, s, so1, c + 2 * step, v5, w5, t5);
-    load_chunk<Q8>(q, o0, s, so0, c + 3 * step, v6, w6, t6);
-    load_chunk<Q8>(q, o1, s, so1, c + 3 * step, v7, w7, t7);
+    load_chunk<Q8>(q, o0, s, so0, c + 2, v4, w4, t4);
+    load_chunk<Q8>(q, o1, s, so1, c + 2, v5, w5, t5);
+    load_chunk<Q8>(q, o0, s, so0, c + 3, v6, w6, t6);
+    load_chunk<Q8>(q, o1, s, so1, c + 3, v7, w7, t7);
   }
   repacked_chunk<Q8>(v0, w0, t0, v1, w1, t1, xl + c * 1024, p, a0, a1);
-  if constexpr (K >= 2) repacked_chunk<Q8>(v2, w2, t2, v3, w3, t3, xl + (c + step) * 1024, p, a0, a1);
+  if constexpr (K >= 2) repacked_chunk<Q8>(v2, w2, t2, v3, w3, t3, xl + (c + 1) * 1024, p, a0, a1);
   if constexpr (K == 4) {
-    repacked_chunk<Q8>(v4, w4, t4, v5, w5, t5, xl + (c + 2 * step) * 1024, p, a0, a1);
-    repacked_chunk<Q8>(v6, w6, t6, v7, w7, t7, xl + (c + 3 * step) * 1024, p, a0, a1);
+    repacked_chunk<Q8>(v4, w4, t4, v5, w5, t5, xl + (c + 2) * 1024, p, a0, a1);
+    repacked_chunk<Q8>(v6, w6, t6, v7, w7, t7, xl + (c + 3) * 1024, p, a0, a1);
   }
 }
 
-// A block of kRepackThreads threads works on kRepackUnits units: `splits` (1, 2 or 4, chosen by
-// the host) units share a pair of rows, each taking every splits-th chunk, so short matrices
-// (the 1024-row K and V projections, the 4096-row ones) still give the GPU enough subgroups; the
-// units' sums meet in workgroup memory. A subgroup takes unit sub, sub + subgroups, ... (the
-// step count is block-uniform and the subgroup sums sit outside any thread-dependent branch, as
-// WGSL's uniformity analysis requires); its lanes take layout lanes lane, lane + size, ... < 32.
-// Rows of a block past the last row re-read its first and are not stored.
+// As matvec_quant_rows: blocks of kQuantThreads threads and kQuantRows rows, a subgroup per two
+// rows at a time (the step count block-uniform and the subgroup sums outside any
+// thread-dependent branch, as WGSL's uniformity analysis requires); a subgroup's lanes take layout
+// lanes lane, lane + size, ... < 32 (lanes past 32 of a wider subgroup add zeros). Splitting a
+// row pair's chunks between subgroups (for the short K / V and 4096-row matrices) was slower on
+// the H100 at every Llama-3-8B shape (docs/perf/NOTES.md).
 template <bool Q8>
 QV_DEVICE void matvec_repacked(const uint32_t* q, const qv::half* scales, const float* x, float* y, uint32_t rows,
-                               uint32_t cols, uint32_t splits) {
+                               uint32_t cols) {
   constexpr uint32_t WB = Q8 ? 8 : 4;
   uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
-  uint32_t subgroups = (kRepackThreads + sg - 1) / sg, sub = qv::thread_id_x() / sg;
+  uint32_t subgroups = (kQuantThreads + sg - 1) / sg;
   uint32_t blocks = cols / kQBlock, chunks = blocks / kChunkBlocks;
-  uint32_t pairs = kRepackUnits / splits, row_base = qvops::block_row() * 2 * pairs;
   const qv::half* row_scales = scales + 2 * rows * blocks * WB;   // the scales follow the quant words
-  qv::shared<float, 2 * kRepackUnits> partial;
-  for (uint32_t step = 0; step < (kRepackUnits + subgroups - 1) / subgroups; ++step) {
-    uint32_t unit = sub + step * subgroups;
-    uint32_t row0 = row_base + 2 * (unit / splits), split = unit % splits;
-    bool valid0 = unit < kRepackUnits && row0 < rows, valid1 = valid0 && row0 + 1 < rows;
-    uint32_t row1 = valid1 ? row0 + 1 : row0;
+  for (uint32_t step = 0; step < (kQuantRows + 2 * subgroups - 1) / (2 * subgroups); ++step) {
+    uint32_t pair = qv::thread_id_x() / sg + step * subgroups;
+    uint32_t row0 = qvops::block_row() * kQuantRows + 2 * pair;
+    bool valid0 = 2 * pair < kQuantRows && row0 < rows, valid1 = valid0 && row0 + 1 < rows;
+    uint32_t row1 = valid1 ? row0 + 1 : row0;   // an absent row 1 re-reads row 0
     float a0 = 0.0f, a1 = 0.0f;
     if (valid0) {
       for (uint32_t l = lane; l < kChunkLanes; l += sg) {
         uint32_t o0 = row0 * blocks * WB + WB * l, o1 = row1 * blocks * WB + WB * l;
         uint32_t so0 = row0 * blocks + 4 * (l / 4), so1 = row1 * blocks + 4 * (l / 4);
         const float* xl = x + 32 * (l / 4);
-        // q4_0: four chunks at a time (eight 16-byte loads in flight, 70 registers on sm_90a);
+        // q4_0: four chunks at a time (eight 16-byte loads in flight, 72 registers on sm_90a);
         // q8_0: one (four loads; two chunks took 72 registers, one 52).
-        uint32_t c = split;
+        uint32_t c = 0;
         if constexpr (!Q8) {
-          for (; c + 3 * splits < chunks; c += 4 * splits) repacked_chunks<Q8, 4>(q, o0, o1, row_scales, so0, so1, xl, c, splits, l % 4, a0, a1);
-          for (; c + splits < chunks; c += 2 * splits) repacked_chunks<Q8, 2>(q, o0, o1, row_scales, so0, so1, xl, c, splits, l % 4, a0, a1);
+          for (; c + 4 <= chunks; c += 4) repacked_chunks<Q8, 4>(q, o0, o1, row_scales, so0, so1, xl, c, l % 4, a0, a1);
+          if (c + 2 <= chunks) {
+            repacked_chunks<Q8, 2>(q, o0, o1, row_scales, so0, so1, xl, c, l % 4, a0, a1);
+            c += 2;
+          }
         }
-        for (; c < chunks; c += splits) repacked_chunks<Q8, 1>(q, o0, o1, row_scales, so0, so1, xl, c, splits, l % 4, a0, a1);
+        for (; c < chunks; ++c) repacked_chunks<Q8, 1>(q, o0, o1, row_scales, so0, so1, xl, c, l % 4, a0, a1);
       }
     }
     float sum0 = qv::subgroup_sum(a0), sum1 = qv::subgroup_sum(a1);
-    if (lane == 0 && unit < kRepackUnits) {
-      partial[2 * unit] = sum0;
-      partial[2 * unit + 1] = sum1;
-    }
-  }
-  qv::barrier();
-  uint32_t t = qv::thread_id_x();   // thread t stores row row_base + t: row t % 2 of pair t / 2
-  if (t < 2 * pairs && row_base + t < rows) {
-    float sum = 0.0f;
-    for (uint32_t k = 0; k < splits; ++k) sum += partial[2 * ((t / 2) * splits + k) + t % 2];
-    y[row_base + t] = sum;
+    if (valid0 && lane == 0) y[row0] = sum0;
+    if (valid1 && lane == 0) y[row0 + 1] = sum1;
   }
 }
 
-QV_KERNEL QV_BLOCK(kRepackThreads) void matvec_q4_0r(const uint32_t* q, const qv::half* scales, const float* x,
-                                                     float* y, uint32_t rows, uint32_t cols, uint32_t splits) {
-  matvec_repacked<false>(q, scales, x, y, rows, cols, splits);
+QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q4_0r(const uint32_t* q, const qv::half* scales, const float* x,
+                                                    float* y, uint32_t rows, uint32_t cols) {
+  matvec_repacked<false>(q, scales, x, y, rows, cols);
 }
-QV_KERNEL QV_BLOCK(kRepackThreads) void matvec_q8_0r(const uint32_t* q, const qv::half* scales, const float* x,
-                                                     float* y, uint32_t rows, uint32_t cols, uint32_t splits) {
-  matvec_repacked<true>(q, scales, x, y, rows, cols, splits);
+QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q8_0r(const uint32_t* q, const qv::half* scales, const float* x,
+                                                    float* y, uint32_t rows, uint32_t cols) {
+  matvec_repacked<true>(q, scales, x, y, rows, cols);
 }
 
 template void matvec<float>(const float*, const float*, float*, uint32_t, uint32_t);

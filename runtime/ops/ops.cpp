@@ -256,8 +256,7 @@ void kv_append(const Device& dev, Operand src, Operand position, Operand cache, 
 }
 
 constexpr size_t kMatvecRows = 4;   // kernels/matvec.cpp: output rows per block of matvec
-constexpr size_t kQuantRows = 8;    // kernels/matvec.cpp: output rows per block of the quantized matvecs
-constexpr size_t kRepackUnits = 4;  // kernels/matvec.cpp: (row pair, column split) units per block of the repacked ones
+constexpr size_t kQuantRows = 8;    // kernels/matvec.cpp: output rows per block of the quantized matvecs (and repacked)
 
 void matvec(const Device& dev, Operand w, Operand x, Operand y, size_t rows, size_t cols) {
   OpCall call(dev, "matvec");
@@ -299,16 +298,6 @@ QuantLayout quant_layout(QuantFormat format) {
 
 bool repacked(const QuantLayout& q) { return q.kernel[std::strlen(q.kernel) - 1] == 'r'; }
 
-// The repacked matvec's column splits (kernels/matvec.cpp, matvec_repacked): 1, 2 or 4 subgroups
-// share a pair of rows, until there are enough pairs to fill a large GPU (an H100 holds ~4000
-// subgroups of this kernel at once) or each split would get less than one chunk.
-uint32_t repacked_splits(size_t rows, size_t cols) {
-  constexpr size_t kWantedSubgroups = 4096;
-  size_t chunks = cols / kRepackCols, splits = 1;
-  while (splits < 4 && 2 * splits <= chunks && (rows + 1) / 2 * splits < kWantedSubgroups) splits *= 2;
-  return static_cast<uint32_t>(splits);
-}
-
 // Checks w (bytes of rows x cols in the layout q) and returns the bytes it needs.
 size_t require_blocks(const OpCall& call, const QuantLayout& q, Operand w, size_t rows, size_t cols) {
   call.require_elem("w", w, {Elem::U8});
@@ -340,11 +329,9 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
   if (repacked(q)) {
     // 32-bit words of quants, then the scales as half; the kernel indexes both with 32-bit integers.
     if (bytes > 0xffffffffu) call.fail("w's " + std::to_string(bytes) + " bytes exceed 2^32 - 1");
-    const uint32_t splits = repacked_splits(rows, cols);
     Operand quants{Elem::U32, w.size / 4, w.buffer}, scales{Elem::F16, w.size / 2, w.buffer};
-    const size_t rows_per_block = 2 * (kRepackUnits / splits);
-    call.launch(q.kernel, call.row_grid((rows + rows_per_block - 1) / rows_per_block),
-                {quants, scales, x, y, call.dim(rows, "rows"), call.dim(cols, "cols"), splits});
+    call.launch(q.kernel, call.row_grid((rows + kQuantRows - 1) / kQuantRows),
+                {quants, scales, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
     return;
   }
   // The kernels read the blocks as 16-bit words (34, 18, 144 and 210 bytes: every block starts on
