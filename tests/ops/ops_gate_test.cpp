@@ -559,51 +559,44 @@ std::vector<uint8_t> random_blocks(size_t rows, size_t cols, size_t block_elems,
   return blocks;
 }
 
+// matvec_q8_0 / q4_0 (or, repacked, matvec_q8_0r / q4_0r on ops::repack_* of the same blocks) of
+// random blocks against the oracle on the GGUF blocks. d * q is exact in float, so the only
+// error is the float dot product's.
+void check_q8_0_q4_0_matvec(bool q4, bool repacked, RowShape s) {
+  std::vector<uint8_t> blocks = random_blocks(s.rows, s.cols, 32, q4 ? 18 : 34, {0});
+  Vec x, weight;
+  auto bx = random_buffer<float>(s.cols, -1, 1, x);
+  auto bw = gate::upload(!repacked ? blocks
+                         : q4      ? ops::repack_q4_0(blocks, s.rows, s.cols)
+                                   : ops::repack_q8_0(blocks, s.rows, s.cols));
+  Output<float> y(s.rows);
+  auto run = q4 ? (repacked ? ops::matvec_q4_0r : ops::matvec_q4_0) : (repacked ? ops::matvec_q8_0r : ops::matvec_q8_0);
+  run(dev(), bw, bx, y.buffer, s.rows, s.cols);
+  Vec w = q4 ? oracle::dequantize_q4_0(blocks, s.rows, s.cols) : oracle::dequantize_q8_0(blocks, s.rows, s.cols);
+  Vec ref = oracle::matvec(w, x, s.rows, s.cols, weight);
+  gate::record({std::string(q4 ? "matvec_q4_0" : "matvec_q8_0") + (repacked ? "r" : ""), "f32",
+                gate::shape_string({s.rows, s.cols}), "dot-weighted", gate::weighted_error(y.read(), ref, weight),
+                gamma(s.cols)});
+}
+
 TEST(OpsGate, MatvecQuantized) {
   // Row counts that leave the last block of 8 rows part-filled (1, 9, 100, 257, 33: one row, so
   // three of its four subgroups have none); rows of 4 and 12 groups of 8 leave lanes of a 32-wide
   // subgroup idle, 64, 160 and 512 groups fill its steps.
   std::vector<RowShape> shapes = {{1, 32}, {9, 96}, {100, 4096}, {257, 512}, {33, 1280}};
   if (gate::big_shapes()) shapes.insert(shapes.end(), {{4096, 4096}, {14336, 4096}});
-  for (bool q4 : {false, true}) {
-    for (RowShape s : shapes) {
-      std::vector<uint8_t> blocks = random_blocks(s.rows, s.cols, 32, q4 ? 18 : 34, {0});
-      Vec x, weight;
-      auto bx = random_buffer<float>(s.cols, -1, 1, x);
-      auto bw = gate::upload(blocks);
-      Output<float> y(s.rows);
-      if (q4) ops::matvec_q4_0(dev(), bw, bx, y.buffer, s.rows, s.cols);
-      else ops::matvec_q8_0(dev(), bw, bx, y.buffer, s.rows, s.cols);
-      Vec w = q4 ? oracle::dequantize_q4_0(blocks, s.rows, s.cols) : oracle::dequantize_q8_0(blocks, s.rows, s.cols);
-      Vec ref = oracle::matvec(w, x, s.rows, s.cols, weight);
-      // d * q is exact in float, so the only error is the float dot product's.
-      gate::record({q4 ? "matvec_q4_0" : "matvec_q8_0", "f32", gate::shape_string({s.rows, s.cols}),
-                    "dot-weighted", gate::weighted_error(y.read(), ref, weight), gamma(s.cols)});
-    }
-  }
+  for (bool q4 : {false, true})
+    for (RowShape s : shapes) check_q8_0_q4_0_matvec(q4, false, s);
 }
 
 // The repacked layouts (ops::repack_q4_0 / repack_q8_0 of random GGUF blocks) against the oracle
-// on the GGUF blocks themselves. Shapes cover each column split of the kernel (1, 2, 4: fewer rows,
-// more chunks), chunk counts that leave a split short (3, 5, 9, 14) and its four-chunk loads (14).
+// on the GGUF blocks themselves. Chunk counts cover the kernel's four-chunk (q4_0), two-chunk and
+// single-chunk loads (1, 2, 3, 4, 5, 9, 14); row counts leave blocks of 8 rows part-filled.
 TEST(OpsGate, MatvecRepacked) {
   std::vector<RowShape> shapes = {{1, 1024}, {9, 3072}, {100, 4096}, {257, 5120}, {33, 14336}, {2, 9216}, {5000, 2048}};
   if (gate::big_shapes()) shapes.insert(shapes.end(), {{1024, 4096}, {4096, 14336}, {14336, 4096}});
-  for (bool q4 : {false, true}) {
-    for (RowShape s : shapes) {
-      std::vector<uint8_t> blocks = random_blocks(s.rows, s.cols, 32, q4 ? 18 : 34, {0});
-      Vec x, weight;
-      auto bx = random_buffer<float>(s.cols, -1, 1, x);
-      auto bw = gate::upload(q4 ? ops::repack_q4_0(blocks, s.rows, s.cols) : ops::repack_q8_0(blocks, s.rows, s.cols));
-      Output<float> y(s.rows);
-      if (q4) ops::matvec_q4_0r(dev(), bw, bx, y.buffer, s.rows, s.cols);
-      else ops::matvec_q8_0r(dev(), bw, bx, y.buffer, s.rows, s.cols);
-      Vec w = q4 ? oracle::dequantize_q4_0(blocks, s.rows, s.cols) : oracle::dequantize_q8_0(blocks, s.rows, s.cols);
-      Vec ref = oracle::matvec(w, x, s.rows, s.cols, weight);
-      gate::record({q4 ? "matvec_q4_0r" : "matvec_q8_0r", "f32", gate::shape_string({s.rows, s.cols}),
-                    "dot-weighted", gate::weighted_error(y.read(), ref, weight), gamma(s.cols)});
-    }
-  }
+  for (bool q4 : {false, true})
+    for (RowShape s : shapes) check_q8_0_q4_0_matvec(q4, true, s);
   for_each_type([&]<typename T>() {
     for (bool q4 : {false, true}) {
       RowShape s{3, 2048};
