@@ -1,7 +1,6 @@
 // quiver::ops entry points: check every argument (messages name the op and the argument), pick
 // the kernel instantiation for the element type, launch. The kernels are kernels/*.cpp.
 #include <cmath>
-#include <cstring>
 #include <string>
 
 #include "ops/op_call.h"
@@ -282,6 +281,7 @@ namespace {
 struct QuantLayout {
   const char* kernel;   // kernels/matvec.cpp; also the op's name
   size_t block_elems, block_bytes;
+  bool repacked = false;   // ops::repack_q8_0 / repack_q4_0's order (kernels/matvec.cpp, "Repacked")
 };
 QuantLayout quant_layout(QuantFormat format) {
   switch (format) {
@@ -289,14 +289,12 @@ QuantLayout quant_layout(QuantFormat format) {
     case QuantFormat::Q4_0: return {"matvec_q4_0", kQuantBlock, kQ4_0BlockBytes};
     case QuantFormat::Q4_K: return {"matvec_q4_k", kQuantSuperBlock, kQ4_KBlockBytes};
     case QuantFormat::Q6_K: return {"matvec_q6_k", kQuantSuperBlock, kQ6_KBlockBytes};
-    case QuantFormat::Q8_0R: return {"matvec_q8_0r", kQuantBlock, kQ8_0BlockBytes};
-    case QuantFormat::Q4_0R: return {"matvec_q4_0r", kQuantBlock, kQ4_0BlockBytes};
+    case QuantFormat::Q8_0R: return {"matvec_q8_0r", kQuantBlock, kQ8_0BlockBytes, true};
+    case QuantFormat::Q4_0R: return {"matvec_q4_0r", kQuantBlock, kQ4_0BlockBytes, true};
   }
   throw Error(ErrorCode::InvalidArgument, "matvec_quantized: unknown QuantFormat " +
                                               std::to_string(static_cast<int>(format)));
 }
-
-bool repacked(const QuantLayout& q) { return q.kernel[std::strlen(q.kernel) - 1] == 'r'; }
 
 // Checks w (bytes of rows x cols in the layout q) and returns the bytes it needs.
 size_t require_blocks(const OpCall& call, const QuantLayout& q, Operand w, size_t rows, size_t cols) {
@@ -305,7 +303,7 @@ size_t require_blocks(const OpCall& call, const QuantLayout& q, Operand w, size_
   if (cols % q.block_elems != 0)
     call.fail("cols = " + std::to_string(cols) + " is not a multiple of the " + per_block + "-element " +
               (q.block_elems == kQuantBlock ? "quantization block" : "super-block"));
-  if (repacked(q) && cols % kRepackCols != 0)
+  if (q.repacked && cols % kRepackCols != 0)
     call.fail("cols = " + std::to_string(cols) + " is not a multiple of " + std::to_string(kRepackCols) +
               " (a repacked row is whole chunks of 32 blocks)");
   std::string expr = "rows * (cols / " + per_block + ") * " + std::to_string(q.block_bytes);
@@ -326,7 +324,7 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
   call.require_at_least("x", x, cols, "cols");
   call.require_at_least("y", y, rows, "rows");
   if (rows == 0) return;
-  if (repacked(q)) {
+  if (q.repacked) {
     // 32-bit words of quants, then the scales as half; the kernel indexes both with 32-bit integers.
     if (bytes > 0xffffffffu) call.fail("w's " + std::to_string(bytes) + " bytes exceed 2^32 - 1");
     Operand quants{Elem::U32, w.size / 4, w.buffer}, scales{Elem::F16, w.size / 2, w.buffer};
@@ -353,7 +351,7 @@ void dequantize(const Device& dev, Operand w, Operand out, size_t rows, size_t c
   if (bytes > 0xffffffffu) call.fail("w's " + std::to_string(bytes) + " bytes exceed 2^32 - 1");
   if (n == 0) return;
   Operand scales{Elem::F16, w.size / 2, w.buffer};
-  if (repacked(q)) {
+  if (q.repacked) {
     Operand quants{Elem::U32, w.size / 4, w.buffer};
     call.launch(kernel_name(op.c_str(), e), stride_grid(n),
                 {quants, scales, out, call.dim(rows, "rows"), call.dim(cols, "cols")});
