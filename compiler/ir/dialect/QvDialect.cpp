@@ -79,7 +79,6 @@ mlir::LogicalResult verify_store(mlir::Operation* op, mlir::Value dst, mlir::Vec
   return mlir::success();
 }
 
-
 // --- Matrix and block tiles -------------------------------------------------------------------
 
 constexpr int64_t kTileElements = 256;   // 16 x 16
