@@ -67,7 +67,7 @@ class FallbackExpander {
     }
     mlir::Value b_step = transposed ? index(1) : ldb;
     // A loop over k in branches, as the front end writes loops (legalisation structures it):
-    // before -> header(k, acc) -> body -> header ... -> after(acc), the call at after's start.
+    // before -> header(k, acc) -> body -> header ... -> after(acc), the operation at after's start.
     mlir::Block* before = call_->getBlock();
     mlir::Block* after = before->splitBlock(call_);
     mlir::Region* region = before->getParent();
@@ -184,7 +184,7 @@ void expand_block_ops(mlir::ModuleOp module, llvm::function_ref<bool(mlir::func:
               "' is not a multiple of the block's " + std::to_string(threads) +
               " threads (the portable fallback gives each thread an equal share)");
     });
-    // Column counts survive the retyping in the calls' original types.
+    // Column counts survive the retyping in the operations' original types.
     llvm::SmallVector<int64_t> cols;
     for (auto [call, op] : calls) {
       mlir::Type tile = op == BlockOp::Store ? call->getOperand(3).getType() : call->getResult(0).getType();
