@@ -1,6 +1,6 @@
-// The matrix-unit builtins (docs/matrix.md): each becomes a matrix intrinsic of the neutral IR
-// (compiler/ir/matrix.h, block_tiles.h: calls) or a qv dialect operation (warpgroups:
-// compiler/ir/dialect) that the target lowers to its matrix unit or to the fallback.
+// The matrix-unit builtins (docs/matrix.md): each becomes an operation of the qv dialect
+// (compiler/ir/dialect; tiles: compiler/ir/matrix.h, block_tiles.h) that the target lowers to
+// its matrix unit or to the fallback.
 #include "frontend/emitter.h"
 #include "frontend/types.h"
 
@@ -32,20 +32,6 @@ std::optional<ir::MatrixOp> matrix_builtin(const std::string& name) {
 }
 
 }  // namespace
-
-mlir::Value FunctionEmitter::call_declared(mlir::Location l, const std::string& callee, mlir::ValueRange operands,
-                                           mlir::TypeRange results, clang::SourceLocation where) {
-  auto fn_type = builder_.getFunctionType(operands.getTypes(), results);
-  if (auto decl = module_.lookupSymbol<mlir::func::FuncOp>(callee); !decl) {
-    mlir::OpBuilder::InsertionGuard guard(builder_);
-    builder_.setInsertionPointToStart(module_.getBody());
-    builder_.create<mlir::func::FuncOp>(l, callee, fn_type).setPrivate();
-  } else if (decl.getFunctionType() != fn_type) {
-    error(where, "internal error: two signatures for " + callee);
-  }
-  auto call = builder_.create<mlir::func::CallOp>(l, callee, results, operands);
-  return results.empty() ? mlir::Value() : call.getResult(0);
-}
 
 // qv::warpgroup_mma / _bt, qv::warpgroup_wait, qv::store_warpgroup (docs/matrix.md "Warpgroups");
 // 16-bit operands with float accumulators, int8 operands (B N x K only) with int32 ones.
@@ -283,9 +269,8 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_block_builtin(c
       error(e->getBeginLoc(), "qv::load_block<M, N> takes (pointer to float or int32_t, stride)");
     mlir::Type tile = type_of(e->getType(), e->getBeginLoc());
     Pointer p = emit_pointer(e->getArg(0));
-    operands = {p.mem, p.offset, emit_scalar(e->getArg(1))};
-    std::string callee = ir::block_intrinsic_name(ir::BlockOp::Load, 0, {p.mem.getType()}, tile);
-    return RValue{call_declared(l, callee, operands, {tile}, e->getBeginLoc())};
+    mlir::Value stride = emit_scalar(e->getArg(1));
+    return RValue{builder_.create<ir::qv::BlockLoadOp>(l, tile, p.mem, p.offset, stride).getResult()};
   }
   if (store) {
     clang::QualType acc_elem;
@@ -304,9 +289,8 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_block_builtin(c
     if (e->getArg(0)->getType()->getPointeeType().isConstQualified())
       error(e->getArg(0)->getBeginLoc(), "qv::store_block needs a pointer to non-const memory");
     Pointer p = emit_pointer(e->getArg(0));
-    operands = {p.mem, p.offset, emit_scalar(e->getArg(1)), emit_scalar(e->getArg(2))};
-    std::string callee = ir::block_intrinsic_name(ir::BlockOp::Store, 0, {p.mem.getType()}, operands[3].getType());
-    call_declared(l, callee, operands, {}, e->getBeginLoc());
+    mlir::Value stride = emit_scalar(e->getArg(1)), acc = emit_scalar(e->getArg(2));
+    builder_.create<ir::qv::BlockStoreOp>(l, p.mem, p.offset, stride, acc);
     return RValue{};
   }
   const clang::FunctionDecl* fn = e->getDirectCallee();
@@ -325,7 +309,6 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_block_builtin(c
   if (int8 && depth % 32 != 0)
     error(e->getBeginLoc(), "qv::" + name + "<K> of int8_t operands: K must be a multiple of 32 (not " +
                                 std::to_string(depth) + ")");
-  std::vector<mlir::Type> memories;
   for (int i : {0, 2}) {
     const clang::Expr* arg = e->getArg(i);
     auto k = element(arg);
@@ -337,14 +320,17 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_block_builtin(c
     operands.push_back(p.mem);
     operands.push_back(p.offset);
     operands.push_back(emit_scalar(e->getArg(i + 1)));
-    memories.push_back(p.mem.getType());
   }
   if (element(e->getArg(0)) != element(e->getArg(2)))
     error(e->getBeginLoc(), "qv::" + name + ": a and b must have the same element type");
-  operands.insert(operands.begin(), emit_scalar(e->getArg(4)));
-  mlir::Type acc = operands.front().getType();
-  auto op = bt ? ir::BlockOp::MmaBT : ir::BlockOp::Mma;
-  return RValue{call_declared(l, ir::block_intrinsic_name(op, depth, memories, acc), operands, {acc}, e->getBeginLoc())};
+  mlir::Value acc = emit_scalar(e->getArg(4));
+  if (bt)
+    return RValue{builder_.create<ir::qv::BlockMmaBTOp>(l, acc.getType(), depth, acc, operands[0], operands[1], operands[2],
+                                                        operands[3], operands[4], operands[5])
+                      .getResult()};
+  return RValue{builder_.create<ir::qv::BlockMmaOp>(l, acc.getType(), depth, acc, operands[0], operands[1], operands[2],
+                                                    operands[3], operands[4], operands[5])
+                    .getResult()};
 }
 
 std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_matrix_builtin(const clang::CallExpr* e,
@@ -414,8 +400,8 @@ std::optional<FunctionEmitter::RValue> FunctionEmitter::try_emit_matrix_builtin(
     if (*op == ir::MatrixOp::Store) operands.push_back(emit_scalar(e->getArg(2)));
     else results.push_back(type_of(e->getType(), e->getBeginLoc()));
   }
-  std::string callee = ir::matrix_intrinsic_name(*op, mlir::ValueRange(operands).getTypes(), results);
-  return RValue{call_declared(l, callee, operands, results, e->getBeginLoc())};
+  mlir::Operation* tile_op = ir::create_matrix_op(builder_, l, *op, operands, results.empty() ? mlir::Type() : results[0]);
+  return RValue{results.empty() ? mlir::Value() : tile_op->getResult(0)};
 }
 
 }  // namespace quiver::frontend

@@ -109,9 +109,6 @@ class FunctionEmitter {
   std::optional<RValue> try_emit_matrix_builtin(const clang::CallExpr* e, const std::string& name);
   std::optional<RValue> try_emit_warpgroup_builtin(const clang::CallExpr* e, const std::string& name);
   std::optional<RValue> try_emit_block_builtin(const clang::CallExpr* e, const std::string& name);
-  // A call of the intrinsic declaration `callee` (declared on first use); its result or null.
-  mlir::Value call_declared(mlir::Location l, const std::string& callee, mlir::ValueRange operands,
-                            mlir::TypeRange results, clang::SourceLocation where);
 
   // helpers
   mlir::Location loc(clang::SourceLocation l);

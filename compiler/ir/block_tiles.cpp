@@ -1,8 +1,9 @@
-// Block-tile intrinsics: names and the portable fallback (ir/block_tiles.h).
+// Block-tile intrinsics: the qv operations by kind and the portable fallback (ir/block_tiles.h).
 #include "ir/block_tiles.h"
 
 #include <stdexcept>
 
+#include "ir/dialect/QvDialect.h"
 #include "ir/matrix.h"
 #include "ir/warpgroup.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -16,29 +17,19 @@ namespace quiver::ir {
 
 namespace {
 
-constexpr std::pair<BlockOp, const char*> kNames[] = {
-    {BlockOp::Mma, "qv.block_mma"}, {BlockOp::MmaBT, "qv.block_mma_bt"}, {BlockOp::Store, "qv.block_store"},
-    {BlockOp::Load, "qv.block_load"}};
-
-const char* base_name(BlockOp op) {
-  for (auto [o, name] : kNames)
-    if (o == op) return name;
-  return "";
-}
-
 // Thread t of the block holds tile elements t, t + T, t + 2T, ... (row-major), so a warp's
 // stores write consecutive addresses.
 class FallbackExpander {
  public:
-  FallbackExpander(mlir::func::CallOp call, mlir::Value thread, int64_t threads)
-      : b_(call), l_(call.getLoc()), call_(call), thread_(thread), threads_(threads) {}
+  FallbackExpander(mlir::Operation* call, mlir::Value thread, int64_t threads)
+      : b_(call), l_(call->getLoc()), call_(call), thread_(thread), threads_(threads) {}
 
   void expand(BlockOp op, int64_t cols) {
-    mlir::ValueRange args = call_.getOperands();
+    mlir::ValueRange args = call_->getOperands();
     if (op == BlockOp::Store) store(args, cols);
-    else if (op == BlockOp::Load) call_.getResult(0).replaceAllUsesWith(load(args, cols));
-    else call_.getResult(0).replaceAllUsesWith(product(args, cols, op == BlockOp::MmaBT));
-    call_.erase();
+    else if (op == BlockOp::Load) call_->getResult(0).replaceAllUsesWith(load(args, cols));
+    else call_->getResult(0).replaceAllUsesWith(product(args, cols, op == BlockOp::MmaBT));
+    call_->erase();
   }
 
  private:
@@ -63,7 +54,7 @@ class FallbackExpander {
     mlir::Value c = args[0], a = args[1], b = args[4];
     mlir::Value a_off = as_index(args[2]), lda = as_index(args[3]), b_off = as_index(args[5]), ldb = as_index(args[6]);
     int64_t share = llvm::cast<mlir::VectorType>(c.getType()).getNumElements();
-    int64_t depth = block_product_depth(call_.getCallee());
+    int64_t depth = block_product_depth(call_);
     // int8 products: exact products summed in int32, wrapping (docs/matrix.md).
     const bool integer = llvm::cast<mlir::VectorType>(c.getType()).getElementType().isInteger(32);
     // Per element: where its row of A starts, where its column of B starts and B's step along k.
@@ -76,9 +67,9 @@ class FallbackExpander {
     }
     mlir::Value b_step = transposed ? index(1) : ldb;
     // A loop over k in branches, as the front end writes loops (legalisation structures it):
-    // before -> header(k, acc) -> body -> header ... -> after(acc), the call at after's start.
+    // before -> header(k, acc) -> body -> header ... -> after(acc), the operation at after's start.
     mlir::Block* before = call_->getBlock();
-    mlir::Block* after = before->splitBlock(call_.getOperation());
+    mlir::Block* after = before->splitBlock(call_);
     mlir::Region* region = before->getParent();
     auto* header = new mlir::Block();
     auto* body = new mlir::Block();
@@ -127,7 +118,7 @@ class FallbackExpander {
   // args: p, off, stride; the share's type is the (retyped) result's.
   mlir::Value load(mlir::ValueRange args, int64_t cols) {
     mlir::Value off = as_index(args[1]), stride = as_index(args[2]);
-    auto share = llvm::cast<mlir::VectorType>(call_.getResult(0).getType());
+    auto share = llvm::cast<mlir::VectorType>(call_->getResult(0).getType());
     mlir::Value acc = b_.create<mlir::arith::ConstantOp>(l_, b_.getZeroAttr(share));
     for (int64_t i = 0; i < share.getNumElements(); ++i) {
       auto [r, col] = position(i, cols);
@@ -141,33 +132,25 @@ class FallbackExpander {
 
   mlir::OpBuilder b_;
   mlir::Location l_;
-  mlir::func::CallOp call_;
+  mlir::Operation* call_;
   mlir::Value thread_;
   int64_t threads_;
 };
 
 }  // namespace
 
-std::string block_intrinsic_name(BlockOp op, int64_t k, mlir::TypeRange memories, mlir::Type tile) {
-  std::string name = base_name(op);
-  if (is_block_product(op)) name += ".k" + std::to_string(k);
-  for (mlir::Type m : memories) name += "." + matrix_type_tag(m);
-  auto v = llvm::cast<mlir::VectorType>(tile);
-  return name + "." + std::to_string(v.getDimSize(0)) + "x" + std::to_string(v.getDimSize(1));
-}
-
-std::optional<BlockOp> block_op_of(llvm::StringRef callee) {
-  for (auto [op, name] : kNames)
-    if (callee.starts_with(name) && callee.size() > strlen(name) && callee[strlen(name)] == '.') return op;
+std::optional<BlockOp> block_op_of(mlir::Operation* op) {
+  if (llvm::isa<qv::BlockMmaOp>(op)) return BlockOp::Mma;
+  if (llvm::isa<qv::BlockMmaBTOp>(op)) return BlockOp::MmaBT;
+  if (llvm::isa<qv::BlockStoreOp>(op)) return BlockOp::Store;
+  if (llvm::isa<qv::BlockLoadOp>(op)) return BlockOp::Load;
   return std::nullopt;
 }
 
-int64_t block_product_depth(llvm::StringRef callee) {
-  auto op = block_op_of(callee);
-  if (!op || !is_block_product(*op)) return 0;
-  llvm::StringRef rest = callee.drop_front(strlen(base_name(*op)) + 2);   // past ".k"
-  int64_t k = 0;
-  return rest.take_until([](char ch) { return ch == '.'; }).getAsInteger(10, k) ? 0 : k;
+int64_t block_product_depth(mlir::Operation* op) {
+  if (auto mma = llvm::dyn_cast<qv::BlockMmaOp>(op)) return mma.getK();
+  if (auto mma = llvm::dyn_cast<qv::BlockMmaBTOp>(op)) return mma.getK();
+  return 0;
 }
 
 bool is_block_tile_type(mlir::Type t) {
@@ -176,21 +159,16 @@ bool is_block_tile_type(mlir::Type t) {
 }
 
 void expand_block_ops(mlir::ModuleOp module, llvm::function_ref<bool(mlir::func::FuncOp)> only) {
-  bool calls_remain = false;
   for (mlir::func::FuncOp fn : module.getOps<mlir::func::FuncOp>()) {
     if (fn.isExternal()) continue;
-    llvm::SmallVector<std::pair<mlir::func::CallOp, BlockOp>> calls;
+    llvm::SmallVector<std::pair<mlir::Operation*, BlockOp>> calls;
     bool tiles = false;
     fn.walk([&](mlir::Operation* op) {
-      if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op))
-        if (auto b = block_op_of(call.getCallee())) calls.push_back({call, *b});
+      if (auto b = block_op_of(op)) calls.push_back({op, *b});
       tiles = tiles || llvm::any_of(op->getResultTypes(), is_block_tile_type);
     });
     if (calls.empty() && !tiles) continue;
-    if (only && !only(fn)) {
-      calls_remain = calls_remain || !calls.empty();
-      continue;
-    }
+    if (only && !only(fn)) continue;
     auto block = fn->getAttrOfType<mlir::DenseI32ArrayAttr>("qv.block");
     if (!block || block.size() != 3)
       throw std::runtime_error("internal error: block tiles in a function without its block shape");
@@ -206,10 +184,10 @@ void expand_block_ops(mlir::ModuleOp module, llvm::function_ref<bool(mlir::func:
               "' is not a multiple of the block's " + std::to_string(threads) +
               " threads (the portable fallback gives each thread an equal share)");
     });
-    // Column counts survive the retyping in the calls' original types.
+    // Column counts survive the retyping in the operations' original types.
     llvm::SmallVector<int64_t> cols;
     for (auto [call, op] : calls) {
-      mlir::Type tile = op == BlockOp::Store ? call.getOperand(3).getType() : call.getResult(0).getType();
+      mlir::Type tile = op == BlockOp::Store ? call->getOperand(3).getType() : call->getResult(0).getType();
       cols.push_back(llvm::cast<mlir::VectorType>(tile).getDimSize(1));
     }
     retype_vector_values(fn, is_block_tile_type, [&](mlir::VectorType t) {
@@ -219,11 +197,6 @@ void expand_block_ops(mlir::ModuleOp module, llvm::function_ref<bool(mlir::func:
     mlir::Value thread = linear_thread_id(b, fn.getLoc());
     for (size_t i = 0; i < calls.size(); ++i) FallbackExpander(calls[i].first, thread, threads).expand(calls[i].second, cols[i]);
   }
-  if (calls_remain) return;
-  llvm::SmallVector<mlir::func::FuncOp> decls;
-  for (mlir::func::FuncOp fn : module.getOps<mlir::func::FuncOp>())
-    if (fn.isExternal() && block_op_of(fn.getSymName())) decls.push_back(fn);
-  for (mlir::func::FuncOp fn : decls) fn.erase();
 }
 
 }  // namespace quiver::ir

@@ -15,7 +15,7 @@ struct LegalizeOptions {
   // With scalarize_vectors: 4-, 8- and 16-byte vector accesses to buffer parameters become one
   // access to a view of the buffer as 32-bit words (kBufferViewsAttr), not one per element; and
   // workgroup arrays of 8-, 16- or 32-bit elements only ever accessed 16 bytes at a time become
-  // arrays of vector<4xi32> (kWordElementAttr).
+  // arrays of vector<4xi32> (the matrix operations on them name their element in word_element).
   bool wide_buffer_access = false;
   bool f16_as_bits = false;         // f16 carried as i16, conversions in integer arithmetic
   bool bf16_as_bits = false;        // same for bf16
@@ -38,11 +38,9 @@ void scalarize_vectors(mlir::ModuleOp module, bool wide_buffer_access = false, b
 // after the kernel's parameters (the word views), naming the parameter whose buffer it views.
 // The target binds each view to that parameter's resource.
 inline constexpr const char* kBufferViewsAttr = "qv.buffer_views";
-// On a matrix-intrinsic call whose memory became a workgroup array of vector<4xi32> (16-byte
-// words; offset and stride then count words): TypeAttr, the element type the tile is read as or
-// written to (f16, …). The call's callee is the original one plus kWordCalleeSuffix.
-inline constexpr const char* kWordElementAttr = "qv.word_element";
-inline constexpr const char* kWordCalleeSuffix = ".words";
+// A qv.matrix_load / qv.matrix_store whose memory became a workgroup array of vector<4xi32>
+// (16-byte words) counts offset and stride in words and names the element type the tile is read
+// as or written to (f16, …) in its `word_element` attribute.
 void carry_16bit_floats_as_bits(mlir::ModuleOp module, bool f16, bool bf16);
 
 }  // namespace quiver::ir

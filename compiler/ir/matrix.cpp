@@ -1,8 +1,10 @@
-// Matrix-unit intrinsics: names, in-place retyping of tile values, and the portable fallback.
+// Matrix-unit intrinsics: the qv operations by kind, in-place retyping of tile values, and the
+// portable fallback.
 #include "ir/matrix.h"
 
 #include <stdexcept>
 
+#include "ir/dialect/QvDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -14,51 +16,41 @@
 
 namespace quiver::ir {
 
-namespace {
-
-constexpr std::pair<MatrixOp, const char*> kNames[] = {
-    {MatrixOp::LoadA, "qv.matrix_load_a"},     {MatrixOp::LoadB, "qv.matrix_load_b"},
-    {MatrixOp::LoadBT, "qv.matrix_load_bt"},   {MatrixOp::LoadAcc, "qv.matrix_load_acc"},
-    {MatrixOp::Store, "qv.matrix_store"},      {MatrixOp::Mma, "qv.matrix_mma"},
-    {MatrixOp::RowMax, "qv.matrix_row_max"},   {MatrixOp::RowSum, "qv.matrix_row_sum"},
-    {MatrixOp::ToA, "qv.matrix_to_a"},
-};
-
-std::string type_tag(mlir::Type t) {
-  if (auto m = llvm::dyn_cast<mlir::MemRefType>(t))
-    return (m.getMemorySpace() ? "s" + std::to_string(m.getNumElements()) : std::string("g")) + "." +
-           type_tag(m.getElementType());
-  if (auto v = llvm::dyn_cast<mlir::VectorType>(t)) return type_tag(v.getElementType());
-  if (t.isBF16()) return "bf16";
-  if (t.isF16()) return "f16";
-  if (t.isF32()) return "f32";
-  if (t.isInteger(8)) return "i8";
-  if (t.isInteger(32)) return "i32";   // int8 products' accumulators
-  return "";
-}
-
-}  // namespace
-
-std::string matrix_type_tag(mlir::Type t) { return type_tag(t); }
-
-const char* matrix_base_name(MatrixOp op) {
-  for (auto [o, name] : kNames)
-    if (o == op) return name;
-  return "";
-}
-
-std::string matrix_intrinsic_name(MatrixOp op, mlir::TypeRange operands, mlir::TypeRange results) {
-  std::string name = matrix_base_name(op);
-  // The memory operand names the declaration for loads and stores, the input type for mma, the
-  // result type for to_a (one float operand, two possible results).
-  name += "." + type_tag(op == MatrixOp::ToA ? results.front() : operands.front());
-  return name;
-}
-
-std::optional<MatrixOp> matrix_op_of(llvm::StringRef callee) {
-  for (auto [op, name] : kNames)
-    if (callee.starts_with(name) && callee.size() > strlen(name) && callee[strlen(name)] == '.') return op;
+std::optional<MatrixOp> matrix_op_of(mlir::Operation* op) {
+  if (auto load = llvm::dyn_cast<qv::MatrixLoadOp>(op)) {
+    switch (load.getRole()) {
+      case qv::MatrixRole::A: return MatrixOp::LoadA;
+      case qv::MatrixRole::B: return MatrixOp::LoadB;
+      case qv::MatrixRole::BT: return MatrixOp::LoadBT;
+      case qv::MatrixRole::Acc: return MatrixOp::LoadAcc;
+    }
+  }
+  if (llvm::isa<qv::MatrixStoreOp>(op)) return MatrixOp::Store;
+  if (llvm::isa<qv::MatrixMmaOp>(op)) return MatrixOp::Mma;
+  if (llvm::isa<qv::MatrixRowMaxOp>(op)) return MatrixOp::RowMax;
+  if (llvm::isa<qv::MatrixRowSumOp>(op)) return MatrixOp::RowSum;
+  if (llvm::isa<qv::MatrixToAOp>(op)) return MatrixOp::ToA;
   return std::nullopt;
+}
+
+mlir::Operation* create_matrix_op(mlir::OpBuilder& b, mlir::Location l, MatrixOp op, mlir::ValueRange operands,
+                                  mlir::Type result) {
+  auto load = [&](qv::MatrixRole role) {
+    return b.create<qv::MatrixLoadOp>(l, result, role, operands[0], operands[1], operands[2], mlir::TypeAttr());
+  };
+  switch (op) {
+    case MatrixOp::LoadA: return load(qv::MatrixRole::A);
+    case MatrixOp::LoadB: return load(qv::MatrixRole::B);
+    case MatrixOp::LoadBT: return load(qv::MatrixRole::BT);
+    case MatrixOp::LoadAcc: return load(qv::MatrixRole::Acc);
+    case MatrixOp::Store:
+      return b.create<qv::MatrixStoreOp>(l, operands[0], operands[1], operands[2], operands[3], mlir::TypeAttr());
+    case MatrixOp::Mma: return b.create<qv::MatrixMmaOp>(l, result, operands[0], operands[1], operands[2]);
+    case MatrixOp::RowMax: return b.create<qv::MatrixRowMaxOp>(l, result, operands[0]);
+    case MatrixOp::RowSum: return b.create<qv::MatrixRowSumOp>(l, result, operands[0]);
+    case MatrixOp::ToA: return b.create<qv::MatrixToAOp>(l, result, operands[0]);
+  }
+  return nullptr;
 }
 
 bool is_matrix_type(mlir::Type t) {
@@ -130,13 +122,14 @@ void retype_vector_values(mlir::Operation* root, llvm::function_ref<bool(mlir::T
 
 namespace {
 
-// The fallback's pieces, built before `call`.
+// The fallback's pieces, built before `call`, an operation of the matrix intrinsics. `to_a`: the
+// element type qv.matrix_to_a rounds to (its result is already retyped to f32).
 class FallbackExpander {
  public:
-  explicit FallbackExpander(mlir::func::CallOp call) : b_(call), l_(call.getLoc()), call_(call) {}
+  FallbackExpander(mlir::Operation* call, mlir::Type to_a) : b_(call), l_(call->getLoc()), call_(call), to_a_(to_a) {}
 
   void expand(MatrixOp op) {
-    mlir::ValueRange args = call_.getOperands();
+    mlir::ValueRange args = call_->getOperands();
     switch (op) {
       case MatrixOp::LoadA:
       case MatrixOp::LoadAcc: replace(load(args, /*a_shape=*/true, /*transposed=*/false)); break;
@@ -148,7 +141,7 @@ class FallbackExpander {
       case MatrixOp::RowSum: replace(row_reduce(args[0], false)); break;
       case MatrixOp::ToA: replace(round_to(args[0])); break;
     }
-    call_.erase();
+    call_->erase();
   }
 
  private:
@@ -165,7 +158,7 @@ class FallbackExpander {
   // A and accumulators are 16 rows, B 16 columns; the other side is what the (retyped) result
   // holds: 16, or 32 for int8 operands. Elements widen exactly: 16-bit floats to f32, i8 to i32.
   mlir::Value load(mlir::ValueRange args, bool a_shape, bool transposed) {
-    auto result = llvm::cast<mlir::VectorType>(call_.getResult(0).getType());
+    auto result = llvm::cast<mlir::VectorType>(call_->getResult(0).getType());
     int64_t other = result.getNumElements() / kMatrixTile;
     int64_t rows = a_shape ? kMatrixTile : other, cols = a_shape ? other : kMatrixTile;
     llvm::SmallVector<mlir::Value> elems;
@@ -222,9 +215,8 @@ class FallbackExpander {
   }
 
   // The tile stays f32 in the fallback, holding the values T has: f32 -> T -> f32 per element.
-  // T is in the callee's name (qv.matrix_to_a.bf16 / .f16): the result is already retyped to f32.
   mlir::Value round_to(mlir::Value c) {
-    mlir::Type t = call_.getCallee().ends_with(".bf16") ? mlir::Type(b_.getBF16Type()) : mlir::Type(b_.getF16Type());
+    mlir::Type t = to_a_;
     llvm::SmallVector<mlir::Value> elems;
     for (int64_t e = 0; e < kMatrixElements; ++e) {
       mlir::Value v = b_.create<mlir::vector::ExtractOp>(l_, c, e);
@@ -255,30 +247,34 @@ class FallbackExpander {
     }
   }
 
-  void replace(mlir::Value v) { call_.getResult(0).replaceAllUsesWith(v); }
+  void replace(mlir::Value v) { call_->getResult(0).replaceAllUsesWith(v); }
 
   mlir::OpBuilder b_;
   mlir::Location l_;
-  mlir::func::CallOp call_;
+  mlir::Operation* call_;
+  mlir::Type to_a_;
 };
 
 }  // namespace
 
 void expand_matrix_ops(mlir::ModuleOp module, llvm::function_ref<bool(mlir::func::FuncOp)> only) {
   auto chosen = [&](mlir::func::FuncOp fn) { return !fn.isExternal() && (!only || only(fn)); };
-  llvm::SmallVector<std::pair<mlir::func::CallOp, MatrixOp>> calls;
-  bool calls_remain = false;
+  struct Intrinsic {
+    mlir::Operation* op;
+    MatrixOp kind;
+    mlir::Type to_a;   // qv.matrix_to_a's T, which retyping replaces with f32
+  };
+  llvm::SmallVector<Intrinsic> calls;
   for (mlir::func::FuncOp fn : module.getOps<mlir::func::FuncOp>())
-    fn.walk([&](mlir::func::CallOp call) {
-      if (auto op = matrix_op_of(call.getCallee())) {
-        if (chosen(fn)) calls.push_back({call, *op});
-        else calls_remain = true;
-      }
-    });
-  llvm::SmallVector<mlir::func::FuncOp> decls;
-  for (mlir::func::FuncOp fn : module.getOps<mlir::func::FuncOp>())
-    if (fn.isExternal() && matrix_op_of(fn.getSymName())) decls.push_back(fn);
-  if (calls.empty() && (decls.empty() || calls_remain)) return;
+    if (chosen(fn))
+      fn.walk([&](mlir::Operation* op) {
+        if (auto kind = matrix_op_of(op)) {
+          mlir::Type to_a = *kind == MatrixOp::ToA ? llvm::cast<mlir::VectorType>(op->getResult(0).getType()).getElementType()
+                                                   : mlir::Type();
+          calls.push_back({op, *kind, to_a});
+        }
+      });
+  if (calls.empty()) return;
   // Every lane holds the whole tile as f32, int8 tiles as i32 (inputs widen exactly).
   for (mlir::func::FuncOp fn : module.getOps<mlir::func::FuncOp>())
     if (chosen(fn))
@@ -287,9 +283,7 @@ void expand_matrix_ops(mlir::ModuleOp module, llvm::function_ref<bool(mlir::func
           return mlir::VectorType::get({t.getNumElements()}, mlir::IntegerType::get(t.getContext(), 32));
         return mlir::VectorType::get({kMatrixElements}, mlir::Float32Type::get(t.getContext()));
       });
-  for (auto [call, op] : calls) FallbackExpander(call).expand(op);
-  if (!calls_remain)
-    for (mlir::func::FuncOp fn : decls) fn.erase();
+  for (const Intrinsic& call : calls) FallbackExpander(call.op, call.to_a).expand(call.kind);
 }
 
 }  // namespace quiver::ir

@@ -9,31 +9,29 @@
 // (32 x 16) are `vector<512 x i8>`, row-major, and their accumulator `vector<256 x i32>` (int8
 // products exact, int32 sums wrapping). Nothing else makes 512-element vectors of i8 either.
 //
-// The intrinsics are calls to private declarations whose name starts with the operation's
-// base name and continues with the operand types (one declaration per memory type):
-//   qv.matrix_load_a.*   (memref<..xT> m, index off, i32 stride) -> vector<256xT>  A[i][k] = m[off + i*stride + k]
-//   qv.matrix_load_b.*   same                                                       B[k][j] = m[off + k*stride + j]
-//   qv.matrix_load_bt.*  same                                                       B[k][j] = m[off + j*stride + k]
-//   qv.matrix_load_acc.* (memref<..xC>, index, i32) -> vector<256xC>                C[i][j] = m[off + i*stride + j]
-//   qv.matrix_store.*    (memref<..xU>, index, i32, vector<256xC>)                  m[off + i*stride + j] = U(C[i][j])
-//   qv.matrix_mma.*      (vector<256xT> a, vector<256xT> b, vector<256xC> c) -> vector<256xC>   a x b + c
-//   qv.matrix_row_max.f32 (vector<256xf32> c) -> vector<256xf32>                   R[i][j] = max_j' C[i][j']
-//   qv.matrix_row_sum.f32 same                                                      R[i][j] = sum_j' C[i][j']
-//   qv.matrix_to_a.T     (vector<256xf32> c) -> vector<256xT>                       A[i][k] = T(C[i][k])
+// The intrinsics are operations of the qv dialect (compiler/ir/dialect/QvOps.td), operands in
+// this order:
+//   qv.matrix_load <role>  (memref<..xT> m, index off, i32 stride) -> vector<256xT>
+//        role a:   A[i][k] = m[off + i*stride + k]      b:   B[k][j] = m[off + k*stride + j]
+//        role bt:  B[k][j] = m[off + j*stride + k]      acc: C[i][j] = m[off + i*stride + j] (C = f32 | i32)
+//   qv.matrix_store    (memref<..xU>, index, i32, vector<256xC>)                  m[off + i*stride + j] = U(C[i][j])
+//   qv.matrix_mma      (vector<256xT> a, vector<256xT> b, vector<256xC> c) -> vector<256xC>   a x b + c
+//   qv.matrix_row_max  (vector<256xf32> c) -> vector<256xf32>                     R[i][j] = max_j' C[i][j']
+//   qv.matrix_row_sum  same                                                        R[i][j] = sum_j' C[i][j']
+//   qv.matrix_to_a     (vector<256xf32> c) -> vector<256xT>                        A[i][k] = T(C[i][k])
 // Element-wise arithmetic and math on tiles (arith / math ops on vector<256 x f32>) are not
 // intrinsics: every target's tile layout keeps them element-wise. So is the conversion of an
 // int32 accumulator to a float one (arith.sitofp on vector<256 x i32>): the two accumulator
 // types place their elements alike on every target.
 // T is f16 or bf16 with C = f32 and U = f32, f16 or bf16 (round to nearest even); or T is i8
-// (A and B then vector<512 x i8>: 16 x 32 and 32 x 16) with C = U = i32. Names: `.i8`, `.i32`.
+// (A and B then vector<512 x i8>: 16 x 32 and 32 x 16) with C = U = i32.
 #pragma once
 
 #include <optional>
-#include <string>
 
 #include "llvm/ADT/STLFunctionalExtras.h"
-#include "llvm/ADT/StringRef.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -47,16 +45,12 @@ inline constexpr int64_t kMatrixElementsI8 = kMatrixTile * kMatrixDepthI8;
 
 enum class MatrixOp { LoadA, LoadB, LoadBT, LoadAcc, Store, Mma, RowMax, RowSum, ToA };
 
-// "qv.matrix_load_a" and so on.
-const char* matrix_base_name(MatrixOp op);
-// The declaration name for these operand (and, for to_a, result) types, e.g.
-// "qv.matrix_load_a.g.bf16", "qv.matrix_store.s4096.f32", "qv.matrix_to_a.bf16".
-std::string matrix_intrinsic_name(MatrixOp op, mlir::TypeRange operands, mlir::TypeRange results);
-// The part of an intrinsic's name that names one operand: "g.f16" (a buffer of half), "s4096.bf16"
-// (a workgroup array of 4096 bf16), "f32" (a value).
-std::string matrix_type_tag(mlir::Type t);
-// Which matrix intrinsic `callee` is, if any.
-std::optional<MatrixOp> matrix_op_of(llvm::StringRef callee);
+// Which matrix intrinsic `op` is, if any.
+std::optional<MatrixOp> matrix_op_of(mlir::Operation* op);
+// The qv operation of intrinsic `op` on `operands` (in the order above); `result` is the tile it
+// makes (null for a store).
+mlir::Operation* create_matrix_op(mlir::OpBuilder& b, mlir::Location l, MatrixOp op, mlir::ValueRange operands,
+                                  mlir::Type result);
 
 // vector<256 x T> or vector<512 x i8>: a tile.
 bool is_matrix_type(mlir::Type t);
@@ -72,7 +66,7 @@ int64_t matrix_depth(mlir::Type element);
 // Changes, in place, the type of every tile value under `root` (block arguments, results,
 // memref slots holding tiles) to `convert(old)`, and splat constants with it. The operations
 // that carry tiles without looking inside (branches, scf, select, slots, element-wise arith)
-// stay valid; the matrix intrinsics must be rewritten by the caller.
+// stay valid; the matrix operations must be rewritten by the caller.
 void retype_matrix_values(mlir::Operation* root, llvm::function_ref<mlir::VectorType(mlir::VectorType)> convert);
 // The same for the vector values of the types `chosen` picks (block tiles: ir/block_tiles.h).
 void retype_vector_values(mlir::Operation* root, llvm::function_ref<bool(mlir::Type)> chosen,
@@ -82,8 +76,8 @@ void retype_vector_values(mlir::Operation* root, llvm::function_ref<bool(mlir::T
 // loads read all the elements, mma is 4096 fused multiply-adds in k order (int8: 8192 exact
 // integer multiply-adds, wrapping), a store writes row r from lane r % subgroup size,
 // row reductions are butterflies within each row, to_a rounds each element to T and back.
-// Correct for any subgroup size; drops the declarations.
-// `only`, when given, picks the functions to expand (the declarations stay while calls remain).
+// Correct for any subgroup size.
+// `only`, when given, picks the functions to expand.
 void expand_matrix_ops(mlir::ModuleOp module, llvm::function_ref<bool(mlir::func::FuncOp)> only = nullptr);
 
 }  // namespace quiver::ir

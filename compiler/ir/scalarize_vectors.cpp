@@ -22,6 +22,7 @@
 // buffers, would need aliasing workgroup variables: SPV_KHR_workgroup_memory_explicit_layout.)
 #include "ir/legalize.h"
 #include "ir/block_tiles.h"
+#include "ir/dialect/QvDialect.h"
 #include "ir/matrix.h"
 
 #include <map>
@@ -151,12 +152,7 @@ class Scalarizer {
           return load.getVectorType().getNumElements() == per_word;
         if (auto store = llvm::dyn_cast<mlir::vector::StoreOp>(user))
           return use.getOperandNumber() == 1 && store.getVectorType().getNumElements() == per_word;
-        if (auto call = llvm::dyn_cast<mlir::func::CallOp>(user)) {
-          auto op = matrix_op_of(call.getCallee());
-          return keep_tiles_ && use.getOperandNumber() == 0 &&
-                 (op == MatrixOp::LoadA || op == MatrixOp::LoadB || op == MatrixOp::LoadBT || op == MatrixOp::LoadAcc ||
-                  op == MatrixOp::Store);
-        }
+        if (llvm::isa<qv::MatrixLoadOp, qv::MatrixStoreOp>(user)) return keep_tiles_ && use.getOperandNumber() == 0;
         return false;
       });
       if (!all_wide || a->use_empty()) continue;
@@ -170,28 +166,25 @@ class Scalarizer {
     }
   }
 
-  // A matrix load / store on a word array: the same intrinsic on the words, offset and stride
-  // in words (exact: the language requires both to be multiples of 16 bytes).
-  void rewrite_word_call(mlir::func::CallOp call, const ScalarMemory& words) {
-    mlir::OpBuilder b(call);
-    mlir::Location l = call.getLoc();
-    mlir::Type element = llvm::cast<mlir::MemRefType>(call.getOperand(0).getType()).getElementType();
+  // A matrix load / store on a word array: the same operation on the words, offset and stride
+  // in words (exact: the language requires both to be multiples of 16 bytes), naming the
+  // element type the tile is read as or written to in `word_element`.
+  void rewrite_word_access(mlir::Operation* access, const ScalarMemory& words) {
+    mlir::OpBuilder b(access);
+    mlir::Location l = access->getLoc();
+    mlir::Type element = llvm::cast<mlir::MemRefType>(access->getOperand(0).getType()).getElementType();
     int64_t shift = llvm::Log2_64(uint64_t(words.width));
-    llvm::SmallVector<mlir::Value> operands(call.getOperands());
+    llvm::SmallVector<mlir::Value> operands(access->getOperands());
     operands[0] = words.mem;
     operands[1] = b.create<mlir::arith::ShRUIOp>(l, operands[1], b.create<mlir::arith::ConstantIndexOp>(l, shift));
     operands[2] = b.create<mlir::arith::ShRUIOp>(l, operands[2], b.create<mlir::arith::ConstantIntOp>(l, shift, 32));
-    std::string name = call.getCallee().str() + kWordCalleeSuffix;
-    auto module = fn_->getParentOfType<mlir::ModuleOp>();
-    auto type = mlir::FunctionType::get(fn_.getContext(), mlir::ValueRange(operands).getTypes(), call.getResultTypes());
-    if (!module.lookupSymbol<mlir::func::FuncOp>(name)) {
-      mlir::OpBuilder top(module.getBodyRegion());
-      top.create<mlir::func::FuncOp>(l, name, type).setPrivate();
-    }
-    auto words_call = b.create<mlir::func::CallOp>(l, name, call.getResultTypes(), operands);
-    words_call->setAttr(kWordElementAttr, mlir::TypeAttr::get(element));
-    call->replaceAllUsesWith(words_call->getResults());
-    dead_.push_back(call);
+    mlir::Operation* on_words = b.clone(*access);
+    on_words->setOperands(operands);
+    auto word_element = mlir::TypeAttr::get(element);
+    if (auto load = llvm::dyn_cast<qv::MatrixLoadOp>(on_words)) load.setWordElementAttr(word_element);
+    else llvm::cast<qv::MatrixStoreOp>(on_words).setWordElementAttr(word_element);
+    access->replaceAllUsesWith(on_words->getResults());
+    dead_.push_back(access);
   }
 
   void split_block_arguments(mlir::Block& block) {
@@ -373,9 +366,9 @@ class Scalarizer {
       }
       return replace(op, {});
     }
-    if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op); call && call.getNumOperands() > 0)
-      if (auto it = word_arrays_.find(call.getOperand(0)); it != word_arrays_.end())
-        return rewrite_word_call(call, it->second);
+    if (llvm::isa<qv::MatrixLoadOp, qv::MatrixStoreOp>(op))
+      if (auto it = word_arrays_.find(op->getOperand(0)); it != word_arrays_.end())
+        return rewrite_word_access(op, it->second);
     if (auto branch = llvm::dyn_cast<mlir::BranchOpInterface>(op)) {
       for (unsigned s = 0; s < op->getNumSuccessors(); ++s) {
         mlir::MutableOperandRange forwarded = branch.getSuccessorOperands(s).getMutableForwardedOperands();
@@ -476,11 +469,11 @@ class Scalarizer {
 
 void scalarize_vectors(mlir::ModuleOp module, bool wide_buffer_access, bool keep_tiles) {
   for (auto fn : module.getOps<mlir::func::FuncOp>()) {
-    // Only a function that still calls matrix intrinsics has tiles to keep: one the portable
+    // Only a function that still has matrix or block operations has tiles to keep: one the portable
     // fallback expanded holds plain vectors of 256 floats.
     bool has_tiles = false;
-    fn.walk([&](mlir::func::CallOp call) {
-      has_tiles = has_tiles || matrix_op_of(call.getCallee()).has_value() || block_op_of(call.getCallee()).has_value();
+    fn.walk([&](mlir::Operation* op) {
+      has_tiles = has_tiles || matrix_op_of(op).has_value() || block_op_of(op).has_value();
     });
     Scalarizer(fn, wide_buffer_access && fn->hasAttr("qv.kernel"), keep_tiles && has_tiles).run();
   }

@@ -15,13 +15,6 @@ namespace {
 // O = T(P) x V / rowsum P. `T` is the tiles' 16-bit type.
 std::string softmax_ir(const std::string& t) {
   return R"(module {
-  func.func private @qv.matrix_load_acc.g.f32(memref<?xf32>, index, i32) -> vector<256xf32>
-  func.func private @qv.matrix_row_max.f32(vector<256xf32>) -> vector<256xf32>
-  func.func private @qv.matrix_row_sum.f32(vector<256xf32>) -> vector<256xf32>
-  func.func private @qv.matrix_to_a.T(vector<256xf32>) -> vector<256xT>
-  func.func private @qv.matrix_load_b.g.T(memref<?xT>, index, i32) -> vector<256xT>
-  func.func private @qv.matrix_mma.T(vector<256xT>, vector<256xT>, vector<256xf32>) -> vector<256xf32>
-  func.func private @qv.matrix_store.g.f32(memref<?xf32>, index, i32, vector<256xf32>)
   func.func @qv_k0_softmax(%s: memref<?xf32>, %v: memref<?xT>, %out: memref<?xf32>, %sgs: memref<?xi32>) attributes {qv.kernel, qv.block = array<i32: 64, 1, 1>} {
     %sg = gpu.subgroup_size : index
     %sg_i32 = arith.index_castui %sg : index to i32
@@ -34,18 +27,18 @@ std::string softmax_ir(const std::string& t) {
     %c16_i32 = arith.constant 16 : i32
     %c32_i32 = arith.constant 32 : i32
     %zero = arith.constant dense<0.0> : vector<256xf32>
-    %s0 = func.call @qv.matrix_load_acc.g.f32(%s, %c0, %c32_i32) : (memref<?xf32>, index, i32) -> vector<256xf32>
-    %s1 = func.call @qv.matrix_load_acc.g.f32(%s, %c16, %c32_i32) : (memref<?xf32>, index, i32) -> vector<256xf32>
+    %s0 = qv.matrix_load acc %s[%c0], %c32_i32 : memref<?xf32> -> vector<256xf32>
+    %s1 = qv.matrix_load acc %s[%c16], %c32_i32 : memref<?xf32> -> vector<256xf32>
     %mx = arith.maxnumf %s0, %s1 : vector<256xf32>
-    %m = func.call @qv.matrix_row_max.f32(%mx) : (vector<256xf32>) -> vector<256xf32>
+    %m = qv.matrix_row_max %mx : vector<256xf32>
     %d = arith.subf %s0, %m : vector<256xf32>
     %p = math.exp2 %d : vector<256xf32>
-    %l = func.call @qv.matrix_row_sum.f32(%p) : (vector<256xf32>) -> vector<256xf32>
-    %a = func.call @qv.matrix_to_a.T(%p) : (vector<256xf32>) -> vector<256xT>
-    %b = func.call @qv.matrix_load_b.g.T(%v, %c0, %c16_i32) : (memref<?xT>, index, i32) -> vector<256xT>
-    %o = func.call @qv.matrix_mma.T(%a, %b, %zero) : (vector<256xT>, vector<256xT>, vector<256xf32>) -> vector<256xf32>
+    %l = qv.matrix_row_sum %p : vector<256xf32>
+    %a = qv.matrix_to_a %p : vector<256xf32> -> vector<256xT>
+    %b = qv.matrix_load b %v[%c0], %c16_i32 : memref<?xT> -> vector<256xT>
+    %o = qv.matrix_mma %a, %b, %zero : vector<256xT>, vector<256xT>, vector<256xf32>
     %r = arith.divf %o, %l : vector<256xf32>
-    func.call @qv.matrix_store.g.f32(%out, %c0, %c16_i32, %r) : (memref<?xf32>, index, i32, vector<256xf32>) -> ()
+    qv.matrix_store %r, %out[%c0], %c16_i32 : vector<256xf32>, memref<?xf32>
     return
   }
 })";
@@ -53,7 +46,6 @@ std::string softmax_ir(const std::string& t) {
 
 std::string with_type(std::string text, const std::string& t) {
   for (size_t at = text.find("xT"); at != std::string::npos; at = text.find("xT", at)) text.replace(at + 1, 1, t);
-  for (size_t at = text.find(".T("); at != std::string::npos; at = text.find(".T(", at)) text.replace(at + 1, 1, t);
   return text;
 }
 

@@ -9,6 +9,7 @@
 #include "mlir/IR/OpImplementation.h"
 
 #include "ir/dialect/QvDialect.h.inc"
+#include "ir/dialect/QvEnums.h.inc"
 
 #define GET_OP_CLASSES
 #include "ir/dialect/QvOps.h.inc"

@@ -10,10 +10,11 @@ def Qv_Dialect : Dialect {
   let name = "qv";
   let summary = "quiver's own operations: the language's intrinsics with no upstream op";
   let description = [{
-    Operations the kernel language offers and upstream MLIR does not: warpgroup products and
-    their accumulator stores, the group marks of asynchronous copies, the dot product of four
-    signed bytes. Each target lowers them to its instructions (PTX: wgmma) or asks
-    for the portable expansion (compiler/ir).
+    Operations the kernel language offers and upstream MLIR does not: matrix tiles (loads,
+    stores, products, row statistics), block tiles, warpgroup products and their accumulator
+    stores, the group marks of asynchronous copies, the dot product of four signed bytes. Each
+    target lowers them to its instructions (PTX: mma.sync, wgmma; SPIR-V: cooperative matrices)
+    or asks for the portable expansion (compiler/ir).
   }];
   let cppNamespace = "::quiver::ir::qv";
 }

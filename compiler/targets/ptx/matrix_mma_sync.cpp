@@ -50,7 +50,7 @@ int64_t byte_width(mlir::Type t) { return t.getIntOrFloatBitWidth() / 8; }
 
 class MmaSyncLowering {
  public:
-  explicit MmaSyncLowering(mlir::func::CallOp call) : b_(call), l_(call.getLoc()), call_(call) {
+  explicit MmaSyncLowering(mlir::Operation* call) : b_(call), l_(call->getLoc()), call_(call) {
     lane_ = b_.create<mlir::gpu::LaneIdOp>(l_, mlir::IntegerAttr());
     mlir::Value lane = lane_;
     g_ = b_.create<mlir::arith::ShRUIOp>(l_, lane, index(2));
@@ -58,13 +58,13 @@ class MmaSyncLowering {
   }
 
   void lower(MatrixOp op) {
-    mlir::ValueRange args = call_.getOperands();
+    mlir::ValueRange args = call_->getOperands();
     // ldmatrix moves 16-bit elements (.trans too): B stored K x N of int8 is gathered instead.
     bool ldmatrix = op == MatrixOp::LoadA || op == MatrixOp::LoadBT ||
                     (op == MatrixOp::LoadB && !element(args).isInteger(8));
     if (ldmatrix && in_shared(args[0])) {
       replace(load_ldmatrix(args, op));
-      call_.erase();
+      call_->erase();
       return;
     }
     switch (op) {
@@ -77,10 +77,10 @@ class MmaSyncLowering {
       case MatrixOp::RowMax: replace(row_reduce(args[0], true)); break;
       case MatrixOp::RowSum: replace(row_reduce(args[0], false)); break;
       case MatrixOp::ToA:   // C's and A's lane orders are the same (top of the file): convert in place
-        replace(b_.create<mlir::arith::TruncFOp>(l_, call_.getResult(0).getType(), args[0]));
+        replace(b_.create<mlir::arith::TruncFOp>(l_, call_->getResult(0).getType(), args[0]));
         break;
     }
-    call_.erase();
+    call_->erase();
   }
 
  private:
@@ -240,31 +240,27 @@ class MmaSyncLowering {
         l_, c.getType(), mlir::ValueRange{rows[0], rows[0], rows[1], rows[1], rows[0], rows[0], rows[1], rows[1]});
   }
 
-  void replace(mlir::Value v) { call_.getResult(0).replaceAllUsesWith(v); }
+  void replace(mlir::Value v) { call_->getResult(0).replaceAllUsesWith(v); }
 
   mlir::OpBuilder b_;
   mlir::Location l_;
-  mlir::func::CallOp call_;
+  mlir::Operation* call_;
   mlir::Value lane_, g_, t_;
 };
 
 }  // namespace
 
 void lower_matrix_to_mma_sync(mlir::ModuleOp module) {
-  llvm::SmallVector<std::pair<mlir::func::CallOp, MatrixOp>> calls;
-  module.walk([&](mlir::func::CallOp call) {
-    if (auto op = quiver::ir::matrix_op_of(call.getCallee())) calls.push_back({call, *op});
+  llvm::SmallVector<std::pair<mlir::Operation*, MatrixOp>> calls;
+  module.walk([&](mlir::Operation* op) {
+    if (auto kind = quiver::ir::matrix_op_of(op)) calls.push_back({op, *kind});
   });
-  llvm::SmallVector<mlir::func::FuncOp> decls;
-  for (mlir::func::FuncOp fn : module.getOps<mlir::func::FuncOp>())
-    if (fn.isExternal() && quiver::ir::matrix_op_of(fn.getSymName())) decls.push_back(fn);
-  if (calls.empty() && decls.empty()) return;
+  if (calls.empty()) return;
   for (mlir::func::FuncOp fn : module.getOps<mlir::func::FuncOp>())
     if (!fn.isExternal())
       quiver::ir::retype_matrix_values(
           fn, [](mlir::VectorType t) { return mlir::VectorType::get({t.getNumElements() / kLanes}, t.getElementType()); });
   for (auto [call, op] : calls) MmaSyncLowering(call).lower(op);
-  for (mlir::func::FuncOp fn : decls) fn.erase();
 }
 
 }  // namespace quiver::compiler::ptx

@@ -5,7 +5,7 @@
 
 namespace quiver::compiler::ptx {
 
-// Rewrites every matrix intrinsic call of the (legalised, structured) module into per-lane
+// Rewrites every matrix operation (qv.matrix_*) of the (legalised, structured) module into per-lane
 // fragment accesses and mma.sync inline PTX; tile values become vector<8 x T> per lane.
 void lower_matrix_to_mma_sync(mlir::ModuleOp module);
 

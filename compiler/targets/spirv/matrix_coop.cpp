@@ -1,7 +1,7 @@
 #include "targets/spirv/matrix_coop.h"
 
 #include "ir/block_tiles.h"
-#include "ir/legalize.h"
+#include "ir/dialect/QvDialect.h"
 #include "ir/matrix.h"
 #include "targets/spirv/matrix_coop_lanes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -32,8 +32,8 @@ std::string describe(mlir::Operation* op) {
 }
 
 // Why this matrix intrinsic has no cooperative-matrix form ("" when it has one).
-std::string call_unsupported(mlir::func::CallOp call, MatrixOp op) {
-  mlir::ValueRange args = call.getOperands();
+std::string call_unsupported(mlir::Operation* call, MatrixOp op) {
+  mlir::ValueRange args = call->getOperands();
   switch (op) {
     case MatrixOp::LoadA:
     case MatrixOp::LoadB:
@@ -93,12 +93,10 @@ bool coop_lowerable(mlir::func::FuncOp fn, std::string& why) {
   bool any_tile = false;
   fn.walk([&](mlir::Operation* op) {
     if (!why.empty()) return;
-    if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op)) {
-      if (auto m = ir::matrix_op_of(call.getCallee())) {
-        any_tile = true;
-        if (std::string reason = call_unsupported(call, *m); !reason.empty()) why = reason + " (" + describe(op) + ")";
-        return;
-      }
+    if (auto m = ir::matrix_op_of(op)) {
+      any_tile = true;
+      if (std::string reason = call_unsupported(op, *m); !reason.empty()) why = reason + " (" + describe(op) + ")";
+      return;
     }
     if (!touches_tiles(op)) return;
     any_tile = true;
@@ -115,20 +113,18 @@ bool block_coop_lowerable(mlir::func::FuncOp fn, std::string& why) {
   bool any = false;
   fn.walk([&](mlir::Operation* op) {
     if (!why.empty()) return;
-    if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op)) {
-      if (auto b = ir::block_op_of(call.getCallee())) {
-        any = true;
-        mlir::ValueRange args = call.getOperands();
-        // Half or int8 operands (bf16 needs a SPIR-V bfloat16 type MLIR 19 lacks); stores of float
-        // accumulators to float or half, of int32 ones to int32.
-        auto half_or_int8 = [](mlir::Type a, mlir::Type b) { return a == b && (a.isF16() || a.isInteger(8)); };
-        mlir::Type m0 = memory_element(args[0]);
-        bool ok = *b == ir::BlockOp::Store  ? m0.isF32() || m0.isF16() || m0.isInteger(32)
-                  : *b == ir::BlockOp::Load ? m0.isF32() || m0.isInteger(32)
-                                            : half_or_int8(memory_element(args[1]), memory_element(args[4]));
-        if (!ok) why = "bf16 block tiles (no bf16 cooperative matrices in this image) (" + describe(op) + ")";
-        return;
-      }
+    if (auto b = ir::block_op_of(op)) {
+      any = true;
+      mlir::ValueRange args = op->getOperands();
+      // Half or int8 operands (bf16 needs a SPIR-V bfloat16 type MLIR 19 lacks); stores of float
+      // accumulators to float or half, of int32 ones to int32.
+      auto half_or_int8 = [](mlir::Type a, mlir::Type b) { return a == b && (a.isF16() || a.isInteger(8)); };
+      mlir::Type m0 = memory_element(args[0]);
+      bool ok = *b == ir::BlockOp::Store  ? m0.isF32() || m0.isF16() || m0.isInteger(32)
+                : *b == ir::BlockOp::Load ? m0.isF32() || m0.isInteger(32)
+                                          : half_or_int8(memory_element(args[1]), memory_element(args[4]));
+      if (!ok) why = "bf16 block tiles (no bf16 cooperative matrices in this image) (" + describe(op) + ")";
+      return;
     }
     bool block = llvm::any_of(op->getOperandTypes(), ir::is_block_tile_type) ||
                  llvm::any_of(op->getResultTypes(), ir::is_block_tile_type);
@@ -150,15 +146,15 @@ std::vector<std::string> block_coop_requirements(llvm::ArrayRef<mlir::func::Func
   for (mlir::func::FuncOp fn : kernels) {
     auto block = fn->getAttrOfType<mlir::DenseI32ArrayAttr>("qv.block");
     int64_t threads = block ? int64_t(block[0]) * block[1] * block[2] : 0;
-    fn.walk([&](mlir::func::CallOp call) {
-      auto b = ir::block_op_of(call.getCallee());
+    fn.walk([&](mlir::Operation* call) {
+      auto b = ir::block_op_of(call);
       if (!b || !ir::is_block_product(*b)) return;
-      auto tile = llvm::cast<mlir::VectorType>(call.getResult(0).getType());
+      auto tile = llvm::cast<mlir::VectorType>(call->getResult(0).getType());
       const bool int8 = tile.getElementType().isInteger(32);
       half = half || !int8;
       const char* types = int8 ? ":i8*i8+i32:" : ":f16*f16+f32:";
       std::string r = "cooperative_matrix_workgroup:" + std::to_string(tile.getDimSize(0)) + "x" +
-                      std::to_string(tile.getDimSize(1)) + "x" + std::to_string(ir::block_product_depth(call.getCallee())) +
+                      std::to_string(tile.getDimSize(1)) + "x" + std::to_string(ir::block_product_depth(call)) +
                       types + std::to_string(threads);
       if (!llvm::is_contained(out, r)) out.push_back(r);
     });
@@ -168,7 +164,7 @@ std::vector<std::string> block_coop_requirements(llvm::ArrayRef<mlir::func::Func
   return out;
 }
 
-void mark_right_operands(mlir::ModuleOp module, llvm::ArrayRef<mlir::func::FuncOp> kernels) {
+void mark_right_operands(llvm::ArrayRef<mlir::func::FuncOp> kernels) {
   // The values that are right operands: loads of B, mma's second operand, and everything they
   // move through (branch arguments, constants that initialise them). Each gets vector<16x16xT>.
   llvm::SetVector<mlir::Value> right;
@@ -177,10 +173,10 @@ void mark_right_operands(mlir::ModuleOp module, llvm::ArrayRef<mlir::func::FuncO
     if (ir::is_matrix_type(v.getType()) && right.insert(v)) work.push_back(v);
   };
   for (mlir::func::FuncOp fn : kernels)
-    fn.walk([&](mlir::func::CallOp call) {
-      auto op = ir::matrix_op_of(call.getCallee());
-      if (op == MatrixOp::LoadB || op == MatrixOp::LoadBT) add(call.getResult(0));
-      if (op == MatrixOp::Mma) add(call.getOperand(1));
+    fn.walk([&](mlir::Operation* call) {
+      auto op = ir::matrix_op_of(call);
+      if (op == MatrixOp::LoadB || op == MatrixOp::LoadBT) add(call->getResult(0));
+      if (op == MatrixOp::Mma) add(call->getOperand(1));
     });
   while (!work.empty()) {
     mlir::Value v = work.pop_back_val();
@@ -216,17 +212,6 @@ void mark_right_operands(mlir::ModuleOp module, llvm::ArrayRef<mlir::func::FuncO
     }
     v.setType(t);
   }
-  for (mlir::func::FuncOp decl : module.getOps<mlir::func::FuncOp>()) {
-    if (!decl.isExternal()) continue;
-    auto op = ir::matrix_op_of(decl.getSymName());
-    if (!op) continue;
-    mlir::FunctionType ft = decl.getFunctionType();
-    llvm::SmallVector<mlir::Type> in(ft.getInputs()), out(ft.getResults());
-    if (*op == MatrixOp::LoadB || *op == MatrixOp::LoadBT) out[0] = right_type(out[0]);
-    else if (*op == MatrixOp::Mma) in[1] = right_type(in[1]);
-    else continue;
-    decl.setFunctionType(mlir::FunctionType::get(decl.getContext(), in, out));
-  }
 }
 
 namespace {
@@ -258,32 +243,42 @@ void store_accumulator(mlir::ConversionPatternRewriter& rewriter, mlir::Location
                                                            stride, mlir::spirv::MemoryAccessAttr());
 }
 
-// func.call @qv.matrix_* -> OpCooperativeMatrix{Load,Store,MulAdd}KHR.
-struct MatrixCallLowering final : mlir::OpConversionPattern<mlir::func::CallOp> {
-  using OpConversionPattern::OpConversionPattern;
+// A conversion pattern for the operations `kind` tells (qv.matrix_*, qv.block_*), which share
+// no op class.
+template <typename Kind>
+struct TileOpPattern : mlir::ConversionPattern {
+  TileOpPattern(mlir::TypeConverter& converter, mlir::MLIRContext* ctx, mlir::PatternBenefit benefit)
+      : mlir::ConversionPattern(converter, mlir::Pattern::MatchAnyOpTypeTag(), benefit, ctx) {}
 
-  mlir::LogicalResult matchAndRewrite(mlir::func::CallOp call, OpAdaptor adaptor,
+  mlir::LogicalResult matchAndRewrite(mlir::Operation* call, llvm::ArrayRef<mlir::Value> args,
                                       mlir::ConversionPatternRewriter& rewriter) const override {
-    auto op = ir::matrix_op_of(call.getCallee());
+    auto op = Kind::of(call);
     if (!op) return mlir::failure();
-    const auto& converter = *getTypeConverter<mlir::SPIRVTypeConverter>();
-    mlir::Location l = call.getLoc();
-    mlir::ValueRange args = adaptor.getOperands();
+    return Kind::rewrite(*getTypeConverter<mlir::SPIRVTypeConverter>(), call, *op, mlir::ValueRange(args), rewriter);
+  }
+};
+
+// qv.matrix_* -> OpCooperativeMatrix{Load,Store,MulAdd}KHR.
+struct MatrixOps {
+  static std::optional<MatrixOp> of(mlir::Operation* op) { return ir::matrix_op_of(op); }
+  static mlir::LogicalResult rewrite(const mlir::SPIRVTypeConverter& converter, mlir::Operation* call, MatrixOp op,
+                                     mlir::ValueRange args, mlir::ConversionPatternRewriter& rewriter) {
+    mlir::Location l = call->getLoc();
     using Layout = mlir::spirv::CooperativeMatrixLayoutKHR;
     auto pointer = [&]() -> mlir::Value {
-      auto memref = llvm::cast<mlir::MemRefType>(call.getOperand(0).getType());
+      auto memref = llvm::cast<mlir::MemRefType>(call->getOperand(0).getType());
       return mlir::spirv::getElementPtr(converter, memref, args[0], mlir::ValueRange{args[1]}, l, rewriter);
     };
-    switch (*op) {
+    switch (op) {
       case MatrixOp::LoadA:
       case MatrixOp::LoadB:
       case MatrixOp::LoadBT:
       case MatrixOp::LoadAcc: {
-        mlir::Type result = converter.convertType(call.getResult(0).getType());
+        mlir::Type result = converter.convertType(call->getResult(0).getType());
         mlir::Value ptr = pointer();
         if (!result || !ptr) return rewriter.notifyMatchFailure(call, "no cooperative-matrix type or pointer");
         // B given as its N x K transpose (B[k][j] = m[j * stride + k]) is B stored column-major.
-        Layout layout = *op == MatrixOp::LoadBT ? Layout::ColumnMajor : Layout::RowMajor;
+        Layout layout = op == MatrixOp::LoadBT ? Layout::ColumnMajor : Layout::RowMajor;
         rewriter.replaceOpWithNewOp<mlir::spirv::KHRCooperativeMatrixLoadOp>(call, result, ptr, layout, args[2],
                                                                              mlir::spirv::MemoryAccessAttr());
         return mlir::success();
@@ -292,8 +287,8 @@ struct MatrixCallLowering final : mlir::OpConversionPattern<mlir::func::CallOp> 
         mlir::Value ptr = pointer();
         if (!ptr) return rewriter.notifyMatchFailure(call, "no pointer");
         // A word array's store names the element type it writes (ir/legalize.h).
-        auto word_element = call->getAttrOfType<mlir::TypeAttr>(ir::kWordElementAttr);
-        mlir::Type memory = tile_component(word_element ? word_element.getValue() : memory_element(call.getOperand(0)));
+        mlir::TypeAttr word_element = llvm::cast<ir::qv::MatrixStoreOp>(call).getWordElementAttr();
+        mlir::Type memory = tile_component(word_element ? word_element.getValue() : memory_element(call->getOperand(0)));
         store_accumulator(rewriter, l, ptr, args[3], memory, args[2]);
         rewriter.eraseOp(call);
         return mlir::success();
@@ -303,7 +298,7 @@ struct MatrixCallLowering final : mlir::OpConversionPattern<mlir::func::CallOp> 
         // are signed (the product wraps, no SaturatingAccumulation).
         using Operands = mlir::spirv::CooperativeMatrixOperandsKHR;
         mlir::spirv::CooperativeMatrixOperandsKHRAttr flags;
-        if (tile_element(call.getOperand(0)).isInteger(8))
+        if (tile_element(call->getOperand(0)).isInteger(8))
           flags = mlir::spirv::CooperativeMatrixOperandsKHRAttr::get(
               rewriter.getContext(),
               Operands::ASigned | Operands::BSigned | Operands::CSigned | Operands::ResultSigned);
@@ -315,34 +310,29 @@ struct MatrixCallLowering final : mlir::OpConversionPattern<mlir::func::CallOp> 
   }
 };
 
-// func.call @qv.block_* -> workgroup-scope OpCooperativeMatrix{Load,MulAdd,Store}KHR: the
+// qv.block_* -> workgroup-scope OpCooperativeMatrix{Load,MulAdd,Store}KHR: the
 // operands of a product are loaded by the whole workgroup from where they lie (the driver stages
 // them), the product is one instruction; an accumulator is stored and loaded as one.
-struct BlockCallLowering final : mlir::OpConversionPattern<mlir::func::CallOp> {
-  using OpConversionPattern::OpConversionPattern;
-
-  mlir::LogicalResult matchAndRewrite(mlir::func::CallOp call, OpAdaptor adaptor,
-                                      mlir::ConversionPatternRewriter& rewriter) const override {
-    auto op = ir::block_op_of(call.getCallee());
-    if (!op) return mlir::failure();
-    const auto& converter = *getTypeConverter<mlir::SPIRVTypeConverter>();
-    mlir::Location l = call.getLoc();
-    mlir::ValueRange args = adaptor.getOperands();
+struct BlockOps {
+  static std::optional<ir::BlockOp> of(mlir::Operation* op) { return ir::block_op_of(op); }
+  static mlir::LogicalResult rewrite(const mlir::SPIRVTypeConverter& converter, mlir::Operation* call, ir::BlockOp op,
+                                     mlir::ValueRange args, mlir::ConversionPatternRewriter& rewriter) {
+    mlir::Location l = call->getLoc();
     using Layout = mlir::spirv::CooperativeMatrixLayoutKHR;
     using Use = mlir::spirv::CooperativeMatrixUseKHR;
     auto pointer = [&](unsigned at) -> mlir::Value {
-      auto memref = llvm::cast<mlir::MemRefType>(call.getOperand(at).getType());
+      auto memref = llvm::cast<mlir::MemRefType>(call->getOperand(at).getType());
       return mlir::spirv::getElementPtr(converter, memref, args[at], mlir::ValueRange{args[at + 1]}, l, rewriter);
     };
-    if (*op == ir::BlockOp::Store) {
+    if (op == ir::BlockOp::Store) {
       mlir::Value ptr = pointer(0);
       if (!ptr) return rewriter.notifyMatchFailure(call, "no pointer");
-      store_accumulator(rewriter, l, ptr, args[3], tile_component(memory_element(call.getOperand(0))), args[2]);
+      store_accumulator(rewriter, l, ptr, args[3], tile_component(memory_element(call->getOperand(0))), args[2]);
       rewriter.eraseOp(call);
       return mlir::success();
     }
-    if (*op == ir::BlockOp::Load) {
-      mlir::Type tile = converter.convertType(call.getResult(0).getType());
+    if (op == ir::BlockOp::Load) {
+      mlir::Type tile = converter.convertType(call->getResult(0).getType());
       mlir::Value ptr = pointer(0);
       if (!tile || !ptr) return rewriter.notifyMatchFailure(call, "no cooperative-matrix type or pointer");
       rewriter.replaceOpWithNewOp<mlir::spirv::KHRCooperativeMatrixLoadOp>(call, tile, ptr, Layout::RowMajor, args[2],
@@ -352,14 +342,14 @@ struct BlockCallLowering final : mlir::OpConversionPattern<mlir::func::CallOp> {
     auto acc = llvm::dyn_cast<mlir::spirv::CooperativeMatrixType>(args[0].getType());
     mlir::Value a = pointer(1), b = pointer(4);
     if (!acc || !a || !b) return rewriter.notifyMatchFailure(call, "no cooperative-matrix type or pointer");
-    const int64_t depth = ir::block_product_depth(call.getCallee());
+    const int64_t depth = ir::block_product_depth(call);
     // Half (carried as i16 bits in memory) or int8 operands.
-    mlir::Type operand = tile_component(memory_element(call.getOperand(1)));
+    mlir::Type operand = tile_component(memory_element(call->getOperand(1)));
     auto scope = mlir::spirv::Scope::Workgroup;
     auto type_a = mlir::spirv::CooperativeMatrixType::get(operand, acc.getRows(), depth, scope, Use::MatrixA);
     auto type_b = mlir::spirv::CooperativeMatrixType::get(operand, depth, acc.getColumns(), scope, Use::MatrixB);
     // B given as its N x K transpose (B[k][j] = m[j * stride + k]) is B stored column-major.
-    Layout layout_b = *op == ir::BlockOp::MmaBT ? Layout::ColumnMajor : Layout::RowMajor;
+    Layout layout_b = op == ir::BlockOp::MmaBT ? Layout::ColumnMajor : Layout::RowMajor;
     mlir::Value ta = rewriter.create<mlir::spirv::KHRCooperativeMatrixLoadOp>(l, type_a, a, Layout::RowMajor, args[3],
                                                                              mlir::spirv::MemoryAccessAttr());
     mlir::Value tb = rewriter.create<mlir::spirv::KHRCooperativeMatrixLoadOp>(l, type_b, b, layout_b, args[6],
@@ -453,11 +443,10 @@ struct TileScaleLowering final : mlir::OpConversionPattern<mlir::arith::MulFOp> 
 
 // The lane shares' subgroup barrier (matrix_coop_lanes.h): every invocation of the subgroup
 // arrives, and its workgroup-memory writes are visible to the others after it.
-struct SubgroupBarrierLowering final : mlir::OpConversionPattern<mlir::func::CallOp> {
+struct SubgroupBarrierLowering final : mlir::OpConversionPattern<ir::qv::SubgroupBarrierOp> {
   using OpConversionPattern::OpConversionPattern;
-  mlir::LogicalResult matchAndRewrite(mlir::func::CallOp call, OpAdaptor,
+  mlir::LogicalResult matchAndRewrite(ir::qv::SubgroupBarrierOp call, OpAdaptor,
                                       mlir::ConversionPatternRewriter& rewriter) const override {
-    if (call.getCallee() != kSubgroupBarrier) return mlir::failure();
     using Sem = mlir::spirv::MemorySemantics;
     rewriter.replaceOpWithNewOp<mlir::spirv::ControlBarrierOp>(call, mlir::spirv::Scope::Subgroup,
                                                                mlir::spirv::Scope::Subgroup,
@@ -474,10 +463,10 @@ std::vector<std::string> cooperative_matrix_requirements(llvm::ArrayRef<mlir::fu
   bool half = false, int8 = false;
   for (mlir::func::FuncOp fn : kernels) {
     bool operands = false;
-    fn.walk([&](mlir::func::CallOp call) {
-      auto op = ir::matrix_op_of(call.getCallee());
+    fn.walk([&](mlir::Operation* call) {
+      auto op = ir::matrix_op_of(call);
       if (op != MatrixOp::LoadA && op != MatrixOp::LoadB && op != MatrixOp::LoadBT && op != MatrixOp::Mma) return;
-      mlir::Type e = *op == MatrixOp::Mma ? tile_element(call.getOperand(0)) : memory_element(call.getOperand(0));
+      mlir::Type e = *op == MatrixOp::Mma ? tile_element(call->getOperand(0)) : memory_element(call->getOperand(0));
       operands = true;
       (e.isInteger(8) ? int8 : half) = true;
     });
@@ -506,7 +495,7 @@ void populate_matrix_coop_patterns(mlir::SPIRVTypeConverter& converter, mlir::Re
   });
   mlir::MLIRContext* ctx = patterns.getContext();
   // Benefit 2: ahead of ArithToSPIRV's patterns for the same ops, which know only vectors.
-  patterns.add<MatrixCallLowering, BlockCallLowering, TileConstantLowering, TileBroadcastLowering<mlir::vector::BroadcastOp>,
+  patterns.add<TileOpPattern<MatrixOps>, TileOpPattern<BlockOps>, TileConstantLowering, TileBroadcastLowering<mlir::vector::BroadcastOp>,
                TileBroadcastLowering<mlir::vector::SplatOp>, TileScaleLowering, TilePoisonLowering,
                SubgroupBarrierLowering>(
       converter, ctx, /*benefit=*/2);

@@ -7,7 +7,7 @@
 // operands of products (qv::matrix_b) are retyped to vector<K x 16 x T> (ir::is_tile_type) to
 // tell them from left ones; legalisation keeps tiles
 // whole (LegalizeOptions::expand_matrix = false), and the conversion to the SPIR-V dialect maps
-// the three tile types to the three uses and the matrix intrinsics to
+// the three tile types to the three uses and the qv.matrix_* operations to
 // OpCooperativeMatrix{Load,Store,MulAdd}KHR.
 //
 // What this lowering takes: half tiles (f16 x f16 -> f32, what every device with the extension
@@ -33,8 +33,8 @@ namespace quiver::compiler::spirv_target {
 bool coop_lowerable(mlir::func::FuncOp fn, std::string& why);
 
 // Retypes the right operands of products (qv::matrix_b tiles: loads of B, values moved into
-// mma's second operand) in `fn` and the intrinsic declarations to vector<16 x 16 x T>.
-void mark_right_operands(mlir::ModuleOp module, llvm::ArrayRef<mlir::func::FuncOp> kernels);
+// mma's second operand) in `kernels` to vector<K x 16 x T>.
+void mark_right_operands(llvm::ArrayRef<mlir::func::FuncOp> kernels);
 
 // What a device must offer to run an image whose cooperative-matrix kernels are `kernels`
 // (format::Image::requirements, the vocabulary of docs/format.md "Image requirements"): the

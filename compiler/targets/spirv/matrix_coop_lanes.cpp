@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "ir/dialect/QvDialect.h"
 #include "ir/matrix.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -26,10 +27,7 @@ bool is_acc(mlir::Type t) {
   return ir::is_matrix_type(t) && llvm::cast<mlir::VectorType>(t).getElementType().isF32();
 }
 
-std::optional<MatrixOp> matrix_call(mlir::Operation* op) {
-  if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op)) return ir::matrix_op_of(call.getCallee());
-  return std::nullopt;
-}
+std::optional<MatrixOp> matrix_call(mlir::Operation* op) { return ir::matrix_op_of(op); }
 
 // A tile filled with one scalar: it has both forms for free.
 bool is_splat(mlir::Value v) {
@@ -161,7 +159,7 @@ class FormSolver {
 
 class LaneRewriter {
  public:
-  LaneRewriter(mlir::ModuleOp module, mlir::func::FuncOp fn) : module_(module), fn_(fn), b_(fn.getContext()) {}
+  explicit LaneRewriter(mlir::func::FuncOp fn) : fn_(fn), b_(fn.getContext()) {}
 
   void run() {
     FormSolver forms(fn_);
@@ -201,18 +199,18 @@ class LaneRewriter {
     for (mlir::Operation* op : ops) {
       auto m = matrix_call(op);
       if (!m) continue;
-      auto call = llvm::cast<mlir::func::CallOp>(op);
-      bool share_operand = call.getNumOperands() > 0 && call.getOperands().back().getType() == share_type_;
+      mlir::Operation* call = op;
+      bool share_operand = call->getNumOperands() > 0 && call->getOperands().back().getType() == share_type_;
       switch (*m) {
         case MatrixOp::RowMax:
-        case MatrixOp::RowSum: replace(call, row_reduce(call, call.getOperand(0), *m == MatrixOp::RowMax)); break;
+        case MatrixOp::RowSum: replace(call, row_reduce(call, call->getOperand(0), *m == MatrixOp::RowMax)); break;
         case MatrixOp::LoadAcc:
-          if (call.getResult(0).getType() == share_type_) replace(call, load_share(call));
+          if (call->getResult(0).getType() == share_type_) replace(call, load_share(call));
           break;
         case MatrixOp::Store:
           if (share_operand) {
             store_share(call);
-            call.erase();
+            call->erase();
           }
           break;
         case MatrixOp::ToA: replace(call, to_left_operand(call)); break;
@@ -298,23 +296,11 @@ class LaneRewriter {
   mlir::Value index(int64_t v) { return b_.create<mlir::arith::ConstantIndexOp>(l_, v); }
   mlir::Value i32(int64_t v) { return b_.create<mlir::arith::ConstantIntOp>(l_, v, 32); }
 
-  mlir::func::CallOp call(MatrixOp op, mlir::ValueRange operands, mlir::TypeRange results) {
-    std::string name = ir::matrix_intrinsic_name(op, mlir::TypeRange(operands), results);
-    declare(name, mlir::FunctionType::get(b_.getContext(), mlir::TypeRange(operands), results));
-    return b_.create<mlir::func::CallOp>(l_, name, results, operands);
+  mlir::Operation* call(MatrixOp op, mlir::ValueRange operands, mlir::Type result = {}) {
+    return ir::create_matrix_op(b_, l_, op, operands, result);
   }
 
-  void declare(const std::string& name, mlir::FunctionType type) {
-    if (module_.lookupSymbol<mlir::func::FuncOp>(name)) return;
-    mlir::OpBuilder::InsertionGuard guard(b_);
-    b_.setInsertionPointToStart(module_.getBody());
-    b_.create<mlir::func::FuncOp>(l_, name, type).setPrivate();
-  }
-
-  void subgroup_barrier() {
-    declare(kSubgroupBarrier, mlir::FunctionType::get(b_.getContext(), {}, {}));
-    b_.create<mlir::func::CallOp>(l_, kSubgroupBarrier, mlir::TypeRange{}, mlir::ValueRange{});
-  }
+  void subgroup_barrier() { b_.create<ir::qv::SubgroupBarrierOp>(l_); }
 
   mlir::Value element(mlir::Value share, int64_t i) { return b_.create<mlir::vector::ExtractOp>(l_, share, i); }
 
@@ -347,7 +333,7 @@ class LaneRewriter {
   mlir::Value matrix_to_share(mlir::Value m) {
     mlir::Value s = scratch(b_.getF32Type());
     subgroup_barrier();
-    call(MatrixOp::Store, {s, base_, i32(kScratchStride), m}, {});
+    call(MatrixOp::Store, {s, base_, i32(kScratchStride), m});
     subgroup_barrier();
     return read_share(s, share_at_);
   }
@@ -358,7 +344,7 @@ class LaneRewriter {
     write_share(share, s, share_at_);
     subgroup_barrier();
     auto acc = mlir::VectorType::get({ir::kMatrixElements}, b_.getF32Type());
-    return call(MatrixOp::LoadAcc, {s, base_, i32(kScratchStride)}, {acc}).getResult(0);
+    return call(MatrixOp::LoadAcc, {s, base_, i32(kScratchStride)}, acc)->getResult(0);
   }
 
   mlir::Value add(mlir::Value at, int64_t i) { return i ? b_.create<mlir::arith::AddIOp>(l_, at, index(i)) : at; }
@@ -372,19 +358,19 @@ class LaneRewriter {
                                           b_.create<mlir::arith::AddIOp>(l_, b_.create<mlir::arith::MulIOp>(l_, row, stride), col));
   }
 
-  mlir::Value load_share(mlir::func::CallOp load) {
+  mlir::Value load_share(mlir::Operation* load) {
     b_.setInsertionPoint(load);
-    return read_share(load.getOperand(0), share_address(load.getOperand(1), load.getOperand(2)));
+    return read_share(load->getOperand(0), share_address(load->getOperand(1), load->getOperand(2)));
   }
 
-  void store_share(mlir::func::CallOp store) {
+  void store_share(mlir::Operation* store) {
     b_.setInsertionPoint(store);
-    write_share(store.getOperand(3), store.getOperand(0), share_address(store.getOperand(1), store.getOperand(2)));
+    write_share(store->getOperand(3), store->getOperand(0), share_address(store->getOperand(1), store->getOperand(2)));
   }
 
   // In-lane in index order, then with the lane holding the row's other half; both lanes combine
   // the same two values (a + b == b + a), so every element of a row gets the same statistic.
-  mlir::Value row_reduce(mlir::func::CallOp reduce, mlir::Value share, bool max) {
+  mlir::Value row_reduce(mlir::Operation* reduce, mlir::Value share, bool max) {
     b_.setInsertionPoint(reduce);
     auto combine = [&](mlir::Value a, mlir::Value c) -> mlir::Value {
       if (max) return b_.create<mlir::arith::MaxNumFOp>(l_, a, c);
@@ -399,27 +385,26 @@ class LaneRewriter {
 
   // to_matrix_a: the accumulator rounded to half (nearest even) in the half scratch, loaded back
   // as a left operand.
-  mlir::Value to_left_operand(mlir::func::CallOp to_a) {
+  mlir::Value to_left_operand(mlir::Operation* to_a) {
     b_.setInsertionPoint(to_a);
-    mlir::Value v = to_a.getOperand(0);
-    mlir::Type half = llvm::cast<mlir::VectorType>(to_a.getResult(0).getType()).getElementType();
+    mlir::Value v = to_a->getOperand(0);
+    mlir::Type half = llvm::cast<mlir::VectorType>(to_a->getResult(0).getType()).getElementType();
     mlir::Value s = scratch(half);
     subgroup_barrier();
     if (v.getType() == share_type_) {
       write_share(v, s, share_at_);
     } else {
-      call(MatrixOp::Store, {s, base_, i32(kScratchStride), v}, {});
+      call(MatrixOp::Store, {s, base_, i32(kScratchStride), v});
     }
     subgroup_barrier();
-    return call(MatrixOp::LoadA, {s, base_, i32(kScratchStride)}, {to_a.getResult(0).getType()}).getResult(0);
+    return call(MatrixOp::LoadA, {s, base_, i32(kScratchStride)}, to_a->getResult(0).getType())->getResult(0);
   }
 
-  void replace(mlir::func::CallOp call, mlir::Value v) {
-    call.getResult(0).replaceAllUsesWith(v);
-    call.erase();
+  void replace(mlir::Operation* call, mlir::Value v) {
+    call->getResult(0).replaceAllUsesWith(v);
+    call->erase();
   }
 
-  mlir::ModuleOp module_;
   mlir::func::FuncOp fn_;
   mlir::OpBuilder b_;
   mlir::Location l_ = mlir::UnknownLoc::get(fn_.getContext());
@@ -485,6 +470,6 @@ bool lanes_applicable(mlir::func::FuncOp fn, std::string& why) {
   return why.empty();
 }
 
-void move_accumulator_math_to_lanes(mlir::ModuleOp module, mlir::func::FuncOp fn) { LaneRewriter(module, fn).run(); }
+void move_accumulator_math_to_lanes(mlir::func::FuncOp fn) { LaneRewriter(fn).run(); }
 
 }  // namespace quiver::compiler::spirv_target

@@ -37,11 +37,9 @@ bool lanes_applicable(mlir::func::FuncOp fn, std::string& why);
 
 // Rewrites `fn` so that the accumulator operations without a cooperative-matrix form run on lane
 // shares (see above); afterwards coop_lowerable(fn) holds. Needs lanes_applicable(fn).
-void move_accumulator_math_to_lanes(mlir::ModuleOp module, mlir::func::FuncOp fn);
-
-// The intrinsic the lowering uses between the two halves of a trip through the scratch: all
+// Between the two halves of a trip through the scratch stands a qv.subgroup_barrier: all
 // invocations of the subgroup reach it before any goes on, and their workgroup-memory writes are
-// visible after it. A call to this private declaration (no operands, no results).
-inline constexpr const char* kSubgroupBarrier = "qv.subgroup_barrier";
+// visible after it.
+void move_accumulator_math_to_lanes(mlir::func::FuncOp fn);
 
 }  // namespace quiver::compiler::spirv_target

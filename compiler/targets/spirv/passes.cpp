@@ -64,7 +64,7 @@ struct MarkRightOperandsPass : ir::RewritePass<MarkRightOperandsPass, kMarkRight
       if (!fn) throw std::runtime_error("no kernel '" + name + "' in the module");
       chosen.push_back(fn);
     }
-    spirv_target::mark_right_operands(module, chosen);
+    spirv_target::mark_right_operands(chosen);
   }
 };
 

@@ -164,7 +164,7 @@ class SpirvTarget final : public Target {
           requirements[i] = spirv_target::cooperative_matrix_requirements({funcs[i]});
         } else if (spirv_target::lanes_applicable(funcs[i], lanes_why)) {
           // Row statistics, to_matrix_a and other accumulator math run on lane shares.
-          spirv_target::move_accumulator_math_to_lanes(module, funcs[i]);
+          spirv_target::move_accumulator_math_to_lanes(funcs[i]);
           std::string still;
           if (!spirv_target::coop_lowerable(funcs[i], still))
             throw TargetError(kernels[i].symbol, kTargetName, "internal: lane shares left " + still);

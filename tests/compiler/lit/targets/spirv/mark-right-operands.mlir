@@ -3,10 +3,9 @@
 // In a kernel whose tiles become cooperative matrices, B tiles (loads of B, mma's second
 // operand) are vector<16 x 16 x T>; A and accumulator tiles keep their type.
 
-// CHECK: func.func private @qv.matrix_load_b.g.f16(memref<?xf16>, index, i32) -> vector<16x16xf16>
 // CHECK-LABEL: func.func @mma
-// CHECK: call @qv.matrix_load_a.g.f16({{.*}}) -> vector<256xf16>
-// CHECK: call @qv.matrix_load_b.g.f16({{.*}}) -> vector<16x16xf16>
-// CHECK: call @qv.matrix_mma.f16({{.*}}) : (vector<256xf16>, vector<16x16xf16>, vector<256xf32>) -> vector<256xf32>
+// CHECK: qv.matrix_load a {{.*}} -> vector<256xf16>
+// CHECK: qv.matrix_load b {{.*}} -> vector<16x16xf16>
+// CHECK: qv.matrix_mma {{.*}} : vector<256xf16>, vector<16x16xf16>, vector<256xf32>
 
 // MISSING: error: no kernel 'missing' in the module
