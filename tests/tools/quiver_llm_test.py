@@ -50,6 +50,9 @@ MODELS = [
     ("f32_hd64_gqa_untied", "--embd 128 --heads 2 --kv-heads 1 --ff 384 --vocab 300"),
     ("f32_rope_freqs_linear", "--embd 128 --heads 2 --kv-heads 1 --ff 384 --vocab 300 --rope-freqs "
      "--rope-scaling linear --rope-scaling-factor 2.5"),
+    # 15 rotated pairs of 32 per head: the decode step's fused rope-and-append (llm_kernels.cpp)
+    # takes one pair a thread, where 64- and 128-dimension rotations take four.
+    ("f32_rope30_pair_per_thread", "--embd 128 --heads 2 --kv-heads 1 --ff 256 --vocab 300 --rope-dims 30 --layers 1"),
     ("f16_bf16_hd128_mha_tied", "--embd 256 --heads 2 --kv-heads 2 --ff 384 --vocab 500 --tied "
      "--type-embd F16 --type-attn F16 --type-ffn BF16 --type-norm BF16"),
     ("q8_0_q4_0_hd64_gqa_untied", "--embd 256 --heads 4 --kv-heads 2 --ff 384 --vocab 400 "

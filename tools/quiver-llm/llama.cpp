@@ -175,6 +175,13 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
     layers_.push_back(std::move(layer));
   }
   inv_freq_ = upload_f32(dev, rope_frequencies(gguf, cfg, where));
+  {
+    // qkv_rope_append: a thread per four pairs of a head row where they fit, else per pair.
+    const size_t rot_half = inv_freq_.size(), rows = cfg.head_count + 2 * size_t(cfg.head_count_kv);
+    const size_t per_thread = cfg.head_dim % 8 == 0 && rot_half % 4 == 0 ? 4 : 1;
+    const size_t threads = rows * (cfg.head_dim / (2 * per_thread));
+    rope_append_grid_ = Grid{static_cast<uint32_t>(std::min<size_t>((threads + 255) / 256, 65535))};
+  }
 
   token_ = dev.alloc<int32_t>(1);
   position_ = dev.alloc<int32_t>(1);
@@ -266,21 +273,25 @@ void LlamaModel::queue_step() {
   const ops::KvCacheShape cache{1, KVH, D, capacity_, ops::AttentionLayout::BSHD};
   ops::rms_norm(dev_, x_[cur], layers_.empty() ? output_norm_ : layers_.front().attn_norm, xn_, 1, E, eps);
   for (size_t l = 0; l < layers_.size(); ++l) {
-    const LlamaLayer& layer = layers_[l];
+    LlamaLayer& layer = layers_[l];
     if (layer.fused_qkv()) {
+      // The stacked product's Q, K, V rotated and appended in one launch (llm_kernels.cpp).
       linear(layer.qkv, xn_, qkv_);
-      split_qkv(qkv_, q_, k_, v_, 1);
+      llm_kernels::qkv_rope_append(dev_, rope_append_grid_, qkv_, position_, inv_freq_, q_rot_, layer.k_cache,
+                                   layer.v_cache, static_cast<uint32_t>(H), static_cast<uint32_t>(KVH),
+                                   static_cast<uint32_t>(D), static_cast<uint32_t>(inv_freq_.size()),
+                                   static_cast<uint32_t>(capacity_));
     } else {
       linear(layer.q, xn_, q_);
       linear(layer.k, xn_, k_);
       linear(layer.v, xn_, v_);
+      // llama.cpp's "normal" rope for the llama architecture rotates adjacent pairs (2i, 2i + 1):
+      // the op library's GPT-J style.
+      ops::rope(dev_, q_, position_, inv_freq_, q_rot_, 1, H, D, ops::RopeStyle::GptJ);
+      ops::rope(dev_, k_, position_, inv_freq_, k_rot_, 1, KVH, D, ops::RopeStyle::GptJ);
+      ops::kv_append(dev_, k_rot_, position_, layer.k_cache, 1, cache);
+      ops::kv_append(dev_, v_, position_, layer.v_cache, 1, cache);
     }
-    // llama.cpp's "normal" rope for the llama architecture rotates adjacent pairs (2i, 2i + 1):
-    // the op library's GPT-J style.
-    ops::rope(dev_, q_, position_, inv_freq_, q_rot_, 1, H, D, ops::RopeStyle::GptJ);
-    ops::rope(dev_, k_, position_, inv_freq_, k_rot_, 1, KVH, D, ops::RopeStyle::GptJ);
-    ops::kv_append(dev_, k_rot_, position_, layer.k_cache, 1, cache);
-    ops::kv_append(dev_, v_, position_, layer.v_cache, 1, cache);
     // Keys 0 .. position, the length read on the device.
     ops::attention_decode(dev_, q_rot_, layer.k_cache, layer.v_cache, position_, att_, attn_work_, H, cache);
     linear(layer.o, att_, proj_);

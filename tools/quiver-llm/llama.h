@@ -102,6 +102,7 @@ class LlamaModel {
   Matrix output_;
   std::vector<LlamaLayer> layers_;
   Buffer<float> inv_freq_;
+  Grid rope_append_grid_;   // blocks of llm_kernels::qkv_rope_append
   Buffer<int32_t> token_, position_, generated_;
   Buffer<int32_t> prompt_, prompt_positions_, zero_;   // the prompt's ids, 0 .. prompt_tokens - 1, 0
   Buffer<int32_t> q_rows_, k_rows_, v_rows_;           // split_qkv's gathers

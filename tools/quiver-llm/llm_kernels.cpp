@@ -2,6 +2,8 @@
 // llm_kernels.h): what a decode step does besides the op library's ops.
 #include <quiver/kernel.h>
 
+#include "common.h"   // the op library's device helpers (kernels/common.h): sin_cos, grid loops
+
 // The end of a step: the chosen token (argmax's output, which the next step embeds) is kept as
 // generated[p] and the position p advances, all on the device, so a recorded step replays with
 // no host work in between.
@@ -10,4 +12,72 @@ QV_KERNEL QV_BLOCK(32) void advance(int32_t* position, const int32_t* token, int
   int32_t p = position[0];
   if (p >= 0 && static_cast<uint32_t>(p) < capacity) generated[p] = token[0];
   position[0] = p + 1;
+}
+
+namespace {
+
+// Pairs i0 .. i0 + W - 1 (elements 2 i0 .. 2 i0 + 2W - 1) of one head row: rotated by the angles
+// position * inv_freq[i] where `rotate` (llama.cpp's "normal" rope: adjacent pairs, the op
+// library's rope with RopeStyle::GptJ, same angle, same sin_cos, same products), else copied.
+template <uint32_t W>
+QV_DEVICE void rope_or_copy(const float* src, float* dst, uint32_t i0, bool rotate, float position,
+                            const float* inv_freq) {
+  for (uint32_t j = 0; j < W; ++j) {
+    float a = src[2 * (i0 + j)], b = src[2 * (i0 + j) + 1];
+    if (rotate) {
+      float s = 0.0f, c = 0.0f;
+      qvops::sin_cos(position * inv_freq[i0 + j], s, c);
+      dst[2 * (i0 + j)] = a * c - b * s;
+      dst[2 * (i0 + j) + 1] = b * c + a * s;
+    } else {
+      dst[2 * (i0 + j)] = a;
+      dst[2 * (i0 + j) + 1] = b;
+    }
+  }
+}
+
+template <uint32_t W>
+QV_DEVICE void qkv_rope_append_items(const float* qkv, const int32_t* position, const float* inv_freq, float* q_out,
+                                     float* k_cache, float* v_cache, uint32_t heads, uint32_t kv_heads,
+                                     uint32_t head_dim, uint32_t rot_half, uint32_t capacity) {
+  int32_t pos = position[0];
+  bool in_cache = pos >= 0 && static_cast<uint32_t>(pos) < capacity;
+  float angle_pos = static_cast<float>(pos);
+  uint32_t groups = head_dim / (2 * W);   // pair groups per head row
+  uint32_t items = (heads + 2 * kv_heads) * groups;
+  for (uint32_t g = qvops::grid_first(); g < items; g += qvops::grid_stride()) {
+    uint32_t row = g / groups;   // Q's heads, then K's, then V's
+    uint32_t i0 = W * (g - row * groups);
+    const float* src = qkv + row * head_dim;
+    if (row < heads) {
+      rope_or_copy<W>(src, q_out + row * head_dim, i0, i0 < rot_half, angle_pos, inv_freq);
+    } else if (in_cache && row < heads + kv_heads) {
+      uint32_t at = (static_cast<uint32_t>(pos) * kv_heads + row - heads) * head_dim;
+      rope_or_copy<W>(src, k_cache + at, i0, i0 < rot_half, angle_pos, inv_freq);
+    } else if (in_cache) {
+      uint32_t at = (static_cast<uint32_t>(pos) * kv_heads + row - heads - kv_heads) * head_dim;
+      rope_or_copy<W>(src, v_cache + at, i0, false, angle_pos, inv_freq);
+    }
+  }
+}
+
+}  // namespace
+
+// One decode step's stacked Q, K, V product (qkv: Q's heads, K's, V's, head_dim floats each) to
+// what the attention reads: Q rotated into q_out, K rotated into k_cache and V copied into v_cache
+// at position[0] (caches [capacity][kv_heads][head_dim]). One launch for the three row gathers,
+// two ropes and two kv_appends of the unfused step: at one token each of those is a few hundred
+// threads whose launch costs more than its work. A position outside [0, capacity) writes nothing
+// to the caches, as kv_append. rot_half = rotary dimensions / 2 (inv_freq's length); four pairs
+// a thread where whole groups of four fit (head_dim % 8 == 0, rot_half % 4 == 0).
+QV_KERNEL QV_BLOCK(256) void qkv_rope_append(const float* qkv, const int32_t* position, const float* inv_freq,
+                                             float* q_out, float* k_cache, float* v_cache, uint32_t heads,
+                                             uint32_t kv_heads, uint32_t head_dim, uint32_t rot_half,
+                                             uint32_t capacity) {
+  if (head_dim % 8 == 0 && rot_half % 4 == 0)
+    qkv_rope_append_items<4>(qkv, position, inv_freq, q_out, k_cache, v_cache, heads, kv_heads, head_dim, rot_half,
+                             capacity);
+  else
+    qkv_rope_append_items<1>(qkv, position, inv_freq, q_out, k_cache, v_cache, heads, kv_heads, head_dim, rot_half,
+                             capacity);
 }
