@@ -90,29 +90,52 @@ QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
   }
   qv::barrier();
 
-  // The chunk's softmax statistics, a thread per head.
-  if (t < kDecodeHeads) {
+  // The chunk's softmax statistics, a subgroup per head, its lanes over the keys, where a thread
+  // per head would take 2 x 64 serial steps (an exp in each) while the block waits. The loop bounds are uniform (subgroups that own no head run it masked), so the subgroup
+  // operations sit in uniform control flow.
+  for (uint32_t first = 0; first < kDecodeHeads; first += subgroups) {
+    uint32_t hh = first + group_id;
+    bool mine = hh < kDecodeHeads;
+    uint32_t row = mine ? hh * kDecodeKeys : 0;
     float m = kLowest;
-    for (uint32_t j = 0; j < kDecodeKeys; ++j) m = qv::max(m, ps[t * kDecodeKeys + j]);
+    for (uint32_t j = lane; j < kDecodeKeys; j += sg) m = mine ? qv::max(m, ps[row + j]) : m;
+    m = qv::subgroup_max(m);
     float l = 0.0f;
-    for (uint32_t j = 0; j < kDecodeKeys; ++j) {
-      float s = ps[t * kDecodeKeys + j];
-      float e = s == kLowest ? 0.0f : qvops::exp_by_exp2(s - m);
-      ps[t * kDecodeKeys + j] = e;
-      l += e;
+    for (uint32_t j = lane; j < kDecodeKeys; j += sg) {
+      if (mine) {
+        float s = ps[row + j];
+        float e = s == kLowest ? 0.0f : qvops::exp_by_exp2(s - m);
+        ps[row + j] = e;
+        l += e;
+      }
     }
-    stats[2 * t] = m;
-    stats[2 * t + 1] = l;
+    l = qv::subgroup_sum(l);
+    if (mine && lane == 0) {
+      stats[2 * hh] = m;
+      stats[2 * hh + 1] = l;
+    }
   }
   qv::barrier();
 
-  // P V: thread t owns column d of heads t / D, t / D + R, ... (coalesced V rows).
+  // P V: thread t owns column d of heads t / D, t / D + R, ... (coalesced V rows). Four keys a
+  // step into four sums, so four V loads are in flight where one load-then-add chain would wait
+  // for each in turn.
   constexpr uint32_t R = kDecodeThreads / D;
   uint32_t d = t % D;
   for (uint32_t hh = t / D; hh < heads_per_block; hh += R) {
-    float acc = 0.0f;
-    for (uint32_t j = 0; j < n_valid; ++j)
-      acc = qv::fma(ps[hh * kDecodeKeys + j], to_f32(v[kv_base + (j0 + j) * kv_seq_stride + d]), acc);
+    uint32_t p = hh * kDecodeKeys;
+    uint32_t col = kv_base + j0 * kv_seq_stride + d;
+    float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
+    uint32_t j = 0;
+    for (; j + 4 <= n_valid; j += 4) {
+      uint32_t at = col + j * kv_seq_stride;
+      acc0 = qv::fma(ps[p + j], to_f32(v[at]), acc0);
+      acc1 = qv::fma(ps[p + j + 1], to_f32(v[at + kv_seq_stride]), acc1);
+      acc2 = qv::fma(ps[p + j + 2], to_f32(v[at + 2 * kv_seq_stride]), acc2);
+      acc3 = qv::fma(ps[p + j + 3], to_f32(v[at + 3 * kv_seq_stride]), acc3);
+    }
+    for (; j < n_valid; ++j) acc0 = qv::fma(ps[p + j], to_f32(v[col + j * kv_seq_stride]), acc0);
+    float acc = (acc0 + acc1) + (acc2 + acc3);
     uint32_t slot = (b * q_heads + h0 + hh) * splits + chunk;
     work[slot * D + d] = acc;
     if (d == 0) {
