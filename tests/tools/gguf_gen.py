@@ -246,6 +246,8 @@ def main():
         ap.add_argument("--type-" + cls, default="F32", choices=sorted(GGML_TYPES))
     ap.add_argument("--type-attn-v", choices=sorted(GGML_TYPES),
                     help="attn_v.weight's type (default: --type-attn's; Q4_K_M files keep it in Q6_K)")
+    ap.add_argument("--type-ffn-up", choices=sorted(GGML_TYPES),
+                    help="ffn_up.weight's type (default: --type-ffn's)")
     ap.add_argument("--tied", action="store_true", help="no output.weight (tied to token_embd)")
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
@@ -289,7 +291,7 @@ def main():
         tensors += [(b + "attn_norm.weight", [E], a.type_norm), (b + "attn_q.weight", [E, E], a.type_attn),
                     (b + "attn_k.weight", [E, KV], a.type_attn), (b + "attn_v.weight", [E, KV], a.type_attn_v or a.type_attn),
                     (b + "attn_output.weight", [E, E], a.type_attn), (b + "ffn_norm.weight", [E], a.type_norm),
-                    (b + "ffn_gate.weight", [E, F], a.type_ffn), (b + "ffn_up.weight", [E, F], a.type_ffn),
+                    (b + "ffn_gate.weight", [E, F], a.type_ffn), (b + "ffn_up.weight", [E, F], a.type_ffn_up or a.type_ffn),
                     (b + "ffn_down.weight", [F, E], a.type_ffn)]
     tensors.append(("output_norm.weight", [E], a.type_norm))
     if not a.tied:

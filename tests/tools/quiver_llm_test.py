@@ -57,9 +57,10 @@ MODELS = [
      "--type-embd F16 --type-attn F16 --type-ffn BF16 --type-norm BF16"),
     ("q8_0_q4_0_hd64_gqa_untied", "--embd 256 --heads 4 --kv-heads 2 --ff 384 --vocab 400 "
      "--type-embd Q8_0 --type-attn Q8_0 --type-ffn Q4_0 --type-output Q4_0 --type-norm Q8_0"),
-    # attn_v in Q6_K beside Q4_K (as Q4_K_M files): Q, K, V are three products, not one stacked.
+    # attn_v in Q6_K beside Q4_K (as Q4_K_M files): Q, K, V are three products, not one stacked;
+    # likewise ffn_up in Q4_K beside a Q6_K gate: gate and up are two products.
     ("q4_k_q6_k_hd128_gqa_tied", "--embd 256 --heads 2 --kv-heads 1 --ff 512 --vocab 700 --tied "
-     "--type-embd Q6_K --type-attn Q4_K --type-attn-v Q6_K --type-ffn Q6_K --type-norm F16"),
+     "--type-embd Q6_K --type-attn Q4_K --type-attn-v Q6_K --type-ffn Q6_K --type-ffn-up Q4_K --type-norm F16"),
     ("q4_0_tied_q6_k_rope32", "--embd 256 --heads 4 --kv-heads 1 --ff 512 --vocab 1000 --tied --rope-dims 32 "
      "--type-embd Q4_0 --type-attn Q6_K --type-ffn Q4_K --type-norm Q4_K --rope-base 10000"),
     ("q8_0_tied_bf16_output", "--embd 128 --heads 2 --kv-heads 2 --ff 384 --vocab 600 --tied "

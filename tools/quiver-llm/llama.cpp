@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <span>
 #include <string>
+#include <type_traits>
 
 namespace quiver::llm {
 namespace {
@@ -167,8 +168,13 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
       layer.v = load_matrix(dev, v, repack_blocks);
     }
     layer.o = matrix("attn_output.weight");
-    layer.gate = matrix("ffn_gate.weight");
-    layer.up = matrix("ffn_up.weight");
+    const Tensor &gate = gguf.tensor(b + "ffn_gate.weight"), &up = gguf.tensor(b + "ffn_up.weight");
+    if (gate.type == up.type) {
+      layer.gate_up = load_stacked(dev, {&gate, &up}, repack_blocks);
+    } else {
+      layer.gate = load_matrix(dev, gate, repack_blocks);
+      layer.up = load_matrix(dev, up, repack_blocks);
+    }
     layer.down = matrix("ffn_down.weight");
     layer.k_cache = dev.alloc<float>(KV * capacity);
     layer.v_cache = dev.alloc<float>(KV * capacity);
@@ -212,7 +218,8 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
       cfg.head_count, ops::KvCacheShape{1, cfg.head_count_kv, cfg.head_dim, capacity, ops::AttentionLayout::BSHD}));
   for (Buffer<float>* a : {&x_[0], &x_[1], &xn_, &q_, &q_rot_, &att_, &proj_}) *a = dev.alloc<float>(T * E);
   for (Buffer<float>* a : {&k_, &v_, &k_rot_}) *a = dev.alloc<float>(T * KV);
-  for (Buffer<float>* a : {&gate_, &up_, &hidden_}) *a = dev.alloc<float>(T * F);
+  gate_ = dev.alloc<float>(T * 2 * F);   // the stacked gate and up product's rows, or gate's
+  for (Buffer<float>* a : {&up_, &hidden_}) *a = dev.alloc<float>(T * F);
   allocate_prefill_scratch();
   logits_ = dev.alloc<float>(V);
 }
@@ -250,6 +257,21 @@ template void LlamaModel::split_qkv(const Buffer<bf16>&, const Buffer<bf16>&, co
                                     const Buffer<bf16>&, size_t) const;
 template void LlamaModel::split_qkv(const Buffer<half>&, const Buffer<half>&, const Buffer<half>&,
                                     const Buffer<half>&, size_t) const;
+
+template <typename X>
+void LlamaModel::swiglu(const Buffer<X>& gate_up, const Buffer<X>& hidden, size_t tokens) const {
+  const size_t F = cfg_.feed_forward_length;
+  const size_t threads = tokens * (F % 4 == 0 ? F / 4 : F);   // llm_kernels.cpp: four a thread where they fit
+  const Grid grid{static_cast<uint32_t>(std::min<size_t>((threads + 255) / 256, 65535))};
+  Buffer<X> out = hidden;   // a handle: the generated launcher takes the written buffer by reference
+  const auto rows = static_cast<uint32_t>(tokens), n = static_cast<uint32_t>(F);
+  if constexpr (std::is_same_v<X, float>) llm_kernels::swiglu_halves_f32(dev_, grid, gate_up, out, rows, n);
+  else if constexpr (std::is_same_v<X, bf16>) llm_kernels::swiglu_halves_bf16(dev_, grid, gate_up, out, rows, n);
+  else llm_kernels::swiglu_halves_f16(dev_, grid, gate_up, out, rows, n);
+}
+template void LlamaModel::swiglu(const Buffer<float>&, const Buffer<float>&, size_t) const;
+template void LlamaModel::swiglu(const Buffer<bf16>&, const Buffer<bf16>&, size_t) const;
+template void LlamaModel::swiglu(const Buffer<half>&, const Buffer<half>&, size_t) const;
 
 void LlamaModel::set_input(int32_t token, int32_t position) {
   token_.upload(std::span<const int32_t>(&token, 1));
@@ -296,9 +318,14 @@ void LlamaModel::queue_step() {
     ops::attention_decode(dev_, q_rot_, layer.k_cache, layer.v_cache, position_, att_, attn_work_, H, cache);
     linear(layer.o, att_, proj_);
     residual_then_norm(layer.ffn_norm);
-    linear(layer.gate, xn_, gate_);
-    linear(layer.up, xn_, up_);
-    ops::silu_gate(dev_, gate_, up_, hidden_, F);
+    if (layer.fused_gate_up()) {
+      linear(layer.gate_up, xn_, gate_);
+      swiglu(gate_, hidden_, 1);
+    } else {
+      linear(layer.gate, xn_, gate_);
+      linear(layer.up, xn_, up_);
+      ops::silu_gate(dev_, gate_, up_, hidden_, F);
+    }
     linear(layer.down, hidden_, proj_);
     residual_then_norm(l + 1 < layers_.size() ? layers_[l + 1].attn_norm : output_norm_);
   }

@@ -40,9 +40,13 @@ struct LlamaLayer {
   // Q, K and V: where the file stores the three in one type, one matrix of their rows stacked
   // (Q's, K's, V's), so a step runs one product for the three, split by three row gathers
   // (LlamaModel::split_qkv), and q, k, v are empty; else the three, and qkv empty.
-  Matrix qkv, q, k, v, o, gate, up, down;
+  // Gate and up likewise: where the file stores both in one type, gate_up holds gate's rows then
+  // up's, one product whose output rows are each token's gate values then its up values
+  // (LlamaModel::swiglu), and gate, up are empty; else the two, and gate_up empty.
+  Matrix qkv, q, k, v, o, gate_up, gate, up, down;
   bool fused_qkv() const { return qkv.rows > 0; }
-  std::array<const Matrix*, 8> matrices() const { return {&qkv, &q, &k, &v, &o, &gate, &up, &down}; }
+  bool fused_gate_up() const { return gate_up.rows > 0; }
+  std::array<const Matrix*, 9> matrices() const { return {&qkv, &q, &k, &v, &o, &gate_up, &gate, &up, &down}; }
   Buffer<float> k_cache, v_cache;   // capacity x kv_heads x head_dim (BSHD: a prompt's K rows append whole)
 };
 
@@ -91,6 +95,10 @@ class LlamaModel {
   template <typename X>
   void split_qkv(const Buffer<X>& qkv, const Buffer<X>& q, const Buffer<X>& k, const Buffer<X>& v,
                  size_t tokens) const;
+  // hidden[t] = silu(gate[t]) * up[t] from the stacked gate and up product of `tokens` rows
+  // (tokens x 2 feed_forward_length) into hidden (tokens x feed_forward_length).
+  template <typename X>
+  void swiglu(const Buffer<X>& gate_up, const Buffer<X>& hidden, size_t tokens) const;
   // y[t] = m x[t] for `tokens` rows of x (tokens x m.cols) into y (tokens x m.rows).
   void linear_tokens(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y, size_t tokens) const;
 

@@ -81,3 +81,42 @@ QV_KERNEL QV_BLOCK(256) void qkv_rope_append(const float* qkv, const int32_t* po
     qkv_rope_append_items<1>(qkv, position, inv_freq, q_out, k_cache, v_cache, heads, kv_heads, head_dim, rot_half,
                              capacity);
 }
+
+namespace {
+
+// out[r][i] = silu(g) * u for g = gate_up[r][i], u = gate_up[r][n + i]: the op library's
+// silu_gate (silu(v) = v / (1 + exp(-v)), in float) over the two halves of a row of the stacked
+// gate and up product. Four elements a thread where rows are whole groups of four.
+template <typename T>
+QV_DEVICE void swiglu_halves_items(const T* gate_up, T* out, uint32_t rows, uint32_t n) {
+  if (n % 4 == 0) {
+    uint32_t groups = n / 4, items = rows * groups;
+    for (uint32_t g = qvops::grid_first(); g < items; g += qvops::grid_stride()) {
+      uint32_t r = g / groups, i = 4 * (g - r * groups);
+      qv::float4 x = qvops::load4(gate_up + 2 * r * n + i), u = qvops::load4(gate_up + 2 * r * n + n + i);
+      qv::float4 y(x[0] / (1.0f + qvops::exp_by_exp2(-x[0])) * u[0], x[1] / (1.0f + qvops::exp_by_exp2(-x[1])) * u[1],
+                   x[2] / (1.0f + qvops::exp_by_exp2(-x[2])) * u[2], x[3] / (1.0f + qvops::exp_by_exp2(-x[3])) * u[3]);
+      qvops::store4(out + r * n + i, y);
+    }
+    return;
+  }
+  for (uint32_t e = qvops::grid_first(); e < rows * n; e += qvops::grid_stride()) {
+    uint32_t r = e / n, i = e - r * n;
+    float x = qvops::to_f32(gate_up[2 * r * n + i]), u = qvops::to_f32(gate_up[2 * r * n + n + i]);
+    out[e] = qvops::from_f32<T>(x / (1.0f + qvops::exp_by_exp2(-x)) * u);
+  }
+}
+
+}  // namespace
+
+// SwiGLU of the stacked gate and up product (rows x 2n: each row's n gate values, then its n up
+// values) into out (rows x n): one product of both matrices where two ran, as Q, K, V share one.
+QV_KERNEL QV_BLOCK(256) void swiglu_halves_f32(const float* gate_up, float* out, uint32_t rows, uint32_t n) {
+  swiglu_halves_items(gate_up, out, rows, n);
+}
+QV_KERNEL QV_BLOCK(256) void swiglu_halves_bf16(const qv::bf16* gate_up, qv::bf16* out, uint32_t rows, uint32_t n) {
+  swiglu_halves_items(gate_up, out, rows, n);
+}
+QV_KERNEL QV_BLOCK(256) void swiglu_halves_f16(const qv::half* gate_up, qv::half* out, uint32_t rows, uint32_t n) {
+  swiglu_halves_items(gate_up, out, rows, n);
+}

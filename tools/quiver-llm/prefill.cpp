@@ -81,8 +81,9 @@ void LlamaModel::allocate_prefill_scratch() {
       b.upload(std::vector<P>(n));   // bits 0: +0
       return b;
     };
-    for (auto* b : {&a.x, &a.y}) *b = zeros(T * std::max({E, F, E + 2 * KV}));   // any product's input, output
-    for (auto* b : {&a.gate, &a.up, &a.hidden}) *b = zeros(T * F);
+    for (auto* b : {&a.x, &a.y}) *b = zeros(T * std::max({E, 2 * F, E + 2 * KV}));   // any product's input, output
+    a.gate = zeros(T * 2 * F);   // the stacked gate and up product's rows, or gate's
+    for (auto* b : {&a.up, &a.hidden}) *b = zeros(T * F);
     for (auto* b : {&a.q, &a.q_rot, &a.att}) *b = zeros(T * E);
     for (auto* b : {&a.k, &a.k_rot, &a.v}) *b = zeros(T * KV);
     a.qkv = zeros(T * (E + 2 * KV));
@@ -170,9 +171,14 @@ void LlamaModel::ffn_block16(const LlamaLayer& layer, size_t T) const {
   const Activations16<P>& a = activations16<P>();
   const size_t E = cfg_.embedding_length, F = cfg_.feed_forward_length, M = product_rows(T);
   ops::convert(dev_, xn_, a.x, T * E);
-  ops::matmul_nt(dev_, a.x, weights16<P>(layer.gate), a.gate, M, F, E);
-  ops::matmul_nt(dev_, a.x, weights16<P>(layer.up), a.up, M, F, E);
-  ops::silu_gate(dev_, a.gate, a.up, a.hidden, T * F);
+  if (layer.fused_gate_up()) {
+    ops::matmul_nt(dev_, a.x, weights16<P>(layer.gate_up), a.gate, M, 2 * F, E);
+    swiglu(a.gate, a.hidden, T);
+  } else {
+    ops::matmul_nt(dev_, a.x, weights16<P>(layer.gate), a.gate, M, F, E);
+    ops::matmul_nt(dev_, a.x, weights16<P>(layer.up), a.up, M, F, E);
+    ops::silu_gate(dev_, a.gate, a.up, a.hidden, T * F);
+  }
   ops::matmul_nt(dev_, a.hidden, weights16<P>(layer.down), a.y, M, E, F);
   ops::convert(dev_, a.y, proj_, T * E);
 }
@@ -226,15 +232,21 @@ void LlamaModel::queue_prefill() {
       linear_tokens(layer.o, att_, proj_, T);
     }
     residual_then_norm(layer.ffn_norm);
-    std::optional<Product> ffn16 = shared16({&layer.gate, &layer.up, &layer.down});
+    std::optional<Product> ffn16 = layer.fused_gate_up() ? shared16({&layer.gate_up, &layer.down})
+                                                         : shared16({&layer.gate, &layer.up, &layer.down});
     if (ffn16 == Product::BF16) {
       ffn_block16<bf16>(layer, T);
     } else if (ffn16 == Product::F16) {
       ffn_block16<half>(layer, T);
     } else {
-      linear_tokens(layer.gate, xn_, gate_, T);
-      linear_tokens(layer.up, xn_, up_, T);
-      ops::silu_gate(dev_, gate_, up_, hidden_, T * cfg_.feed_forward_length);
+      if (layer.fused_gate_up()) {
+        linear_tokens(layer.gate_up, xn_, gate_, T);
+        swiglu(gate_, hidden_, T);
+      } else {
+        linear_tokens(layer.gate, xn_, gate_, T);
+        linear_tokens(layer.up, xn_, up_, T);
+        ops::silu_gate(dev_, gate_, up_, hidden_, T * cfg_.feed_forward_length);
+      }
       linear_tokens(layer.down, hidden_, proj_, T);
     }
     residual_then_norm(l + 1 < layers_.size() ? layers_[l + 1].attn_norm : output_norm_);
