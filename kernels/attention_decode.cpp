@@ -34,6 +34,17 @@ QV_DEVICE uint32_t visible_keys(const int32_t* position, uint32_t b, uint32_t ca
   return static_cast<uint32_t>(p) >= capacity ? capacity : static_cast<uint32_t>(p) + 1;
 }
 
+// acc + the 16 products of q[e ..] (workgroup memory) with the elements of k0 .. k3.
+template <uint32_t N>
+QV_DEVICE float dot4(const qv::shared<float, N>& q, uint32_t e, qv::float4 k, float acc) {
+  return qv::fma(q[e], k[0], qv::fma(q[e + 1], k[1], qv::fma(q[e + 2], k[2], qv::fma(q[e + 3], k[3], acc))));
+}
+template <uint32_t N>
+QV_DEVICE float slice_dot(const qv::shared<float, N>& q, uint32_t e, qv::float4 k0, qv::float4 k1, qv::float4 k2,
+                          qv::float4 k3, float acc) {
+  return dot4(q, e + 12, k3, dot4(q, e + 8, k2, dot4(q, e + 4, k1, dot4(q, e, k0, acc))));
+}
+
 }  // namespace
 
 // Block (chunk, head pass, b): scores of HP heads against the chunk's keys, their softmax within
@@ -48,6 +59,7 @@ QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
   qv::shared<float, kDecodeHeads * D> qs;               // the HP queries, scaled; rows past HP are 0
   qv::shared<float, kDecodeHeads * kDecodeKeys> ps;     // scores, then exp(s - m)
   qv::shared<float, 2 * kDecodeHeads> stats;            // m, l per head
+  qv::shared<float, kDecodeHeads * kDecodeThreads> partial;   // the scores' and P V's partial sums
   uint32_t t = qv::thread_id_x();
   uint32_t chunk = qv::block_id_x(), b = qv::block_id_z();
   uint32_t h0 = qv::block_id_y() * heads_per_block;
@@ -62,37 +74,48 @@ QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
   }
   qv::barrier();
 
-  // Scores: a subgroup per key, its lanes along head_dim (coalesced rows), four heads at once.
-  uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
-  uint32_t subgroups = kDecodeThreads / sg, group_id = t / sg;
-  for (uint32_t step = 0; step < (kDecodeKeys + subgroups - 1) / subgroups; ++step) {
-    uint32_t j = step * subgroups + group_id;
-    bool valid = j < n_valid;
+  // Scores: kKeyThreads threads per key, each a contiguous slice of kSlice elements of the key's
+  // row (the loads of the slice issued before any product, where a subgroup per key and its lanes
+  // along the row left one load in flight per lane between subgroup sums), their partial dot
+  // products with the four queries summed through workgroup memory.
+  constexpr uint32_t kKeyThreads = kDecodeThreads / kDecodeKeys;
+  constexpr uint32_t kSlice = D / kKeyThreads;
+  static_assert(kSlice % 16 == 0, "a key's slice is whole groups of four 4-element loads");
+  {
+    uint32_t j = t / kKeyThreads, part = t - j * kKeyThreads;
     float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-    if (valid) {
-      uint32_t row = kv_base + (j0 + j) * kv_seq_stride;
-      for (uint32_t d = lane; d < D; d += sg) {
-        float kd = to_f32(k[row + d]);
-        a0 = qv::fma(qs[d], kd, a0);
-        a1 = qv::fma(qs[D + d], kd, a1);
-        a2 = qv::fma(qs[2 * D + d], kd, a2);
-        a3 = qv::fma(qs[3 * D + d], kd, a3);
+    if (j < n_valid) {
+      uint32_t row = kv_base + (j0 + j) * kv_seq_stride + part * kSlice;
+      for (uint32_t c = 0; c < kSlice; c += 16) {   // four loads, then their products
+        qv::float4 k0 = qvops::load4(k + row + c), k1 = qvops::load4(k + row + c + 4);
+        qv::float4 k2 = qvops::load4(k + row + c + 8), k3 = qvops::load4(k + row + c + 12);
+        uint32_t e = part * kSlice + c;
+        a0 = slice_dot(qs, e, k0, k1, k2, k3, a0);
+        a1 = slice_dot(qs, D + e, k0, k1, k2, k3, a1);
+        a2 = slice_dot(qs, 2 * D + e, k0, k1, k2, k3, a2);
+        a3 = slice_dot(qs, 3 * D + e, k0, k1, k2, k3, a3);
       }
     }
-    float s0 = qv::subgroup_sum(a0), s1 = qv::subgroup_sum(a1);
-    float s2 = qv::subgroup_sum(a2), s3 = qv::subgroup_sum(a3);
-    if (lane == 0 && j < kDecodeKeys) {
-      ps[j] = valid ? s0 : kLowest;
-      ps[kDecodeKeys + j] = valid ? s1 : kLowest;
-      ps[2 * kDecodeKeys + j] = valid ? s2 : kLowest;
-      ps[3 * kDecodeKeys + j] = valid ? s3 : kLowest;
-    }
+    partial[t] = a0;
+    partial[kDecodeThreads + t] = a1;
+    partial[2 * kDecodeThreads + t] = a2;
+    partial[3 * kDecodeThreads + t] = a3;
+  }
+  qv::barrier();
+  for (uint32_t e = t; e < kDecodeHeads * kDecodeKeys; e += kDecodeThreads) {
+    uint32_t hh = e / kDecodeKeys, j = e - hh * kDecodeKeys;
+    float sum = 0.0f;
+    for (uint32_t part = 0; part < kKeyThreads; ++part) sum += partial[hh * kDecodeThreads + j * kKeyThreads + part];
+    ps[e] = j < n_valid ? sum : kLowest;
   }
   qv::barrier();
 
   // The chunk's softmax statistics, a subgroup per head, its lanes over the keys, where a thread
-  // per head would take 2 x 64 serial steps (an exp in each) while the block waits. The loop bounds are uniform (subgroups that own no head run it masked), so the subgroup
-  // operations sit in uniform control flow.
+  // per head would take 2 x 64 serial steps (an exp in each) while the block waits. The loop
+  // bounds are uniform (subgroups that own no head run it masked), so the subgroup operations
+  // sit in uniform control flow.
+  uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
+  uint32_t subgroups = kDecodeThreads / sg, group_id = t / sg;
   for (uint32_t first = 0; first < kDecodeHeads; first += subgroups) {
     uint32_t hh = first + group_id;
     bool mine = hh < kDecodeHeads;
@@ -117,25 +140,41 @@ QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
   }
   qv::barrier();
 
-  // P V: thread t owns column d of heads t / D, t / D + R, ... (coalesced V rows). Four keys a
-  // step into four sums, so four V loads are in flight where one load-then-add chain would wait
-  // for each in turn.
+  // P V: thread t owns column d of every R-th key from t / D, for the four heads at once (each V
+  // element loaded once a block), four keys a step so that four loads are in flight; the R key
+  // sets' sums added through workgroup memory.
   constexpr uint32_t R = kDecodeThreads / D;
-  uint32_t d = t % D;
-  for (uint32_t hh = t / D; hh < heads_per_block; hh += R) {
-    uint32_t p = hh * kDecodeKeys;
+  {
+    uint32_t d = t % D, set = t / D;
     uint32_t col = kv_base + j0 * kv_seq_stride + d;
-    float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
-    uint32_t j = 0;
-    for (; j + 4 <= n_valid; j += 4) {
-      uint32_t at = col + j * kv_seq_stride;
-      acc0 = qv::fma(ps[p + j], to_f32(v[at]), acc0);
-      acc1 = qv::fma(ps[p + j + 1], to_f32(v[at + kv_seq_stride]), acc1);
-      acc2 = qv::fma(ps[p + j + 2], to_f32(v[at + 2 * kv_seq_stride]), acc2);
-      acc3 = qv::fma(ps[p + j + 3], to_f32(v[at + 3 * kv_seq_stride]), acc3);
+    float o0 = 0.0f, o1 = 0.0f, o2 = 0.0f, o3 = 0.0f;
+    uint32_t j = set;
+    for (; j + 3 * R < n_valid; j += 4 * R) {
+      float v0 = to_f32(v[col + j * kv_seq_stride]), v1 = to_f32(v[col + (j + R) * kv_seq_stride]);
+      float v2 = to_f32(v[col + (j + 2 * R) * kv_seq_stride]), v3 = to_f32(v[col + (j + 3 * R) * kv_seq_stride]);
+      o0 = qv::fma(ps[j], v0, qv::fma(ps[j + R], v1, qv::fma(ps[j + 2 * R], v2, qv::fma(ps[j + 3 * R], v3, o0))));
+      uint32_t p1 = kDecodeKeys + j, p2 = 2 * kDecodeKeys + j, p3 = 3 * kDecodeKeys + j;
+      o1 = qv::fma(ps[p1], v0, qv::fma(ps[p1 + R], v1, qv::fma(ps[p1 + 2 * R], v2, qv::fma(ps[p1 + 3 * R], v3, o1))));
+      o2 = qv::fma(ps[p2], v0, qv::fma(ps[p2 + R], v1, qv::fma(ps[p2 + 2 * R], v2, qv::fma(ps[p2 + 3 * R], v3, o2))));
+      o3 = qv::fma(ps[p3], v0, qv::fma(ps[p3 + R], v1, qv::fma(ps[p3 + 2 * R], v2, qv::fma(ps[p3 + 3 * R], v3, o3))));
     }
-    for (; j < n_valid; ++j) acc0 = qv::fma(ps[p + j], to_f32(v[col + j * kv_seq_stride]), acc0);
-    float acc = (acc0 + acc1) + (acc2 + acc3);
+    for (; j < n_valid; j += R) {
+      float vj = to_f32(v[col + j * kv_seq_stride]);
+      o0 = qv::fma(ps[j], vj, o0);
+      o1 = qv::fma(ps[kDecodeKeys + j], vj, o1);
+      o2 = qv::fma(ps[2 * kDecodeKeys + j], vj, o2);
+      o3 = qv::fma(ps[3 * kDecodeKeys + j], vj, o3);
+    }
+    partial[(0 * R + set) * D + d] = o0;
+    partial[(1 * R + set) * D + d] = o1;
+    partial[(2 * R + set) * D + d] = o2;
+    partial[(3 * R + set) * D + d] = o3;
+  }
+  qv::barrier();
+  for (uint32_t e = t; e < heads_per_block * D; e += kDecodeThreads) {
+    uint32_t hh = e / D, d = e - hh * D;
+    float acc = 0.0f;
+    for (uint32_t set = 0; set < R; ++set) acc += partial[(hh * R + set) * D + d];
     uint32_t slot = (b * q_heads + h0 + hh) * splits + chunk;
     work[slot * D + d] = acc;
     if (d == 0) {
