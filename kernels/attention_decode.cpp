@@ -45,6 +45,14 @@ QV_DEVICE float slice_dot(const qv::shared<float, N>& q, uint32_t e, qv::float4 
   return dot4(q, e + 12, k3, dot4(q, e + 8, k2, dot4(q, e + 4, k1, dot4(q, e, k0, acc))));
 }
 
+// acc + p[at] v0 + p[at + stride] v1 + p[at + 2 stride] v2 + p[at + 3 stride] v3 (p: weights in
+// workgroup memory).
+template <uint32_t N>
+QV_DEVICE float weigh4(const qv::shared<float, N>& p, uint32_t at, uint32_t stride, float v0, float v1, float v2,
+                       float v3, float acc) {
+  return qv::fma(p[at + 3 * stride], v3, qv::fma(p[at + 2 * stride], v2, qv::fma(p[at + stride], v1, qv::fma(p[at], v0, acc))));
+}
+
 }  // namespace
 
 // Block (chunk, head pass, b): scores of HP heads against the chunk's keys, their softmax within
@@ -141,7 +149,7 @@ QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
   qv::barrier();
 
   // P V: thread t owns column d of every R-th key from t / D, for the four heads at once (each V
-  // element loaded once a block), four keys a step so that four loads are in flight; the R key
+  // element loaded once a block), eight keys a step so that eight loads are in flight; the R key
   // sets' sums added through workgroup memory.
   constexpr uint32_t R = kDecodeThreads / D;
   {
@@ -149,14 +157,26 @@ QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
     uint32_t col = kv_base + j0 * kv_seq_stride + d;
     float o0 = 0.0f, o1 = 0.0f, o2 = 0.0f, o3 = 0.0f;
     uint32_t j = set;
+    for (; j + 7 * R < n_valid; j += 8 * R) {
+      uint32_t at = col + j * kv_seq_stride, step = R * kv_seq_stride;
+      float v0 = to_f32(v[at]), v1 = to_f32(v[at + step]), v2 = to_f32(v[at + 2 * step]);
+      float v3 = to_f32(v[at + 3 * step]), v4 = to_f32(v[at + 4 * step]), v5 = to_f32(v[at + 5 * step]);
+      float v6 = to_f32(v[at + 6 * step]), v7 = to_f32(v[at + 7 * step]);
+      o0 = weigh4(ps, j + 4 * R, R, v4, v5, v6, v7, weigh4(ps, j, R, v0, v1, v2, v3, o0));
+      o1 = weigh4(ps, kDecodeKeys + j + 4 * R, R, v4, v5, v6, v7, weigh4(ps, kDecodeKeys + j, R, v0, v1, v2, v3, o1));
+      o2 = weigh4(ps, 2 * kDecodeKeys + j + 4 * R, R, v4, v5, v6, v7,
+                  weigh4(ps, 2 * kDecodeKeys + j, R, v0, v1, v2, v3, o2));
+      o3 = weigh4(ps, 3 * kDecodeKeys + j + 4 * R, R, v4, v5, v6, v7,
+                  weigh4(ps, 3 * kDecodeKeys + j, R, v0, v1, v2, v3, o3));
+    }
     for (; j + 3 * R < n_valid; j += 4 * R) {
-      float v0 = to_f32(v[col + j * kv_seq_stride]), v1 = to_f32(v[col + (j + R) * kv_seq_stride]);
-      float v2 = to_f32(v[col + (j + 2 * R) * kv_seq_stride]), v3 = to_f32(v[col + (j + 3 * R) * kv_seq_stride]);
-      o0 = qv::fma(ps[j], v0, qv::fma(ps[j + R], v1, qv::fma(ps[j + 2 * R], v2, qv::fma(ps[j + 3 * R], v3, o0))));
-      uint32_t p1 = kDecodeKeys + j, p2 = 2 * kDecodeKeys + j, p3 = 3 * kDecodeKeys + j;
-      o1 = qv::fma(ps[p1], v0, qv::fma(ps[p1 + R], v1, qv::fma(ps[p1 + 2 * R], v2, qv::fma(ps[p1 + 3 * R], v3, o1))));
-      o2 = qv::fma(ps[p2], v0, qv::fma(ps[p2 + R], v1, qv::fma(ps[p2 + 2 * R], v2, qv::fma(ps[p2 + 3 * R], v3, o2))));
-      o3 = qv::fma(ps[p3], v0, qv::fma(ps[p3 + R], v1, qv::fma(ps[p3 + 2 * R], v2, qv::fma(ps[p3 + 3 * R], v3, o3))));
+      uint32_t at = col + j * kv_seq_stride, step = R * kv_seq_stride;
+      float v0 = to_f32(v[at]), v1 = to_f32(v[at + step]), v2 = to_f32(v[at + 2 * step]);
+      float v3 = to_f32(v[at + 3 * step]);
+      o0 = weigh4(ps, j, R, v0, v1, v2, v3, o0);
+      o1 = weigh4(ps, kDecodeKeys + j, R, v0, v1, v2, v3, o1);
+      o2 = weigh4(ps, 2 * kDecodeKeys + j, R, v0, v1, v2, v3, o2);
+      o3 = weigh4(ps, 3 * kDecodeKeys + j, R, v0, v1, v2, v3, o3);
     }
     for (; j < n_valid; j += R) {
       float vj = to_f32(v[col + j * kv_seq_stride]);
