@@ -296,8 +296,10 @@ QuantLayout quant_layout(QuantFormat format) {
                                               std::to_string(static_cast<int>(format)));
 }
 
-// Checks w (bytes of rows x cols in the layout q) and returns the bytes it needs.
-size_t require_blocks(const OpCall& call, const QuantLayout& q, Operand w, size_t rows, size_t cols) {
+// Checks w (bytes of rows x cols in the layout q) and returns the bytes it needs; index_32bit:
+// the kernel indexes those bytes with 32-bit integers, so they must number at most 2^32 - 1.
+size_t require_blocks(const OpCall& call, const QuantLayout& q, Operand w, size_t rows, size_t cols,
+                      bool index_32bit) {
   call.require_elem("w", w, {Elem::U8});
   const std::string per_block = std::to_string(q.block_elems);
   if (cols % q.block_elems != 0)
@@ -310,6 +312,7 @@ size_t require_blocks(const OpCall& call, const QuantLayout& q, Operand w, size_
   size_t bytes = call.elements({rows, cols / q.block_elems, q.block_bytes}, expr);
   call.elements({rows, cols}, "rows * cols");
   call.require_at_least("w", w, bytes, expr + " bytes");
+  if (index_32bit && bytes > 0xffffffffu) call.fail("w's " + std::to_string(bytes) + " bytes exceed 2^32 - 1");
   return bytes;
 }
 }  // namespace
@@ -318,15 +321,14 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
                       QuantFormat format) {
   const QuantLayout q = quant_layout(format);
   OpCall call(dev, q.kernel);
-  const size_t bytes = require_blocks(call, q, w, rows, cols);
+  // The repacked kernels index 32-bit words of quants, then the scales as half, with 32-bit integers.
+  require_blocks(call, q, w, rows, cols, q.repacked);
   call.require_elem("x", x, {Elem::F32});
   call.require_elem("y", y, {Elem::F32});
   call.require_at_least("x", x, cols, "cols");
   call.require_at_least("y", y, rows, "rows");
   if (rows == 0) return;
   if (q.repacked) {
-    // 32-bit words of quants, then the scales as half; the kernel indexes both with 32-bit integers.
-    if (bytes > 0xffffffffu) call.fail("w's " + std::to_string(bytes) + " bytes exceed 2^32 - 1");
     Operand quants{Elem::U32, w.size / 4, w.buffer}, scales{Elem::F16, w.size / 2, w.buffer};
     call.launch(q.kernel, call.row_grid((rows + kQuantRows - 1) / kQuantRows),
                 {quants, scales, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
@@ -343,12 +345,10 @@ void dequantize(const Device& dev, Operand w, Operand out, size_t rows, size_t c
   const QuantLayout q = quant_layout(format);
   const std::string op = "dequantize" + std::string(q.kernel).substr(6);   // matvec_q8_0 -> dequantize_q8_0
   OpCall call(dev, op.c_str());
-  size_t bytes = require_blocks(call, q, w, rows, cols);
+  require_blocks(call, q, w, rows, cols, /*index_32bit=*/true);   // kernels/dequantize.cpp: 32-bit byte indices
   Elem e = float_elem(call, "out", out);
   size_t n = call.elements({rows, cols}, "rows * cols");
   call.require_at_least("out", out, n, "rows * cols");
-  // kernels/dequantize.cpp indexes elements and bytes with 32-bit integers.
-  if (bytes > 0xffffffffu) call.fail("w's " + std::to_string(bytes) + " bytes exceed 2^32 - 1");
   if (n == 0) return;
   Operand scales{Elem::F16, w.size / 2, w.buffer};
   if (q.repacked) {

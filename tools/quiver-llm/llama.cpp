@@ -1,6 +1,7 @@
 #include "llama.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <span>
@@ -16,20 +17,28 @@ std::vector<float> dequantized(const Tensor& t) {
   return out;
 }
 
-Buffer<float> upload_f32(const Device& dev, const std::vector<float>& host) {
-  Buffer<float> b = dev.alloc<float>(host.size());
-  b.upload(std::span<const float>(host));
+template <typename T>
+Buffer<T> upload(const Device& dev, std::span<const T> host) {
+  Buffer<T> b = dev.alloc<T>(host.size());
+  b.upload(host);
   return b;
 }
 
-// The tensor's bytes as a device Buffer of T (the file's little-endian layout is the device's).
+Buffer<float> upload_f32(const Device& dev, const std::vector<float>& host) {
+  return upload(dev, std::span<const float>(host));
+}
+
+// The tensor's bytes as a device Buffer of T (the file's little-endian layout is the device's):
+// uploaded from where they lie when that is aligned for T (the file's tensor data is, at its
+// alignment), else through an aligned copy.
 template <typename T>
 Buffer<T> upload_bytes(const Device& dev, std::span<const std::byte> bytes) {
-  std::vector<T> host(bytes.size() / sizeof(T));
-  std::memcpy(host.data(), bytes.data(), host.size() * sizeof(T));
-  Buffer<T> b = dev.alloc<T>(host.size());
-  b.upload(std::span<const T>(host));
-  return b;
+  const size_t n = bytes.size() / sizeof(T);
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(T) == 0)
+    return upload(dev, std::span<const T>(reinterpret_cast<const T*>(bytes.data()), n));
+  std::vector<T> host(n);
+  std::memcpy(host.data(), bytes.data(), n * sizeof(T));
+  return upload(dev, std::span<const T>(host));
 }
 
 // Rows of `cols` weights of one type, as the file stores them, on the device (Q8_0 / Q4_0
@@ -44,8 +53,7 @@ Matrix upload_matrix(const Device& dev, GgmlType type, size_t rows, size_t cols,
     std::span<const uint8_t> blocks(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
     std::vector<uint8_t> host =
         type == GgmlType::Q8_0 ? ops::repack_q8_0(blocks, rows, cols) : ops::repack_q4_0(blocks, rows, cols);
-    m.blocks = dev.alloc<uint8_t>(host.size());
-    m.blocks.upload(std::span<const uint8_t>(host));
+    m.blocks = upload(dev, std::span<const uint8_t>(host));
     m.repacked = true;
     return m;
   }
