@@ -425,6 +425,20 @@ void matmul(const Device& dev, Operand a, Operand b, Operand c, size_t m, size_t
   if (tiles("matmul_tiles_nn", "matmul_tiles_nt", kMatmulUnitDepth) ||
       tiles("matmul_tiles_k32_nn", "matmul_tiles_k32_nt", kMatmulSmallDepth))
     return;
+  // The CPU image's register-blocked f32 kernels (kernels/matmul_cpu.cpp: a thread per 8 x 16
+  // tile of C, rows 32-byte aligned, or per 4 x 4 tile over K in steps of 8).
+  if (e == Elem::F32 && (b_transposed ? k % 8 == 0 : n % 16 == 0)) {
+    const char* kernel = b_transposed ? "matmul_cpu_nt" : "matmul_cpu_nn";
+    const size_t rows = b_transposed ? 4 : 8, cols = b_transposed ? 4 : 16;
+    if (call.has_kernel(kernel)) {
+      size_t gx = (n + cols - 1) / cols, gy = (m + rows - 1) / rows;
+      if (gx > 65535 || gy > 65535)
+        call.fail("m must be at most 65535 * " + std::to_string(rows) + " and n at most 65535 * " + std::to_string(cols));
+      call.launch(kernel, Grid{static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), 1},
+                  {a, b, c, call.dim(m, "m"), call.dim(n, "n"), call.dim(k, "k")});
+      return;
+    }
+  }
   call.launch(kernel_name(b_transposed ? "matmul_nt" : "matmul_nn", e), matmul_grid(call, m, n),
               {a, b, c, call.dim(m, "m"), call.dim(n, "n"), call.dim(k, "k")});
 }

@@ -700,8 +700,10 @@ std::vector<MatShape> matmul_shapes() {
   // {256, 384, 192}: whole 128 x 128 tiles and K a multiple of 64 (three K slices), the matrix-unit kernels' case
   // (kernels/matmul_tiles.cpp) where the backend has them; {256, 512, 320}: whole 128 x 256 tiles, five K slices
   // (one more than the warpgroup kernel's ring of four stages, kernels/matmul_wgmma.cpp) where the image has it.
+  // {13, 48, 40} and {13, 50, 40}: the CPU image's kernels (kernels/matmul_cpu.cpp) with rows past
+  // the last whole tile, and with columns past it (nt).
   std::vector<MatShape> s = {{1, 1, 1},     {17, 33, 65},    {64, 64, 64},   {100, 75, 300},
-                             {1, 129, 257}, {256, 384, 192}, {256, 512, 320}};
+                             {1, 129, 257}, {256, 384, 192}, {256, 512, 320}, {13, 48, 40}, {13, 50, 40}};
   if (gate::big_shapes()) s.push_back({1024, 1024, 1024});
   return s;
 }

@@ -1,0 +1,106 @@
+// f32 matrix products for the CPU target (QV_TARGETS(cpu)): a block of one thread per tile of C,
+// its accumulators in registers, written so that the compiled loop is the register-blocked inner
+// kernel of a CPU sgemm. The portable kernel (matmul.cpp) stages tiles in workgroup memory for
+// 256 threads that a CPU runs one after another, each with scalar products: ~5% of OpenBLAS.
+//   matmul_cpu_nn: C[M][N] = A[M][K] B[K][N], a thread per 8 x 16 tile: per k, two 8-float loads
+//     of B's row, eight broadcasts of A's column, sixteen 8-wide fused multiply-adds. N % 16 == 0
+//     (runtime/ops/ops.cpp), so B's rows start on 32-byte boundaries; rows past M take the
+//     scalar edge path.
+//   matmul_cpu_nt: C[M][N] = A[M][K] B[N][K]^T (a linear layer's weight), a thread per 4 x 4 tile:
+//     per 8 k, four 8-float loads of A's rows and four of B's, sixteen 8-wide fused multiply-adds
+//     into 8-lane partial sums, added across their lanes at the end. K % 8 == 0; tiles past M or N
+//     take the scalar edge path.
+// The 8-wide fused multiply-add is eight scalar qv::fma on the elements: LLVM's SLP vectoriser
+// makes one vfmadd of them (the language has no vector fma, and the CPU target contracts nothing).
+#include "common.h"
+
+using F8 = qv::vec<float, 8>;
+
+constexpr uint32_t kCpuNnRows = 8, kCpuNnCols = 16;   // runtime/ops/ops.cpp sizes the grids with these
+constexpr uint32_t kCpuNtRows = 4, kCpuNtCols = 4;
+
+namespace {
+
+QV_DEVICE F8 fma8(F8 a, F8 b, F8 c) {
+  return F8(qv::fma(a[0], b[0], c[0]), qv::fma(a[1], b[1], c[1]), qv::fma(a[2], b[2], c[2]), qv::fma(a[3], b[3], c[3]),
+            qv::fma(a[4], b[4], c[4]), qv::fma(a[5], b[5], c[5]), qv::fma(a[6], b[6], c[6]), qv::fma(a[7], b[7], c[7]));
+}
+QV_DEVICE float sum8(F8 v) { return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7])); }
+
+// c[i][j] for the tile's rows i0 .. and columns j0 .., those inside M x N, one at a time.
+QV_DEVICE void edge_tile(const float* a, const float* b, float* c, uint32_t m, uint32_t n, uint32_t k, uint32_t i0,
+                         uint32_t j0, uint32_t rows, uint32_t cols, bool b_transposed) {
+  for (uint32_t i = i0; i < i0 + rows && i < m; ++i)
+    for (uint32_t j = j0; j < j0 + cols && j < n; ++j) {
+      float acc = 0.0f;
+      for (uint32_t kk = 0; kk < k; ++kk) acc = qv::fma(a[i * k + kk], b_transposed ? b[j * k + kk] : b[kk * n + j], acc);
+      c[i * n + j] = acc;
+    }
+}
+
+// Row i of the nn tile: c_lo, c_hi += a * (b_lo, b_hi).
+QV_DEVICE void nn_row(float a, F8 b_lo, F8 b_hi, F8& c_lo, F8& c_hi) {
+  c_lo = fma8(F8(a), b_lo, c_lo);
+  c_hi = fma8(F8(a), b_hi, c_hi);
+}
+
+}  // namespace
+
+QV_KERNEL QV_BLOCK(1) QV_TARGETS(cpu) void matmul_cpu_nn(const float* a, const float* b, float* c, uint32_t m,
+                                                         uint32_t n, uint32_t k) {
+  uint32_t i0 = qv::block_id_y() * kCpuNnRows, j0 = qv::block_id_x() * kCpuNnCols;
+  if (i0 + kCpuNnRows > m) {
+    edge_tile(a, b, c, m, n, k, i0, j0, kCpuNnRows, kCpuNnCols, false);
+    return;
+  }
+  F8 z(0.0f);
+  F8 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z;
+  F8 c40 = z, c41 = z, c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z;
+  for (uint32_t kk = 0; kk < k; ++kk) {
+    F8 b_lo = qv::load<8>(b + kk * n + j0), b_hi = qv::load<8>(b + kk * n + j0 + 8);
+    nn_row(a[i0 * k + kk], b_lo, b_hi, c00, c01);
+    nn_row(a[(i0 + 1) * k + kk], b_lo, b_hi, c10, c11);
+    nn_row(a[(i0 + 2) * k + kk], b_lo, b_hi, c20, c21);
+    nn_row(a[(i0 + 3) * k + kk], b_lo, b_hi, c30, c31);
+    nn_row(a[(i0 + 4) * k + kk], b_lo, b_hi, c40, c41);
+    nn_row(a[(i0 + 5) * k + kk], b_lo, b_hi, c50, c51);
+    nn_row(a[(i0 + 6) * k + kk], b_lo, b_hi, c60, c61);
+    nn_row(a[(i0 + 7) * k + kk], b_lo, b_hi, c70, c71);
+  }
+  uint32_t at = i0 * n + j0;
+  qv::store(c + at, c00), qv::store(c + at + 8, c01), at += n;
+  qv::store(c + at, c10), qv::store(c + at + 8, c11), at += n;
+  qv::store(c + at, c20), qv::store(c + at + 8, c21), at += n;
+  qv::store(c + at, c30), qv::store(c + at + 8, c31), at += n;
+  qv::store(c + at, c40), qv::store(c + at + 8, c41), at += n;
+  qv::store(c + at, c50), qv::store(c + at + 8, c51), at += n;
+  qv::store(c + at, c60), qv::store(c + at + 8, c61), at += n;
+  qv::store(c + at, c70), qv::store(c + at + 8, c71);
+}
+
+QV_KERNEL QV_BLOCK(1) QV_TARGETS(cpu) void matmul_cpu_nt(const float* a, const float* b, float* c, uint32_t m,
+                                                         uint32_t n, uint32_t k) {
+  uint32_t i0 = qv::block_id_y() * kCpuNtRows, j0 = qv::block_id_x() * kCpuNtCols;
+  if (i0 + kCpuNtRows > m || j0 + kCpuNtCols > n) {
+    edge_tile(a, b, c, m, n, k, i0, j0, kCpuNtRows, kCpuNtCols, true);
+    return;
+  }
+  F8 z(0.0f);
+  F8 c00 = z, c01 = z, c02 = z, c03 = z, c10 = z, c11 = z, c12 = z, c13 = z;
+  F8 c20 = z, c21 = z, c22 = z, c23 = z, c30 = z, c31 = z, c32 = z, c33 = z;
+  for (uint32_t kk = 0; kk < k; kk += 8) {
+    F8 a0 = qv::load<8>(a + i0 * k + kk), a1 = qv::load<8>(a + (i0 + 1) * k + kk);
+    F8 a2 = qv::load<8>(a + (i0 + 2) * k + kk), a3 = qv::load<8>(a + (i0 + 3) * k + kk);
+    F8 b0 = qv::load<8>(b + j0 * k + kk), b1 = qv::load<8>(b + (j0 + 1) * k + kk);
+    F8 b2 = qv::load<8>(b + (j0 + 2) * k + kk), b3 = qv::load<8>(b + (j0 + 3) * k + kk);
+    c00 = fma8(a0, b0, c00), c01 = fma8(a0, b1, c01), c02 = fma8(a0, b2, c02), c03 = fma8(a0, b3, c03);
+    c10 = fma8(a1, b0, c10), c11 = fma8(a1, b1, c11), c12 = fma8(a1, b2, c12), c13 = fma8(a1, b3, c13);
+    c20 = fma8(a2, b0, c20), c21 = fma8(a2, b1, c21), c22 = fma8(a2, b2, c22), c23 = fma8(a2, b3, c23);
+    c30 = fma8(a3, b0, c30), c31 = fma8(a3, b1, c31), c32 = fma8(a3, b2, c32), c33 = fma8(a3, b3, c33);
+  }
+  uint32_t at = i0 * n + j0;   // n need not be a multiple of 4: element stores
+  c[at] = sum8(c00), c[at + 1] = sum8(c01), c[at + 2] = sum8(c02), c[at + 3] = sum8(c03), at += n;
+  c[at] = sum8(c10), c[at + 1] = sum8(c11), c[at + 2] = sum8(c12), c[at + 3] = sum8(c13), at += n;
+  c[at] = sum8(c20), c[at + 1] = sum8(c21), c[at + 2] = sum8(c22), c[at + 3] = sum8(c23), at += n;
+  c[at] = sum8(c30), c[at + 1] = sum8(c31), c[at + 2] = sum8(c32), c[at + 3] = sum8(c33);
+}
