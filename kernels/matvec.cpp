@@ -583,6 +583,148 @@ QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q8_0r(const uint32_t* q, const qv:
   matvec_repacked<true>(q, scales, x, y, rows, cols);
 }
 
+// ---- int8 activations (ops::quantize_activations_q8, matvec_q4_0r_a8 / q8_0r_a8) ---------------------
+// x quantized per 32-element block, as llama.cpp quantizes the activations of its integer-dot
+// matvecs: d = max|x| / 127, q = x / d rounded to nearest (ties away from zero); a block of zeros
+// gets d = 0, q = 0. The layout is planar so that a matvec lane's quants are aligned words: the n
+// int8 quants (as n / 4 words, xq), then the n / 32 float d (xd, from byte n). A thread a block:
+// the vectors are a layer's activations (at most tens of thousands of elements), so one short
+// launch, and any subgroup size.
+// v * inv rounded to nearest, ties away from zero, as an int8 in the low byte.
+QV_DEVICE uint32_t quant_byte(float v, float inv) {
+  float r = qv::floor(qv::abs(v) * inv + 0.5f);
+  return static_cast<uint32_t>(static_cast<int32_t>(v < 0.0f ? -r : r)) & 0xFFu;
+}
+QV_KERNEL QV_BLOCK(qvops::kElemThreads) void quantize_activations_q8(const float* x, uint32_t* xq, float* xd,
+                                                                    uint32_t n) {
+  for (uint32_t b = qvops::grid_first(); b < n / kQBlock; b += qvops::grid_stride()) {
+    const float* xb = x + kQBlock * b;
+    float amax = 0.0f;
+    for (uint32_t i = 0; i < kQBlock; i += 4) {
+      qv::float4 v = qv::load<4>(xb + i);
+      amax = qv::max(amax, qv::max(qv::max(qv::abs(v[0]), qv::abs(v[1])), qv::max(qv::abs(v[2]), qv::abs(v[3]))));
+    }
+    float d = amax / 127.0f, inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+    for (uint32_t i = 0; i < kQBlock; i += 4) {
+      qv::float4 v = qv::load<4>(xb + i);
+      xq[(kQBlock * b + i) / 4] = quant_byte(v[0], inv) | quant_byte(v[1], inv) << 8 | quant_byte(v[2], inv) << 16 |
+                                  quant_byte(v[3], inv) << 24;
+    }
+    xd[n / 4 + b] = d;   // xd is the same buffer as xq: the scales start at byte n
+  }
+}
+
+// Signed bytes b - 8 of a word of four nibbles b (0 .. 15): + 0x78 keeps each byte below 0x100
+// (no carry), ^ 0x80 then reads 120 + b as b - 8 in two's complement.
+QV_DEVICE uint32_t nibbles_minus_8(uint32_t v) { return (v + 0x78787878u) ^ 0x80808080u; }
+
+// The repacked kernels' block i of a chunk (repacked_block) on int8 activations: the lane's quants
+// of block b = 32 c + l / 4 + 8 i, quarter p, times the activations' quants at the same
+// elements, summed exactly by qv::dot4_i8 (dp4a / OpSDot), then scaled once by d_w d_x.
+template <bool Q8, uint32_t I>
+QV_DEVICE void repacked_block_a8(qv::vec<uint32_t, 4> v0, qv::vec<uint32_t, 4> w0, qv::vec<qv::half, 4> s0,
+                                 qv::vec<uint32_t, 4> v1, qv::vec<uint32_t, 4> w1, qv::vec<qv::half, 4> s1,
+                                 const uint32_t* xq, const float* xd, uint32_t b, uint32_t p, float& a0, float& a1) {
+  uint32_t bi = b + 8 * I;   // the block's index in the row
+  float dx = xd[bi];
+  int32_t q0, q1;
+  if constexpr (Q8) {
+    qv::vec<uint32_t, 2> xw = qv::load<2>(xq + (8 * bi + 2 * p));   // elements 8 p .. 8 p + 7
+    constexpr uint32_t k = (2 * I) % 4;
+    uint32_t a00 = I < 2 ? v0[k] : w0[k], a01 = I < 2 ? v0[k + 1] : w0[k + 1];
+    uint32_t a10 = I < 2 ? v1[k] : w1[k], a11 = I < 2 ? v1[k + 1] : w1[k + 1];
+    q0 = qv::dot4_i8(a01, xw[1], qv::dot4_i8(a00, xw[0], 0));
+    q1 = qv::dot4_i8(a11, xw[1], qv::dot4_i8(a10, xw[0], 0));
+  } else {
+    uint32_t xlo = xq[8 * bi + p], xhi = xq[8 * bi + 4 + p];   // elements 4 p .., 16 + 4 p ..
+    uint32_t u0 = v0[I], u1 = v1[I];
+    q0 = qv::dot4_i8(nibbles_minus_8((u0 >> 4) & 0x0F0F0F0Fu), xhi, qv::dot4_i8(nibbles_minus_8(u0 & 0x0F0F0F0Fu), xlo, 0));
+    q1 = qv::dot4_i8(nibbles_minus_8((u1 >> 4) & 0x0F0F0F0Fu), xhi, qv::dot4_i8(nibbles_minus_8(u1 & 0x0F0F0F0Fu), xlo, 0));
+  }
+  a0 = qv::fma(static_cast<float>(s0[I]) * dx, static_cast<float>(q0), a0);
+  a1 = qv::fma(static_cast<float>(s1[I]) * dx, static_cast<float>(q1), a1);
+}
+
+template <bool Q8>
+QV_DEVICE void repacked_chunk_a8(qv::vec<uint32_t, 4> v0, qv::vec<uint32_t, 4> w0, qv::vec<qv::half, 4> s0,
+                                 qv::vec<uint32_t, 4> v1, qv::vec<uint32_t, 4> w1, qv::vec<qv::half, 4> s1,
+                                 const uint32_t* xq, const float* xd, uint32_t b, uint32_t p, float& a0, float& a1) {
+  repacked_block_a8<Q8, 0>(v0, w0, s0, v1, w1, s1, xq, xd, b, p, a0, a1);
+  repacked_block_a8<Q8, 1>(v0, w0, s0, v1, w1, s1, xq, xd, b, p, a0, a1);
+  repacked_block_a8<Q8, 2>(v0, w0, s0, v1, w1, s1, xq, xd, b, p, a0, a1);
+  repacked_block_a8<Q8, 3>(v0, w0, s0, v1, w1, s1, xq, xd, b, p, a0, a1);
+}
+
+// K chunks (1 or 4) of both rows, every load issued before any arithmetic (as repacked_chunks);
+// b: the lane's first block of chunk 0 (l / 4).
+template <bool Q8, uint32_t K>
+QV_DEVICE void repacked_chunks_a8(const uint32_t* q, uint32_t o0, uint32_t o1, const qv::half* s, uint32_t so0,
+                                  uint32_t so1, const uint32_t* xq, const float* xd, uint32_t b, uint32_t c,
+                                  uint32_t p, float& a0, float& a1) {
+  qv::vec<uint32_t, 4> v0, w0, v1, w1, v2, w2, v3, w3, v4, w4, v5, w5, v6, w6, v7, w7;
+  qv::vec<qv::half, 4> t0, t1, t2, t3, t4, t5, t6, t7;
+  load_chunk<Q8>(q, o0, s, so0, c, v0, w0, t0);
+  load_chunk<Q8>(q, o1, s, so1, c, v1, w1, t1);
+  if constexpr (K == 4) {
+    load_chunk<Q8>(q, o0, s, so0, c + 1, v2, w2, t2);
+    load_chunk<Q8>(q, o1, s, so1, c + 1, v3, w3, t3);
+    load_chunk<Q8>(q, o0, s, so0, c + 2, v4, w4, t4);
+    load_chunk<Q8>(q, o1, s, so1, c + 2, v5, w5, t5);
+    load_chunk<Q8>(q, o0, s, so0, c + 3, v6, w6, t6);
+    load_chunk<Q8>(q, o1, s, so1, c + 3, v7, w7, t7);
+  }
+  repacked_chunk_a8<Q8>(v0, w0, t0, v1, w1, t1, xq, xd, b + c * kChunkBlocks, p, a0, a1);
+  if constexpr (K == 4) {
+    repacked_chunk_a8<Q8>(v2, w2, t2, v3, w3, t3, xq, xd, b + (c + 1) * kChunkBlocks, p, a0, a1);
+    repacked_chunk_a8<Q8>(v4, w4, t4, v5, w5, t5, xq, xd, b + (c + 2) * kChunkBlocks, p, a0, a1);
+    repacked_chunk_a8<Q8>(v6, w6, t6, v7, w7, t7, xq, xd, b + (c + 3) * kChunkBlocks, p, a0, a1);
+  }
+}
+
+// matvec_repacked's walk over rows and chunks, on int8 activations (xq, xd as
+// quantize_activations_q8 writes them): four chunks a step for both formats, the x side of a
+// block now 8 bytes and a scale instead of 32 floats.
+template <bool Q8>
+QV_DEVICE void matvec_repacked_a8(const uint32_t* q, const qv::half* scales, const uint32_t* xq, const float* xd,
+                                  float* y, uint32_t rows, uint32_t cols) {
+  constexpr uint32_t WB = Q8 ? 8 : 4;
+  uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
+  uint32_t subgroups = (kQuantThreads + sg - 1) / sg;
+  uint32_t blocks = cols / kQBlock, chunks = blocks / kChunkBlocks;
+  const qv::half* row_scales = scales + 2 * rows * blocks * WB;
+  const float* xs = xd + cols / 4;   // the activations' scales follow their quants
+  for (uint32_t step = 0; step < (kQuantRows + 2 * subgroups - 1) / (2 * subgroups); ++step) {
+    uint32_t pair = qv::thread_id_x() / sg + step * subgroups;
+    uint32_t row0 = qvops::block_row() * kQuantRows + 2 * pair;
+    bool valid0 = 2 * pair < kQuantRows && row0 < rows, valid1 = valid0 && row0 + 1 < rows;
+    uint32_t row1 = valid1 ? row0 + 1 : row0;
+    float a0 = 0.0f, a1 = 0.0f;
+    if (valid0) {
+      for (uint32_t l = lane; l < kChunkLanes; l += sg) {
+        uint32_t o0 = row0 * blocks * WB + WB * l, o1 = row1 * blocks * WB + WB * l;
+        uint32_t so0 = row0 * blocks + 4 * (l / 4), so1 = row1 * blocks + 4 * (l / 4);
+        uint32_t c = 0;
+        for (; c + 4 <= chunks; c += 4)
+          repacked_chunks_a8<Q8, 4>(q, o0, o1, row_scales, so0, so1, xq, xs, l / 4, c, l % 4, a0, a1);
+        for (; c < chunks; ++c)
+          repacked_chunks_a8<Q8, 1>(q, o0, o1, row_scales, so0, so1, xq, xs, l / 4, c, l % 4, a0, a1);
+      }
+    }
+    float sum0 = qv::subgroup_sum(a0), sum1 = qv::subgroup_sum(a1);
+    if (valid0 && lane == 0) y[row0] = sum0;
+    if (valid1 && lane == 0) y[row0 + 1] = sum1;
+  }
+}
+
+QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q4_0r_a8(const uint32_t* q, const qv::half* scales, const uint32_t* xq,
+                                                       const float* xd, float* y, uint32_t rows, uint32_t cols) {
+  matvec_repacked_a8<false>(q, scales, xq, xd, y, rows, cols);
+}
+QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q8_0r_a8(const uint32_t* q, const qv::half* scales, const uint32_t* xq,
+                                                       const float* xd, float* y, uint32_t rows, uint32_t cols) {
+  matvec_repacked_a8<true>(q, scales, xq, xd, y, rows, cols);
+}
+
 template void matvec<float>(const float*, const float*, float*, uint32_t, uint32_t);
 template void matvec<qv::bf16>(const qv::bf16*, const qv::bf16*, qv::bf16*, uint32_t, uint32_t);
 template void matvec<qv::half>(const qv::half*, const qv::half*, qv::half*, uint32_t, uint32_t);

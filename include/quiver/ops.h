@@ -63,6 +63,7 @@ void matvec(const Device&, Operand w, Operand x, Operand y, size_t rows, size_t 
 enum class QuantFormat { Q8_0, Q4_0, Q4_K, Q6_K, Q8_0R, Q4_0R };
 void matvec_quantized(const Device&, Operand w, Operand x, Operand y, size_t rows, size_t cols, QuantFormat format);
 void dequantize(const Device&, Operand w, Operand out, size_t rows, size_t cols, QuantFormat format);
+void quantize_activations_q8(const Device&, Operand x, Operand xq, size_t n);
 void matmul(const Device&, Operand a, Operand b, Operand c, size_t m, size_t n, size_t k, bool b_transposed);
 void matmul_w8a8(const Device&, Operand a, Operand b, Operand a_scale, Operand b_scale, Operand c, size_t m,
                  size_t n, size_t k);
@@ -268,6 +269,30 @@ void dequantize_q4_0r(const Device& dev, const Buffer<uint8_t>& w, const Buffer<
 template <typename O>
 void dequantize_q8_0r(const Device& dev, const Buffer<uint8_t>& w, const Buffer<O>& out, size_t rows, size_t cols)
   { detail::dequantize(dev, detail::operand(w), detail::operand(out), rows, cols, detail::QuantFormat::Q8_0R); }
+
+// int8 activations for the repacked matvecs: x (n floats, n a multiple of 32) quantized per
+// 32-element block as llama.cpp quantizes the activations of its integer-dot matvecs, d = max|x| /
+// 127, q = x / d rounded to nearest (ties away from zero; q = 0 in a block of zeros), into xq:
+// the n int8 q, then the n / 32 float d (activation_q8_bytes(n) bytes). matvec_q4_0r_a8 /
+// q8_0r_a8 then compute sum_c w[r, c] (d q)[c] with exact integer dot products a block at a time
+// (dp4a / OpSDot where the target has them) and one float scaling per block: the activations are
+// rounded to 8 bits (a relative error of up to 1/254 of the block's max|x| per element; numerics
+// in docs/numerics.md), the weights' bytes are read once per product and quantizing x costs one
+// short launch, so a decode step quantizes each input vector once for the products that share it.
+constexpr size_t activation_q8_bytes(size_t n) { return n + n / kQuantBlock * sizeof(float); }
+inline void quantize_activations_q8(const Device& dev, const Buffer<float>& x, const Buffer<uint8_t>& xq, size_t n) {
+  detail::quantize_activations_q8(dev, detail::operand(x), detail::operand(xq), n);
+}
+inline void matvec_q4_0r_a8(const Device& dev, const Buffer<uint8_t>& w, const Buffer<uint8_t>& xq,
+                            const Buffer<float>& y, size_t rows, size_t cols) {
+  detail::matvec_quantized(dev, detail::operand(w), detail::operand(xq), detail::operand(y), rows, cols,
+                           detail::QuantFormat::Q4_0R);
+}
+inline void matvec_q8_0r_a8(const Device& dev, const Buffer<uint8_t>& w, const Buffer<uint8_t>& xq,
+                            const Buffer<float>& y, size_t rows, size_t cols) {
+  detail::matvec_quantized(dev, detail::operand(w), detail::operand(xq), detail::operand(y), rows, cols,
+                           detail::QuantFormat::Q8_0R);
+}
 
 // ---- Matrix products ------------------------------------------------------------------------------------
 // c[m x n] = a[m x k] * b[k x n]

@@ -320,18 +320,28 @@ size_t require_blocks(const OpCall& call, const QuantLayout& q, Operand w, size_
 void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t rows, size_t cols,
                       QuantFormat format) {
   const QuantLayout q = quant_layout(format);
-  OpCall call(dev, q.kernel);
+  // x as bytes: int8 activations (quantize_activations_q8's layout), for the repacked formats.
+  const bool a8 = x.elem == Elem::U8;
+  const std::string op = std::string(q.kernel) + (a8 ? "_a8" : "");
+  OpCall call(dev, op.c_str());
+  if (a8 && !q.repacked) call.fail("int8 activations (x of uint8) take the repacked formats only (q4_0r, q8_0r)");
   // The repacked kernels index 32-bit words of quants, then the scales as half, with 32-bit integers.
   require_blocks(call, q, w, rows, cols, q.repacked);
-  call.require_elem("x", x, {Elem::F32});
+  call.require_elem("x", x, {Elem::F32, Elem::U8});
   call.require_elem("y", y, {Elem::F32});
-  call.require_at_least("x", x, cols, "cols");
+  if (a8) call.require_at_least("x", x, activation_q8_bytes(cols), "cols + cols / 32 * 4 bytes");
+  else call.require_at_least("x", x, cols, "cols");
   call.require_at_least("y", y, rows, "rows");
   if (rows == 0) return;
   if (q.repacked) {
     Operand quants{Elem::U32, w.size / 4, w.buffer}, scales{Elem::F16, w.size / 2, w.buffer};
-    call.launch(q.kernel, call.row_grid((rows + kQuantRows - 1) / kQuantRows),
-                {quants, scales, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
+    auto grid = call.row_grid((rows + kQuantRows - 1) / kQuantRows);
+    if (a8) {
+      Operand xq{Elem::U32, x.size / 4, x.buffer}, xd{Elem::F32, x.size / 4, x.buffer};
+      call.launch(op, grid, {quants, scales, xq, xd, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
+    } else {
+      call.launch(op, grid, {quants, scales, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
+    }
     return;
   }
   // The kernels read the blocks as 16-bit words (34, 18, 144 and 210 bytes: every block starts on
@@ -339,6 +349,20 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
   Operand words{Elem::U16, w.size / 2, w.buffer}, scales{Elem::F16, w.size / 2, w.buffer};
   call.launch(q.kernel, call.row_grid((rows + kQuantRows - 1) / kQuantRows),
               {words, scales, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
+}
+
+void quantize_activations_q8(const Device& dev, Operand x, Operand xq, size_t n) {
+  OpCall call(dev, "quantize_activations_q8");
+  call.require_elem("x", x, {Elem::F32});
+  call.require_elem("xq", xq, {Elem::U8});
+  if (n % kQuantBlock != 0)
+    call.fail("n = " + std::to_string(n) + " is not a multiple of the 32-element quantization block");
+  call.require_at_least("x", x, n, "n");
+  call.require_at_least("xq", xq, activation_q8_bytes(n), "n + n / 32 * 4 bytes");
+  if (n == 0) return;
+  // The kernel writes the quants as words and the scales as float from byte n, one buffer.
+  Operand words{Elem::U32, xq.size / 4, xq.buffer}, scales{Elem::F32, xq.size / 4, xq.buffer};
+  call.launch("quantize_activations_q8", stride_grid(n / kQuantBlock), {x, words, scales, call.dim(n, "n")});
 }
 
 void dequantize(const Device& dev, Operand w, Operand out, size_t rows, size_t cols, QuantFormat format) {

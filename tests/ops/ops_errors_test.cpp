@@ -46,7 +46,8 @@ TEST(OpsErrors, LibraryIsBuiltInAndListsItsKernels) {
   std::vector<std::string> names = ops::library(dev()).kernel_names();
   for (const char* k : {"rms_norm<float>", "rms_norm<bf16>", "softmax<half>", "attention<float, 128>",
                         "attention<bf16, 64>", "matvec<half>", "matvec_w16<bf16>", "matvec_w16<half>", "matvec_q4_0",
-                        "matvec_q4_0r", "matvec_q8_0r", "dequantize_q4_0r<half>", "matvec_q4_k", "matvec_q6_k", "matmul_w8a8", "argmax<bf16>",
+                        "matvec_q4_0r", "matvec_q8_0r", "matvec_q4_0r_a8", "matvec_q8_0r_a8",
+                        "quantize_activations_q8", "dequantize_q4_0r<half>", "matvec_q4_k", "matvec_q6_k", "matmul_w8a8", "argmax<bf16>",
                         "add<half>", "mul<float>", "kv_append<bf16>"})
     EXPECT_NE(std::find(names.begin(), names.end(), k), names.end()) << k;
 }
@@ -108,6 +109,17 @@ TEST(OpsErrors, ShapeLimits) {
   auto xr = zeros<float>(1024);
   expect_error([&] { ops::matvec_q8_0r(dev(), q, xr, out, 1, 1024); },
                "matvec_q8_0r: w has 34 elements, expected at least rows * (cols / 32) * 34 bytes = 1088", &out);
+  auto x_q8 = gate::poisoned<uint8_t>(1024 + 127);
+  expect_error([&] { ops::quantize_activations_q8(dev(), xr, x_q8, 1000); },
+               "quantize_activations_q8: n = 1000 is not a multiple of the 32-element quantization block", &x_q8);
+  expect_error([&] { ops::quantize_activations_q8(dev(), xr, x_q8, 1024); },
+               "quantize_activations_q8: xq has 1151 elements, expected at least n + n / 32 * 4 bytes = 1152", &x_q8);
+  auto wr = zeros<uint8_t>(ops::q4_0_bytes(1, 1024));
+  expect_error([&] { ops::matvec_q4_0r_a8(dev(), wr, x_q8, out, 1, 1024); },
+               "matvec_q4_0r_a8: x has 1151 elements, expected at least cols + cols / 32 * 4 bytes = 1152", &out);
+  expect_error([&] { ops::detail::matvec_quantized(dev(), ops::detail::operand(q), ops::detail::operand(x_q8),
+                                                   ops::detail::operand(out), 1, 32, ops::detail::QuantFormat::Q8_0); },
+               "matvec_q8_0_a8: int8 activations (x of uint8) take the repacked formats only (q4_0r, q8_0r)", &out);
   std::vector<uint8_t> host(576);
   expect_error([&] { ops::repack_q4_0(host, 2, 1024); },
                "repack_q4_0: blocks has 576 bytes, expected rows * (cols / 32) * 18 = 1152");

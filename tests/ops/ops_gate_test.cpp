@@ -618,6 +618,63 @@ TEST(OpsGate, MatvecRepacked) {
   });
 }
 
+// quantize_activations_q8 against its definition (d = max|x| / 127 per 32-element block, q the
+// nearest integer to x / d), then matvec_q4_0r_a8 / q8_0r_a8 on those quants against the oracle
+// on the GGUF blocks and the device's d q: the integer block sums are exact, so the error is the
+// float scaling's and the float sum's. x: blocks of several magnitudes, some all zeros.
+void check_matvec_a8(bool q4, RowShape s) {
+  std::vector<uint8_t> blocks = random_blocks(s.rows, s.cols, 32, q4 ? 18 : 34, {0});
+  std::vector<float> xh(s.cols);
+  std::uniform_real_distribution<double> unit(-1, 1), magnitude(-12, 12);
+  std::bernoulli_distribution zero_block(0.1);
+  for (size_t b = 0; b < s.cols / 32; ++b) {
+    double scale = zero_block(gate::rng()) ? 0 : std::exp2(magnitude(gate::rng()));
+    for (size_t i = 0; i < 32; ++i) xh[32 * b + i] = float(scale * unit(gate::rng()));
+  }
+  auto bx = gate::upload(xh);
+  const size_t xq_bytes = ops::activation_q8_bytes(s.cols);
+  Output<uint8_t> xq(xq_bytes);
+  ops::quantize_activations_q8(dev(), bx, xq.buffer, s.cols);
+  std::vector<uint8_t> xqh = xq.raw();
+  // d exactly max|x| / 127 but for a division's rounding (2.5 ulp on Vulkan); |q - x / d| <= 1/2
+  // but for 127 / max|x| and x * (127 / max|x|) rounding (a few ulp of 127).
+  double d_err = 0, q_err = 0;
+  Vec xdeq(s.cols);
+  for (size_t b = 0; b < s.cols / 32; ++b) {
+    float d;
+    std::memcpy(&d, xqh.data() + s.cols + 4 * b, 4);
+    double amax = 0;
+    for (size_t i = 0; i < 32; ++i) amax = std::max(amax, std::abs(double(xh[32 * b + i])));
+    double d_ref = amax / 127;
+    d_err = std::max(d_err, amax == 0 ? (d == 0 ? 0.0 : INFINITY) : std::abs(d - d_ref) / d_ref);
+    if (std::isnan(d)) d_err = INFINITY;
+    for (size_t i = 0; i < 32; ++i) {
+      int q = int8_t(xqh[32 * b + i]);
+      double e = amax == 0 ? (q == 0 ? 0.0 : INFINITY) : std::max(0.0, std::abs(q - xh[32 * b + i] / d_ref) - 0.5);
+      q_err = std::max(q_err, q < -127 ? INFINITY : e);
+      xdeq[32 * b + i] = double(d) * q;
+    }
+  }
+  const std::string shape = gate::shape_string({s.rows, s.cols});
+  gate::record({"quantize_activations_q8", "f32", gate::shape_string({s.cols}), "d relative", d_err, 3 * kU32});
+  gate::record({"quantize_activations_q8", "f32", gate::shape_string({s.cols}), "|q - x/d| - 1/2", q_err, 1e-4});
+  Output<float> y(s.rows);
+  auto bw = gate::upload(q4 ? ops::repack_q4_0(blocks, s.rows, s.cols) : ops::repack_q8_0(blocks, s.rows, s.cols));
+  (q4 ? ops::matvec_q4_0r_a8 : ops::matvec_q8_0r_a8)(dev(), bw, xq.buffer, y.buffer, s.rows, s.cols);
+  Vec w = q4 ? oracle::dequantize_q4_0(blocks, s.rows, s.cols) : oracle::dequantize_q8_0(blocks, s.rows, s.cols);
+  Vec weight, ref = oracle::matvec(w, xdeq, s.rows, s.cols, weight);
+  for (double& v : weight) v = std::max(v, 0x1p-126);   // an all-zero x: the error must be absolute zero-ish
+  gate::record({q4 ? "matvec_q4_0r_a8" : "matvec_q8_0r_a8", "int8 x", shape, "dot-weighted",
+                gate::weighted_error(y.read(), ref, weight), gamma(s.cols)});
+}
+
+TEST(OpsGate, MatvecInt8Activations) {
+  std::vector<RowShape> shapes = {{1, 1024}, {9, 3072}, {100, 4096}, {257, 5120}, {33, 14336}, {5000, 2048}};
+  if (gate::big_shapes()) shapes.insert(shapes.end(), {{4096, 14336}, {14336, 4096}});
+  for (bool q4 : {false, true})
+    for (RowShape s : shapes) check_matvec_a8(q4, s);
+}
+
 // Every format into every float type: each element formed in float (exact but for q4_k's
 // d scale q - dmin min, one float rounding) and rounded once to T. The error is relative to
 // max(|ref|, 2^-14), where half's subnormals start (their spacing, 2^-24, is half's unit

@@ -20,6 +20,11 @@ with gguf_gen.py's own numpy dequantizers; everything after is float64.
   and the product rounded to f16. Where a layer's Q, K, V and output weights share a 16-bit
   product type, the prompt's attention takes the rotated Q and K rounded to it too (the cache
   keeps K unrounded). The output projection (of the last token) is not rounded.
+  int8 activations (int8_activations=True, quiver-llm --int8-activations): outside a prefill, the
+  input of every Q8_0 / Q4_0 product whose rows are whole 1024-element chunks (the repacked
+  matrices) is first rounded as docs/numerics.md defines it: per 32-element block, x as float,
+  d = max|x| / 127 (a float), q = x * 127 / max|x| rounded to nearest, ties away from zero; the
+  product then reads d q.
 
 Usage as a program: llama_ref.py MODEL.gguf MODEL.json --prompt-ids 1,2,3 -n N prints the
 greedy continuation's ids.
@@ -35,6 +40,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gguf_gen  # noqa: E402
 
 
+def round_int8_blocks(x):
+    """x rounded as int8 activations: d q per 32-element block (module doc)."""
+    b = np.asarray(x, dtype=np.float32).astype(np.float64).reshape(-1, 32)
+    amax = np.abs(b).max(axis=1, keepdims=True)
+    d = (amax / 127).astype(np.float32).astype(np.float64)
+    scale = np.divide(127.0, amax, out=np.zeros_like(amax), where=amax > 0)
+    return (np.sign(b) * np.floor(np.abs(b) * scale + 0.5) * d).reshape(-1)
+
+
 def round_f16(x):
     """x rounded to the nearest f16 (ties to even), as float64."""
     return np.asarray(x, np.float64).astype(np.float16).astype(np.float64)
@@ -48,7 +62,7 @@ def round_bf16(x):
 
 
 class LlamaReference:
-    def __init__(self, gguf_path, sidecar):
+    def __init__(self, gguf_path, sidecar, int8_activations=False):
         with open(gguf_path, "rb") as f:
             data = f.read()
         c = sidecar["config"]
@@ -60,6 +74,7 @@ class LlamaReference:
         self.types = {t["name"]: t["type"] for t in sidecar["tensors"]}
         self.rounded = {}   # name -> the weights rounded to f16 (block-quantized, for prefill)
         self.prefilling = False
+        self.int8_activations = int8_activations
         for t in sidecar["tensors"]:
             raw = data[base_offset + t["offset"]: base_offset + t["offset"] + t["bytes"]]
             values = gguf_gen.dequantize(raw, t["type"]).astype(np.float64)
@@ -67,6 +82,7 @@ class LlamaReference:
             self.w[t["name"]] = values.reshape(dims[::-1]) if len(dims) == 2 else values
         if "output.weight" not in self.w:
             self.w["output.weight"] = self.w["token_embd.weight"]
+            self.types["output.weight"] = self.types["token_embd.weight"]
         self.k_cache = [[] for _ in range(self.L)]
         self.v_cache = [[] for _ in range(self.L)]
         self.k_prompt = [[] for _ in range(self.L)]   # the prompt's keys as its attention reads them
@@ -108,9 +124,12 @@ class LlamaReference:
             return None
         return self.product_rounding(b + "attn_q.weight")
 
-    def product(self, name, x):
+    def product(self, name, x, prefill_rounding=True):
         """The layer product W x: in float64, or with the prefill's roundings (class doc)."""
-        if not self.prefilling or self.types[name] == "F32":
+        if (self.int8_activations and not self.prefilling and self.types[name] in ("Q8_0", "Q4_0") and
+                self.w[name].shape[1] % 1024 == 0):
+            return self.w[name] @ round_int8_blocks(x)
+        if not self.prefilling or not prefill_rounding or self.types[name] == "F32":
             return self.w[name] @ x
         if self.types[name] == "BF16":
             return round_bf16(self.w[name] @ round_bf16(x))
@@ -159,7 +178,7 @@ class LlamaReference:
             up = self.product(b + "ffn_up.weight", m)
             x = x + self.product(b + "ffn_down.weight", gate / (1.0 + np.exp(-gate)) * up)
         self.position += 1
-        return self.w["output.weight"] @ self.rms_norm(x, "output_norm.weight")
+        return self.product("output.weight", self.rms_norm(x, "output_norm.weight"), prefill_rounding=False)
 
 
 def main():

@@ -35,6 +35,14 @@ from llama_ref import LlamaReference  # noqa: E402
 BOUND = 2e-4
 BOUND_F16_PRODUCTS = 8 * 2.0 ** -11
 BOUND_BF16_PRODUCTS = 8 * 2.0 ** -8
+# --int8-activations against the reference with the same int8 rounding of each product's input
+# (llama_ref.py). An activation within the two sides' float difference of a rounding midpoint
+# rounds to the neighbouring integer on one side, which moves it by d = max|x_block| / 127 and
+# everything after it: over 16 runs on CPU and lavapipe, 13 stayed within 7.4e-7 of max|logit|,
+# three had such a flip (6.0e-4, 2.8e-3, 8.7e-3). The bound is 3.5x the largest; a wrong nibble
+# offset, scale or block order moves the logits by tens of percent. (Against float activations
+# the rounding itself moves them by up to 0.2 on these random models; the test does not bound that.)
+BOUND_INT8_ACTIVATIONS = 0.03
 
 
 def model_bound(side):
@@ -78,6 +86,7 @@ MODELS = [
      "--type-attn Q8_0 --type-ffn Q4_0 --type-output Q4_0"),
 ]
 LONG_PROMPT = {"bf16_q8_0_long_prompt": (129, 140)}
+INT8_ACTIVATIONS = {"q8_0_q4_0_repacked"}
 
 failures = []
 
@@ -111,6 +120,9 @@ def check_model(exe, work, name, gen_args, seed):
     check_run(exe, path, name, side, prompt, bound, [])
     if bound != BOUND:   # the decode step's own numerics, with the prompt run through it
         check_run(exe, path, name + " --token-prefill", side, prompt, BOUND, ["--token-prefill"])
+    if name in INT8_ACTIVATIONS:   # repacked Q8_0 / Q4_0 products on int8 activations, every row
+        check_run(exe, path, name + " --int8-activations", side, prompt, BOUND_INT8_ACTIVATIONS,
+                  ["--token-prefill", "--int8-activations"])
     check_weight_bytes(exe, path, name, side)
 
 
@@ -143,7 +155,7 @@ def check_run(exe, path, name, side, prompt, bound, options):
         return
     got = got.reshape(n, vocab).astype(np.float64)
 
-    ref = LlamaReference(path, side)
+    ref = LlamaReference(path, side, int8_activations="--int8-activations" in options)
     if options:
         for t in prompt:
             logits = ref.step(t)

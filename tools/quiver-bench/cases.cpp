@@ -191,7 +191,10 @@ void add_matvec_w16_case(std::vector<Case>& cases, size_t rows, size_t cols) {
                    }});
 }
 
-void add_quant_case(std::vector<Case>& cases, size_t rows, size_t cols, quiver::ops::detail::QuantFormat format) {
+// a8: int8 activations (the repacked formats' matvec_q*_0r_a8, x quantized once when the case is
+// set up: a decode step quantizes a vector once for every product that reads it).
+void add_quant_case(std::vector<Case>& cases, size_t rows, size_t cols, quiver::ops::detail::QuantFormat format,
+                    bool a8 = false) {
   using quiver::ops::detail::QuantFormat;
   struct Layout {
     const char* name;
@@ -205,9 +208,11 @@ void add_quant_case(std::vector<Case>& cases, size_t rows, size_t cols, quiver::
                    : format == QuantFormat::Q4_K ? Layout{"q4_k", 256, quiver::ops::kQ4_KBlockBytes, {0, 2}}
                                                  : Layout{"q6_k", 256, quiver::ops::kQ6_KBlockBytes, {208}};
   size_t wbytes = rows * (cols / q.block_elems) * q.block_bytes;
-  cases.push_back({"matvec", q.name, dims({rows, cols}), double(wbytes) + 4.0 * (rows + cols), 2.0 * rows * cols, "",
+  double xbytes = a8 ? double(quiver::ops::activation_q8_bytes(cols)) : 4.0 * cols;
+  cases.push_back({"matvec", std::string(q.name) + (a8 ? "_a8" : ""), dims({rows, cols}),
+                   double(wbytes) + xbytes + 4.0 * rows, 2.0 * rows * cols, "",
                    [=](const Device& dev, size_t sets) -> Runner {
-                     struct Set { Buffer<uint8_t> w; Buffer<float> x, y; };
+                     struct Set { Buffer<uint8_t> w; Buffer<float> x, y; Buffer<uint8_t> xq; };
                      auto xs = std::make_shared<std::vector<Set>>();
                      for (size_t s = 0; s < sets; ++s) {
                        // Random bytes with valid small f16 scales (1/64) in each block.
@@ -221,12 +226,17 @@ void add_quant_case(std::vector<Case>& cases, size_t rows, size_t cols, quiver::
                        if (format == QuantFormat::Q4_0R) w = quiver::ops::repack_q4_0(w, rows, cols);
                        Set set{dev.alloc<uint8_t>(wbytes), random_buffer<float>(dev, cols), dev.alloc<float>(rows)};
                        set.w.upload(w);
+                       if (a8) {
+                         set.xq = dev.alloc<uint8_t>(quiver::ops::activation_q8_bytes(cols));
+                         quiver::ops::quantize_activations_q8(dev, set.x, set.xq, cols);
+                       }
                        xs->push_back(std::move(set));
                      }
                      return [=, &dev](size_t s) {
                        auto& v = (*xs)[s];
                        quiver::ops::detail::matvec_quantized(dev, quiver::ops::detail::operand(v.w),
-                                                             quiver::ops::detail::operand(v.x),
+                                                             a8 ? quiver::ops::detail::operand(v.xq)
+                                                                : quiver::ops::detail::operand(v.x),
                                                              quiver::ops::detail::operand(v.y), rows, cols, format);
                      };
                    }});
@@ -297,7 +307,10 @@ std::vector<Case> all_cases(bool quick) {
     add_matvec_case<quiver::bf16>(cases, 256, 512);
     for (auto f : {QuantFormat::Q8_0, QuantFormat::Q4_0, QuantFormat::Q4_K, QuantFormat::Q6_K})
       add_quant_case(cases, 256, 512, f);
-    for (auto f : {QuantFormat::Q8_0R, QuantFormat::Q4_0R}) add_quant_case(cases, 256, 2048, f);
+    for (auto f : {QuantFormat::Q8_0R, QuantFormat::Q4_0R}) {
+      add_quant_case(cases, 256, 2048, f);
+      add_quant_case(cases, 256, 2048, f, /*a8=*/true);
+    }
     add_matmul_case<float>(cases, 128);
     add_matmul_case<quiver::bf16>(cases, 128);
     add_w8a8_case(cases, 128);
@@ -317,10 +330,12 @@ std::vector<Case> all_cases(bool quick) {
     for (auto f : {QuantFormat::Q8_0, QuantFormat::Q4_0, QuantFormat::Q4_K, QuantFormat::Q6_K, QuantFormat::Q8_0R,
                    QuantFormat::Q4_0R})
       add_quant_case(cases, r, c, f);
+    for (auto f : {QuantFormat::Q8_0R, QuantFormat::Q4_0R}) add_quant_case(cases, r, c, f, /*a8=*/true);
   }
   // The down projection's shape (the short, long rows a K split serves).
   for (auto f : {QuantFormat::Q8_0, QuantFormat::Q4_0, QuantFormat::Q8_0R, QuantFormat::Q4_0R})
     add_quant_case(cases, 4096, 14336, f);
+  for (auto f : {QuantFormat::Q8_0R, QuantFormat::Q4_0R}) add_quant_case(cases, 4096, 14336, f, /*a8=*/true);
   for (size_t n : {4096, 8192}) {
     add_matmul_case<quiver::bf16>(cases, n);
     add_matmul_case<quiver::half>(cases, n);

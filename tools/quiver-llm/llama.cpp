@@ -136,8 +136,9 @@ size_t Matrix::bytes() const {
 }
 
 LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& cfg, size_t capacity,
-                       size_t prompt_tokens, bool repack_blocks)
-    : dev_(dev), cfg_(cfg), capacity_(capacity), prompt_capacity_(std::max<size_t>(prompt_tokens, 1)) {
+                       size_t prompt_tokens, bool repack_blocks, bool int8_activations)
+    : dev_(dev), cfg_(cfg), capacity_(capacity), prompt_capacity_(std::max<size_t>(prompt_tokens, 1)),
+      int8_activations_(int8_activations) {
   const std::string where = gguf.label() + ": llama model: ";
   if (cfg.head_dim != 64 && cfg.head_dim != 128)
     throw GgufError(where + "head size " + std::to_string(cfg.head_dim) +
@@ -228,11 +229,20 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
   for (Buffer<float>* a : {&k_, &v_, &k_rot_}) *a = dev.alloc<float>(T * KV);
   gate_ = dev.alloc<float>(T * 2 * F);   // the stacked gate and up product's rows, or gate's
   for (Buffer<float>* a : {&up_, &hidden_}) *a = dev.alloc<float>(T * F);
+  if (int8_activations_) x_q8_ = dev.alloc<uint8_t>(ops::activation_q8_bytes(std::max(E, F)));
   allocate_prefill_scratch();
   logits_ = dev.alloc<float>(V);
 }
 
 void LlamaModel::linear(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y) const {
+  if (int8_activations_ && m.repacked) {
+    // The input quantized for each product (the unstacked Q / K / V and gate / up quantize the
+    // same vector twice: one short launch each, where stacking is the common case).
+    ops::quantize_activations_q8(dev_, x, x_q8_, m.cols);
+    if (m.type == GgmlType::Q8_0) ops::matvec_q8_0r_a8(dev_, m.blocks, x_q8_, y, m.rows, m.cols);
+    else ops::matvec_q4_0r_a8(dev_, m.blocks, x_q8_, y, m.rows, m.cols);
+    return;
+  }
   switch (m.type) {
     case GgmlType::Q8_0:
       if (m.repacked) ops::matvec_q8_0r(dev_, m.blocks, x, y, m.rows, m.cols);

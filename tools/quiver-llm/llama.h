@@ -57,8 +57,10 @@ class LlamaModel {
   // the runner does not support (head size, capacity).
   // repack_blocks: Q8_0 and Q4_0 matrices whose rows are whole chunks of ops::kRepackCols go to the
   // device repacked (the 16-byte loads of matvec_q8_0r / q4_0r); false keeps the file's order.
+  // int8_activations: a decode step's products with repacked weights take their input quantized
+  // to int8 per 32-element block (ops::quantize_activations_q8, matvec_q8_0r_a8 / q4_0r_a8).
   LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& cfg, size_t capacity, size_t prompt_tokens,
-             bool repack_blocks = true);
+             bool repack_blocks = true, bool int8_activations = false);
 
   // Uploads a prompt (1 .. prompt_tokens ids) for queue_prefill, which runs it at positions
   // 0 .. size - 1.
@@ -115,6 +117,8 @@ class LlamaModel {
   Buffer<int32_t> prompt_, prompt_positions_, zero_;   // the prompt's ids, 0 .. prompt_tokens - 1, 0
   Buffer<int32_t> q_rows_, k_rows_, v_rows_;           // split_qkv's gathers
   Buffer<float> qkv_;                                  // the stacked Q, K, V product
+  bool int8_activations_ = false;
+  Buffer<uint8_t> x_q8_;   // a decode step's product input as int8 (ops::activation_q8_bytes)
   Buffer<float> attn_work_;   // attention_decode's partial results
   // Activations of prompt_tokens tokens (a decode step uses the first token's rows).
   Buffer<float> x_[2];   // the residual stream, alternating (queue_step, queue_prefill)

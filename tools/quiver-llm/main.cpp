@@ -69,7 +69,7 @@ int run(int argc, char** argv) {
   CLI::App app{"quiver-llm: greedy generation with a Llama-family GGUF model on quiver's op library"};
   std::string model_path, backend, prompt_text, dump_path;
   int64_t n_generate = 16;
-  bool bench = false, no_graph = false, token_prefill = false, gguf_layout = false;
+  bool bench = false, no_graph = false, token_prefill = false, gguf_layout = false, int8_activations = false;
   app.add_option("model", model_path, "the model (.gguf, architecture llama)")->required();
   app.add_option("--backend", backend, "cuda, vulkan, cpu (default: the best one found; QUIVER_BACKEND overrides)");
   app.add_option("--prompt-ids", prompt_text, "the prompt's token ids, comma-separated")->required();
@@ -84,6 +84,9 @@ int run(int argc, char** argv) {
   app.add_flag("--gguf-layout", gguf_layout,
                "keep Q8_0 / Q4_0 weights in the file's block order on the device instead of repacking them for "
                "16-byte loads (matvec_q8_0 / q4_0 instead of matvec_q8_0r / q4_0r)");
+  app.add_flag("--int8-activations", int8_activations,
+               "decode with the products of repacked Q8_0 / Q4_0 weights on int8 activations (x quantized per "
+               "32-element block, integer dot products: matvec_q8_0r_a8 / q4_0r_a8); docs/numerics.md has the error");
   app.add_flag("--no-graph", no_graph,
                "queue each decode step's launches one by one instead of replaying the step recorded once");
   try {
@@ -110,7 +113,8 @@ int run(int argc, char** argv) {
   quiver::Device dev = quiver::Device::open(backend);
   // Positions 0 .. prompt + N - 2 are run (the last generated token is never fed back).
   const size_t positions = prompt.size() + size_t(n_generate) - 1;
-  quiver::llm::LlamaModel model(dev, gguf, cfg, positions, token_prefill ? 1 : prompt.size(), !gguf_layout);
+  quiver::llm::LlamaModel model(dev, gguf, cfg, positions, token_prefill ? 1 : prompt.size(), !gguf_layout,
+                                  int8_activations);
   std::vector<float> logits(dump ? cfg.vocab_size : 0);
   auto dump_logits = [&] {
     if (!dump) return;
