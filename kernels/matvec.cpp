@@ -587,30 +587,37 @@ QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q8_0r(const uint32_t* q, const qv:
 // x quantized per 32-element block, as llama.cpp quantizes the activations of its integer-dot
 // matvecs: d = max|x| / 127, q = x / d rounded to nearest (ties away from zero); a block of zeros
 // gets d = 0, q = 0. The layout is planar so that a matvec lane's quants are aligned words: the n
-// int8 quants (as n / 4 words, xq), then the n / 32 float d (xd, from byte n). A thread a block:
-// the vectors are a layer's activations (at most tens of thousands of elements), so one short
-// launch, and any subgroup size.
+// int8 quants (as n / 4 words, xq), then the n / 32 float d (xd, from byte n).
+// A decode step quantizes a vector of a few thousand elements before its products, so the launch
+// is latency, not bandwidth: a thread per 4 elements (a word of quants), 8 threads a block, the
+// block's maximum through workgroup memory (any subgroup size), kQuantizeThreads / 8 blocks a
+// workgroup. (A thread per block, 32 elements in a serial loop, took ~4 us a launch on an H200,
+// more than the integer matvecs saved in a Q4_0 decode step.)
+constexpr uint32_t kQuantizeThreads = 256;
+
 // v * inv rounded to nearest, ties away from zero, as an int8 in the low byte.
 QV_DEVICE uint32_t quant_byte(float v, float inv) {
   float r = qv::floor(qv::abs(v) * inv + 0.5f);
   return static_cast<uint32_t>(static_cast<int32_t>(v < 0.0f ? -r : r)) & 0xFFu;
 }
-QV_KERNEL QV_BLOCK(qvops::kElemThreads) void quantize_activations_q8(const float* x, uint32_t* xq, float* xd,
-                                                                    uint32_t n) {
-  for (uint32_t b = qvops::grid_first(); b < n / kQBlock; b += qvops::grid_stride()) {
-    const float* xb = x + kQBlock * b;
-    float amax = 0.0f;
-    for (uint32_t i = 0; i < kQBlock; i += 4) {
-      qv::float4 v = qv::load<4>(xb + i);
-      amax = qv::max(amax, qv::max(qv::max(qv::abs(v[0]), qv::abs(v[1])), qv::max(qv::abs(v[2]), qv::abs(v[3]))));
-    }
-    float d = amax / 127.0f, inv = amax > 0.0f ? 127.0f / amax : 0.0f;
-    for (uint32_t i = 0; i < kQBlock; i += 4) {
-      qv::float4 v = qv::load<4>(xb + i);
-      xq[(kQBlock * b + i) / 4] = quant_byte(v[0], inv) | quant_byte(v[1], inv) << 8 | quant_byte(v[2], inv) << 16 |
-                                  quant_byte(v[3], inv) << 24;
-    }
-    xd[n / 4 + b] = d;   // xd is the same buffer as xq: the scales start at byte n
+
+QV_KERNEL QV_BLOCK(kQuantizeThreads) void quantize_activations_q8(const float* x, uint32_t* xq, float* xd,
+                                                                 uint32_t n) {
+  qv::shared<float, kQuantizeThreads> part;   // each thread's max|x| over its 4 elements
+  uint32_t t = qv::thread_id_x();
+  uint32_t word = qvops::block_row() * kQuantizeThreads + t;   // this thread's 4 elements: 4 word ..
+  bool valid = word < n / 4;   // n is a multiple of 32: a block's 8 threads are all valid or none
+  qv::float4 v = valid ? qv::load<4>(x + 4 * word) : qv::float4(0.0f, 0.0f, 0.0f, 0.0f);
+  part[t] = qv::max(qv::max(qv::abs(v[0]), qv::abs(v[1])), qv::max(qv::abs(v[2]), qv::abs(v[3])));
+  qv::barrier();
+  uint32_t first = t - t % 8;
+  float amax = qv::max(qv::max(qv::max(part[first], part[first + 1]), qv::max(part[first + 2], part[first + 3])),
+                       qv::max(qv::max(part[first + 4], part[first + 5]), qv::max(part[first + 6], part[first + 7])));
+  float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+  if (valid) {
+    xq[word] = quant_byte(v[0], inv) | quant_byte(v[1], inv) << 8 | quant_byte(v[2], inv) << 16 |
+               quant_byte(v[3], inv) << 24;
+    if (t % 8 == 0) xd[n / 4 + word / 8] = amax / 127.0f;   // xd is xq's buffer: the scales start at byte n
   }
 }
 

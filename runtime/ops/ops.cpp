@@ -362,7 +362,8 @@ void quantize_activations_q8(const Device& dev, Operand x, Operand xq, size_t n)
   if (n == 0) return;
   // The kernel writes the quants as words and the scales as float from byte n, one buffer.
   Operand words{Elem::U32, xq.size / 4, xq.buffer}, scales{Elem::F32, xq.size / 4, xq.buffer};
-  call.launch("quantize_activations_q8", stride_grid(n / kQuantBlock), {x, words, scales, call.dim(n, "n")});
+  // kernels/matvec.cpp: a thread per 4 elements, 256 a workgroup.
+  call.launch("quantize_activations_q8", call.row_grid((n / 4 + 255) / 256), {x, words, scales, call.dim(n, "n")});
 }
 
 void dequantize(const Device& dev, Operand w, Operand out, size_t rows, size_t cols, QuantFormat format) {
