@@ -37,9 +37,28 @@ static_assert(targets_in_enum_order(), "format/targets.h: kTargets out of enum o
 
 using nlohmann::json;
 
+// A field path as the message shows it: control characters (a key may hold an escaped NUL,
+// which would end the C string of Error::what() mid-message) written as \u00XX.
+std::string printable_field(const std::string& field) {
+  std::string out;
+  out.reserve(field.size());
+  for (char c : field) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u != 0x7f) {
+      out += c;
+      continue;
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += "\\u00";
+    out += kHex[u >> 4];
+    out += kHex[u & 15];
+  }
+  return out;
+}
+
 [[noreturn]] void fail(std::string_view label, const std::string& field, const std::string& what) {
   throw Error(ErrorCode::InvalidFatBinary, std::string(label) + ": invalid fat binary: manifest field '" +
-                                               field + "': " + what);
+                                               printable_field(field) + "': " + what);
 }
 
 // The manifest's JSON as a compact tree. Reading a manifest is on the path of every

@@ -156,6 +156,19 @@ TEST_F(LargeManifest, RepeatedKeyAmongAMillionIsNamed) {
   expect_in_time(t, nested);
 }
 
+// A repeated key holding control characters (JSON escapes of NUL and a tab) is named with them
+// written as \u00XX: a raw NUL would end the message at the key.
+TEST_F(LargeManifest, RepeatedKeyWithControlCharactersIsNamedPrintably) {
+  const Bytes file = with_manifest(parts, [&](const std::string& text) {
+    return insert_members(text, "{", "\"target\\u0000s\\t\":1,\"target\\u0000s\\t\":2,");
+  });
+  const Timed t = read(file);
+  ASSERT_FALSE(t.fb);
+  EXPECT_NE(t.error.find("manifest field 'target\\u0000s\\u0009': the key appears twice in one object"),
+            std::string::npos)
+      << t.error;
+}
+
 // Over the value limit: refused before any tree is built, and as quickly.
 TEST_F(LargeManifest, OverTheValueLimitIsRefused) {
   const Bytes file = with_manifest(parts, [&](const std::string& text) {
