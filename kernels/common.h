@@ -339,4 +339,26 @@ QV_DEVICE void mma_4x2(const qv::shared<T, N>& as, uint32_t a0, uint32_t row, co
   c31 = qv::mma(a, b_1, c31);
 }
 
+// ---- int8 activations (ops::quantize_activations_q8's rounding) --------------------------------
+// Four elements of a 32-element block as one word of int8 q = v * (127 / max|block|) rounded to
+// nearest, ties away from zero (inv = 0 for a block of zeros), and the block's maximum from its
+// 8 threads' parts in workgroup memory (`part`, a word's thread at t, the block's first at t - t %
+// 8): kernels/matvec.cpp quantizes a vector alone with them, kernels/norms.cpp a norm's output.
+QV_DEVICE uint32_t quant_byte(float v, float inv) {
+  float r = qv::floor(qv::abs(v) * inv + 0.5f);
+  return static_cast<uint32_t>(static_cast<int32_t>(v < 0.0f ? -r : r)) & 0xFFu;
+}
+QV_DEVICE uint32_t quant_word(qv::float4 v, float inv) {
+  return quant_byte(v[0], inv) | quant_byte(v[1], inv) << 8 | quant_byte(v[2], inv) << 16 | quant_byte(v[3], inv) << 24;
+}
+QV_DEVICE float abs_max4(qv::float4 v) {
+  return qv::max(qv::max(qv::abs(v[0]), qv::abs(v[1])), qv::max(qv::abs(v[2]), qv::abs(v[3])));
+}
+template <typename Part>
+QV_DEVICE float block_of_8_max(const Part& part, uint32_t t) {
+  uint32_t f = t - t % 8;
+  return qv::max(qv::max(qv::max(part[f], part[f + 1]), qv::max(part[f + 2], part[f + 3])),
+                 qv::max(qv::max(part[f + 4], part[f + 5]), qv::max(part[f + 6], part[f + 7])));
+}
+
 }  // namespace qvops

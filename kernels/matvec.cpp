@@ -595,12 +595,6 @@ QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q8_0r(const uint32_t* q, const qv:
 // more than the integer matvecs saved in a Q4_0 decode step.)
 constexpr uint32_t kQuantizeThreads = 256;
 
-// v * inv rounded to nearest, ties away from zero, as an int8 in the low byte.
-QV_DEVICE uint32_t quant_byte(float v, float inv) {
-  float r = qv::floor(qv::abs(v) * inv + 0.5f);
-  return static_cast<uint32_t>(static_cast<int32_t>(v < 0.0f ? -r : r)) & 0xFFu;
-}
-
 QV_KERNEL QV_BLOCK(kQuantizeThreads) void quantize_activations_q8(const float* x, uint32_t* xq, float* xd,
                                                                  uint32_t n) {
   qv::shared<float, kQuantizeThreads> part;   // each thread's max|x| over its 4 elements
@@ -608,15 +602,12 @@ QV_KERNEL QV_BLOCK(kQuantizeThreads) void quantize_activations_q8(const float* x
   uint32_t word = qvops::block_row() * kQuantizeThreads + t;   // this thread's 4 elements: 4 word ..
   bool valid = word < n / 4;   // n is a multiple of 32: a block's 8 threads are all valid or none
   qv::float4 v = valid ? qv::load<4>(x + 4 * word) : qv::float4(0.0f, 0.0f, 0.0f, 0.0f);
-  part[t] = qv::max(qv::max(qv::abs(v[0]), qv::abs(v[1])), qv::max(qv::abs(v[2]), qv::abs(v[3])));
+  part[t] = qvops::abs_max4(v);
   qv::barrier();
-  uint32_t first = t - t % 8;
-  float amax = qv::max(qv::max(qv::max(part[first], part[first + 1]), qv::max(part[first + 2], part[first + 3])),
-                       qv::max(qv::max(part[first + 4], part[first + 5]), qv::max(part[first + 6], part[first + 7])));
+  float amax = qvops::block_of_8_max(part, t);
   float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
   if (valid) {
-    xq[word] = quant_byte(v[0], inv) | quant_byte(v[1], inv) << 8 | quant_byte(v[2], inv) << 16 |
-               quant_byte(v[3], inv) << 24;
+    xq[word] = qvops::quant_word(v, inv);
     if (t % 8 == 0) xd[n / 4 + word / 8] = amax / 127.0f;   // xd is xq's buffer: the scales start at byte n
   }
 }

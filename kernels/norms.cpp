@@ -272,6 +272,44 @@ QV_KERNEL QV_BLOCK(kRowThreads) void add_rms_norm(const T* x, const T* residual,
   else add_rms_norm_row<1>(x, residual, w, sum, out, row * cols, cols, eps);
 }
 
+// add_rms_norm of float rows (cols a multiple of 32) that also writes out as int8 activations,
+// exactly as ops::quantize_activations_q8 would from out (kernels/matvec.cpp): a decode step's
+// norm and the int8 input of the products after it in one launch. Row r's quants are words
+// r (cols / 4 + cols / 32) .., its scales the cols / 32 floats after them. The output pass walks
+// the row in uniform steps of kRowThreads * 4 elements, so a block's 8 threads meet at the
+// barrier around its maximum (workgroup memory: any subgroup size).
+QV_KERNEL QV_BLOCK(kRowThreads) void add_rms_norm_q8(const float* x, const float* residual, const float* w, float* sum,
+                                                     float* out, uint32_t* xq, float* xd, uint32_t rows, uint32_t cols,
+                                                     float eps) {
+  qv::shared<float, kRowThreads> part;
+  uint32_t row = qvops::block_row();
+  if (row >= rows) return;   // uniform per block
+  uint32_t base = row * cols, t = qv::thread_id_x();
+  float squares = 0.0f;
+  for (uint32_t c = 4 * t; c < cols; c += 4 * kRowThreads) {
+    qv::float4 v = qv::load<4>(x + base + c) + qv::load<4>(residual + base + c);
+    qv::store(sum + base + c, v);
+    squares += qvops::sum4(v * v);
+  }
+  float inv_rms = qv::rsqrt(qv::block_sum(squares) / static_cast<float>(cols) + eps);
+  uint32_t words = row * (cols / 4 + cols / 32);   // this row's quants, then its scales
+  for (uint32_t c0 = 0; c0 < cols; c0 += 4 * kRowThreads) {
+    uint32_t c = c0 + 4 * t;
+    bool valid = c < cols;   // cols % 32 == 0: a block's 8 threads are all valid or none
+    qv::float4 o = valid ? qv::load<4>(sum + base + c) * inv_rms * qv::load<4>(w + c) : qv::float4(0.0f, 0.0f, 0.0f, 0.0f);
+    part[t] = qvops::abs_max4(o);
+    qv::barrier();
+    float amax = qvops::block_of_8_max(part, t);
+    float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+    if (valid) {
+      qv::store(out + base + c, o);
+      xq[words + c / 4] = qvops::quant_word(o, inv);
+      if (t % 8 == 0) xd[words + cols / 4 + c / 32] = amax / 127.0f;   // xd is xq's buffer
+    }
+    qv::barrier();   // part is rewritten by the next step
+  }
+}
+
 // Short rows (kernels/common.h: cols <= 1024, rows starting on 16-byte boundaries), a subgroup
 // each, kShortRows per block. Separate kernels so that their registers (a row per subgroup held
 // in eight float4 slots) do not lower the occupancy of the block-per-row kernels: in one kernel

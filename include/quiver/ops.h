@@ -46,6 +46,8 @@ void rms_norm(const Device&, Operand x, Operand w, Operand out, size_t rows, siz
 void layer_norm(const Device&, Operand x, Operand w, Operand b, Operand out, size_t rows, size_t cols, float eps);
 void add_rms_norm(const Device&, Operand x, Operand residual, Operand w, Operand sum, Operand out, size_t rows,
                   size_t cols, float eps);
+void add_rms_norm_q8(const Device&, Operand x, Operand residual, Operand w, Operand sum, Operand out, Operand xq,
+                     size_t rows, size_t cols, float eps);
 void softmax(const Device&, Operand x, Operand out, size_t rows, size_t cols, bool log);
 void silu_gate(const Device&, Operand x, Operand g, Operand out, size_t n);
 void gelu(const Device&, Operand x, Operand out, size_t n, bool tanh_form);
@@ -92,6 +94,17 @@ void add_rms_norm(const Device& dev, const Buffer<X>& x, const Buffer<R>& residu
                   const Buffer<S>& sum, const Buffer<O>& out, size_t rows, size_t cols, float eps = 1e-6f) {
   detail::add_rms_norm(dev, detail::operand(x), detail::operand(residual), detail::operand(w), detail::operand(sum),
                        detail::operand(out), rows, cols, eps);
+}
+
+// The same for float rows that also writes out as int8 activations, exactly as
+// quantize_activations_q8(out) would (below): xq holds rows x activation_q8_bytes(cols) bytes,
+// row r from byte r * activation_q8_bytes(cols); cols a multiple of 32. A decode step's norm and
+// the input of the int8-activation products after it (matvec_q4_0r_a8 / q8_0r_a8) in one launch.
+inline void add_rms_norm_q8(const Device& dev, const Buffer<float>& x, const Buffer<float>& residual,
+                            const Buffer<float>& w, const Buffer<float>& sum, const Buffer<float>& out,
+                            const Buffer<uint8_t>& xq, size_t rows, size_t cols, float eps = 1e-6f) {
+  detail::add_rms_norm_q8(dev, detail::operand(x), detail::operand(residual), detail::operand(w), detail::operand(sum),
+                          detail::operand(out), detail::operand(xq), rows, cols, eps);
 }
 
 // ---- Softmax (per row, max-subtracted) --------------------------------------------------------

@@ -91,6 +91,33 @@ void add_rms_norm(const Device& dev, Operand x, Operand residual, Operand w, Ope
               {x, residual, w, sum, out, call.dim(rows, "rows"), call.dim(cols, "cols"), eps});
 }
 
+void add_rms_norm_q8(const Device& dev, Operand x, Operand residual, Operand w, Operand sum, Operand out, Operand xq,
+                     size_t rows, size_t cols, float eps) {
+  OpCall call(dev, "add_rms_norm_q8");
+  call.require_elem("x", x, {Elem::F32});
+  call.require_elem("residual", residual, {Elem::F32});
+  call.require_elem("w", w, {Elem::F32});
+  call.require_elem("sum", sum, {Elem::F32});
+  call.require_elem("out", out, {Elem::F32});
+  call.require_elem("xq", xq, {Elem::U8});
+  if (cols % kQuantBlock != 0)
+    call.fail("cols = " + std::to_string(cols) + " is not a multiple of the 32-element quantization block");
+  size_t n = call.elements({rows, cols}, "rows * cols");
+  call.require_at_least("x", x, n, "rows * cols");
+  call.require_at_least("residual", residual, n, "rows * cols");
+  call.require_exactly("w", w, cols, "cols");
+  call.require_at_least("sum", sum, n, "rows * cols");
+  call.require_at_least("out", out, n, "rows * cols");
+  size_t xq_bytes = call.elements({rows, activation_q8_bytes(cols)}, "rows * (cols + cols / 32 * 4)");
+  call.require_at_least("xq", xq, xq_bytes, "rows * (cols + cols / 32 * 4) bytes");
+  require_eps(call, eps);
+  if (n == 0) return;
+  // kernels/norms.cpp: the quants as words, the scales as float, one buffer.
+  Operand words{Elem::U32, xq.size / 4, xq.buffer}, scales{Elem::F32, xq.size / 4, xq.buffer};
+  call.launch("add_rms_norm_q8", call.row_grid(rows),
+              {x, residual, w, sum, out, words, scales, call.dim(rows, "rows"), call.dim(cols, "cols"), eps});
+}
+
 void softmax(const Device& dev, Operand x, Operand out, size_t rows, size_t cols, bool log) {
   OpCall call(dev, log ? "log_softmax" : "softmax");
   Elem e = float_elem(call, "x", x);

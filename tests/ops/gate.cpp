@@ -180,4 +180,23 @@ void write_report(const std::string& path) {
   std::printf("ops gate: wrote %zu results to %s\n", results().size(), path.c_str());
 }
 
+std::vector<uint8_t> random_blocks(size_t rows, size_t cols, size_t block_elems, size_t block_bytes,
+                                   std::initializer_list<size_t> halves) {
+  std::vector<uint8_t> blocks(rows * (cols / block_elems) * block_bytes);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<double> magnitude(-14, -4);   // scale 2^-14 .. 2^-4
+  std::bernoulli_distribution subnormal(0.05), negative(0.3);
+  for (uint8_t& b : blocks) b = uint8_t(byte(rng()));
+  for (size_t b = 0; b < blocks.size(); b += block_bytes) {
+    for (size_t at : halves) {
+      uint16_t d = half_bits((negative(rng()) ? -1 : 1) * std::exp2(magnitude(rng())));
+      if (subnormal(rng())) d = uint16_t((d & 0x8000) | byte(rng()) | (byte(rng()) & 3) << 8);
+      blocks[b + at] = uint8_t(d & 0xFF);
+      blocks[b + at + 1] = uint8_t(d >> 8);
+    }
+  }
+  return blocks;
+}
+
+
 }  // namespace gate

@@ -12,6 +12,9 @@
 #include <type_traits>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include <initializer_list>
 #include <quiver/ops.h>
 #include <quiver/runtime.h>
 
@@ -102,6 +105,35 @@ std::vector<T> download(const quiver::Buffer<T>& b) {
   b.download(v);
   return v;
 }
+
+constexpr double kU32 = 0x1p-24;   // float unit roundoff
+constexpr size_t kGuard = 7;       // poisoned elements after every output
+// The classic bound n u / (1 - n u) of an n-term float sum's relative error.
+inline double gamma(size_t n) { return double(n) * kU32 / (1 - double(n) * kU32); }
+
+// A poisoned output of n elements plus the guard.
+template <typename T>
+struct Output {
+  explicit Output(size_t n) : n(n), buffer(poisoned<T>(n + kGuard)) {}
+  // The first n elements; fails the test if a guard element changed.
+  std::vector<T> raw() const {
+    std::vector<T> all = download(buffer);
+    std::vector<T> poison = poison_values<T>(kGuard);
+    EXPECT_EQ(0, std::memcmp(all.data() + n, poison.data(), kGuard * sizeof(T)))
+        << "the op wrote past the " << n << " elements of its output";
+    all.resize(n);
+    return all;
+  }
+  std::vector<double> read() const { return values(raw()); }
+  size_t n;
+  quiver::Buffer<T> buffer;
+};
+
+// Random llama.cpp blocks of block_elems elements: every byte random (quants, packed or int8
+// scales of both signs), then the f16 scales at byte offsets `halves` of each block: both signs
+// over a wide range, some subnormal (to cover every branch of the in-kernel f16 decoding).
+std::vector<uint8_t> random_blocks(size_t rows, size_t cols, size_t block_elems, size_t block_bytes,
+                                   std::initializer_list<size_t> halves);
 
 // ---- Errors ----------------------------------------------------------------------------------
 // Largest |got - ref| / scale over groups of `group` consecutive elements, where scale is the

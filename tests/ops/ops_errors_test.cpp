@@ -47,7 +47,7 @@ TEST(OpsErrors, LibraryIsBuiltInAndListsItsKernels) {
   for (const char* k : {"rms_norm<float>", "rms_norm<bf16>", "softmax<half>", "attention<float, 128>",
                         "attention<bf16, 64>", "matvec<half>", "matvec_w16<bf16>", "matvec_w16<half>", "matvec_q4_0",
                         "matvec_q4_0r", "matvec_q8_0r", "matvec_q4_0r_a8", "matvec_q8_0r_a8",
-                        "quantize_activations_q8", "dequantize_q4_0r<half>", "matvec_q4_k", "matvec_q6_k", "matmul_w8a8", "argmax<bf16>",
+                        "quantize_activations_q8", "add_rms_norm_q8", "dequantize_q4_0r<half>", "matvec_q4_k", "matvec_q6_k", "matmul_w8a8", "argmax<bf16>",
                         "add<half>", "mul<float>", "kv_append<bf16>"})
     EXPECT_NE(std::find(names.begin(), names.end(), k), names.end()) << k;
 }
@@ -120,6 +120,12 @@ TEST(OpsErrors, ShapeLimits) {
   expect_error([&] { ops::detail::matvec_quantized(dev(), ops::detail::operand(q), ops::detail::operand(x_q8),
                                                    ops::detail::operand(out), 1, 32, ops::detail::QuantFormat::Q8_0); },
                "matvec_q8_0_a8: int8 activations (x of uint8) take the repacked formats only (q4_0r, q8_0r)", &out);
+  auto sum = gate::poisoned<float>(1024);
+  expect_error([&] { ops::add_rms_norm_q8(dev(), xr, xr, zeros<float>(1000), sum, sum, x_q8, 1, 1000); },
+               "add_rms_norm_q8: cols = 1000 is not a multiple of the 32-element quantization block", &sum);
+  expect_error([&] { ops::add_rms_norm_q8(dev(), xr, xr, zeros<float>(1024), sum, sum, x_q8, 1, 1024); },
+               "add_rms_norm_q8: xq has 1151 elements, expected at least rows * (cols + cols / 32 * 4) bytes = 1152",
+               &sum);
   std::vector<uint8_t> host(576);
   expect_error([&] { ops::repack_q4_0(host, 2, 1024); },
                "repack_q4_0: blocks has 576 bytes, expected rows * (cols / 32) * 18 = 1152");

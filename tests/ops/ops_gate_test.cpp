@@ -32,8 +32,11 @@ using gate::Result;
 using oracle::Vec;
 namespace ops = quiver::ops;
 
-constexpr double kU32 = 0x1p-24;   // float unit roundoff
-constexpr size_t kGuard = 7;       // poisoned elements after every output
+using gate::gamma;
+using gate::kGuard;
+using gate::kU32;
+using gate::Output;
+using gate::random_blocks;
 
 // The element types the op library is built for (kernels/*.cpp); each test runs all of them.
 template <typename F>
@@ -63,27 +66,8 @@ template <typename T>
 double output_underflow() {
   return std::is_same_v<T, quiver::half> ? 0x1p-25 : 0;
 }
-double gamma(size_t n) { return double(n) * kU32 / (1 - double(n) * kU32); }
 
 quiver::Device& dev() { return gate::device(); }
-
-// A poisoned output of n elements plus the guard.
-template <typename T>
-struct Output {
-  explicit Output(size_t n) : n(n), buffer(gate::poisoned<T>(n + kGuard)) {}
-  // The first n elements; fails the test if a guard element changed.
-  std::vector<T> raw() const {
-    std::vector<T> all = gate::download(buffer);
-    std::vector<T> poison = gate::poison_values<T>(kGuard);
-    EXPECT_EQ(0, std::memcmp(all.data() + n, poison.data(), kGuard * sizeof(T)))
-        << "the op wrote past the " << n << " elements of its output";
-    all.resize(n);
-    return all;
-  }
-  Vec read() const { return gate::values(raw()); }
-  size_t n;
-  quiver::Buffer<T> buffer;
-};
 
 template <typename T>
 quiver::Buffer<T> random_buffer(size_t n, double lo, double hi, Vec& exact) {
@@ -538,27 +522,6 @@ TEST(OpsGate, Matvec) {
   });
 }
 
-// Random llama.cpp blocks of block_elems elements: every byte random (quants, packed or int8
-// scales of both signs), then the f16 scales at byte offsets `halves` of each block: both signs
-// over a wide range, some subnormal (to cover every branch of the in-kernel f16 decoding).
-std::vector<uint8_t> random_blocks(size_t rows, size_t cols, size_t block_elems, size_t block_bytes,
-                                   std::initializer_list<size_t> halves) {
-  std::vector<uint8_t> blocks(rows * (cols / block_elems) * block_bytes);
-  std::uniform_int_distribution<int> byte(0, 255);
-  std::uniform_real_distribution<double> magnitude(-14, -4);   // scale 2^-14 .. 2^-4
-  std::bernoulli_distribution subnormal(0.05), negative(0.3);
-  for (uint8_t& b : blocks) b = uint8_t(byte(gate::rng()));
-  for (size_t b = 0; b < blocks.size(); b += block_bytes) {
-    for (size_t at : halves) {
-      uint16_t d = gate::half_bits((negative(gate::rng()) ? -1 : 1) * std::exp2(magnitude(gate::rng())));
-      if (subnormal(gate::rng())) d = uint16_t((d & 0x8000) | byte(gate::rng()) | (byte(gate::rng()) & 3) << 8);
-      blocks[b + at] = uint8_t(d & 0xFF);
-      blocks[b + at + 1] = uint8_t(d >> 8);
-    }
-  }
-  return blocks;
-}
-
 // matvec_q8_0 / q4_0 (or, repacked, matvec_q8_0r / q4_0r on ops::repack_* of the same blocks) of
 // random blocks against the oracle on the GGUF blocks. d * q is exact in float, so the only
 // error is the float dot product's.
@@ -616,63 +579,6 @@ TEST(OpsGate, MatvecRepacked) {
                     "rounding", err, output_rounding<T>()});
     }
   });
-}
-
-// quantize_activations_q8 against its definition (d = max|x| / 127 per 32-element block, q the
-// nearest integer to x / d), then matvec_q4_0r_a8 / q8_0r_a8 on those quants against the oracle
-// on the GGUF blocks and the device's d q: the integer block sums are exact, so the error is the
-// float scaling's and the float sum's. x: blocks of several magnitudes, some all zeros.
-void check_matvec_a8(bool q4, RowShape s) {
-  std::vector<uint8_t> blocks = random_blocks(s.rows, s.cols, 32, q4 ? 18 : 34, {0});
-  std::vector<float> xh(s.cols);
-  std::uniform_real_distribution<double> unit(-1, 1), magnitude(-12, 12);
-  std::bernoulli_distribution zero_block(0.1);
-  for (size_t b = 0; b < s.cols / 32; ++b) {
-    double scale = zero_block(gate::rng()) ? 0 : std::exp2(magnitude(gate::rng()));
-    for (size_t i = 0; i < 32; ++i) xh[32 * b + i] = float(scale * unit(gate::rng()));
-  }
-  auto bx = gate::upload(xh);
-  const size_t xq_bytes = ops::activation_q8_bytes(s.cols);
-  Output<uint8_t> xq(xq_bytes);
-  ops::quantize_activations_q8(dev(), bx, xq.buffer, s.cols);
-  std::vector<uint8_t> xqh = xq.raw();
-  // d exactly max|x| / 127 but for a division's rounding (2.5 ulp on Vulkan); |q - x / d| <= 1/2
-  // but for 127 / max|x| and x * (127 / max|x|) rounding (a few ulp of 127).
-  double d_err = 0, q_err = 0;
-  Vec xdeq(s.cols);
-  for (size_t b = 0; b < s.cols / 32; ++b) {
-    float d;
-    std::memcpy(&d, xqh.data() + s.cols + 4 * b, 4);
-    double amax = 0;
-    for (size_t i = 0; i < 32; ++i) amax = std::max(amax, std::abs(double(xh[32 * b + i])));
-    double d_ref = amax / 127;
-    d_err = std::max(d_err, amax == 0 ? (d == 0 ? 0.0 : INFINITY) : std::abs(d - d_ref) / d_ref);
-    if (std::isnan(d)) d_err = INFINITY;
-    for (size_t i = 0; i < 32; ++i) {
-      int q = int8_t(xqh[32 * b + i]);
-      double e = amax == 0 ? (q == 0 ? 0.0 : INFINITY) : std::max(0.0, std::abs(q - xh[32 * b + i] / d_ref) - 0.5);
-      q_err = std::max(q_err, q < -127 ? INFINITY : e);
-      xdeq[32 * b + i] = double(d) * q;
-    }
-  }
-  const std::string shape = gate::shape_string({s.rows, s.cols});
-  gate::record({"quantize_activations_q8", "f32", gate::shape_string({s.cols}), "d relative", d_err, 3 * kU32});
-  gate::record({"quantize_activations_q8", "f32", gate::shape_string({s.cols}), "|q - x/d| - 1/2", q_err, 1e-4});
-  Output<float> y(s.rows);
-  auto bw = gate::upload(q4 ? ops::repack_q4_0(blocks, s.rows, s.cols) : ops::repack_q8_0(blocks, s.rows, s.cols));
-  (q4 ? ops::matvec_q4_0r_a8 : ops::matvec_q8_0r_a8)(dev(), bw, xq.buffer, y.buffer, s.rows, s.cols);
-  Vec w = q4 ? oracle::dequantize_q4_0(blocks, s.rows, s.cols) : oracle::dequantize_q8_0(blocks, s.rows, s.cols);
-  Vec weight, ref = oracle::matvec(w, xdeq, s.rows, s.cols, weight);
-  for (double& v : weight) v = std::max(v, 0x1p-126);   // an all-zero x: the error must be absolute zero-ish
-  gate::record({q4 ? "matvec_q4_0r_a8" : "matvec_q8_0r_a8", "int8 x", shape, "dot-weighted",
-                gate::weighted_error(y.read(), ref, weight), gamma(s.cols)});
-}
-
-TEST(OpsGate, MatvecInt8Activations) {
-  std::vector<RowShape> shapes = {{1, 1024}, {9, 3072}, {100, 4096}, {257, 5120}, {33, 14336}, {5000, 2048}};
-  if (gate::big_shapes()) shapes.insert(shapes.end(), {{4096, 14336}, {14336, 4096}});
-  for (bool q4 : {false, true})
-    for (RowShape s : shapes) check_matvec_a8(q4, s);
 }
 
 // Every format into every float type: each element formed in float (exact but for q4_k's

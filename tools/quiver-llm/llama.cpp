@@ -234,11 +234,11 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
   logits_ = dev.alloc<float>(V);
 }
 
-void LlamaModel::linear(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y) const {
+void LlamaModel::linear(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y,
+                        const Buffer<uint8_t>* x_q8) const {
   if (int8_activations_ && m.repacked) {
-    // The input quantized for each product (the unstacked Q / K / V and gate / up quantize the
-    // same vector twice: one short launch each, where stacking is the common case).
-    ops::quantize_activations_q8(dev_, x, x_q8_, m.cols);
+    // x quantized here unless the kernel that wrote it did (x_q8: add_rms_norm_q8's output).
+    if (x_q8 == nullptr) ops::quantize_activations_q8(dev_, x, x_q8_, m.cols);
     if (m.type == GgmlType::Q8_0) ops::matvec_q8_0r_a8(dev_, m.blocks, x_q8_, y, m.rows, m.cols);
     else ops::matvec_q4_0r_a8(dev_, m.blocks, x_q8_, y, m.rows, m.cols);
     return;
@@ -305,26 +305,32 @@ void LlamaModel::queue_step() {
   // the other buffer (no aliasing of an input with an output).
   ops::embedding(dev_, token_embd_, token_, x_[0], 1, V, E);
   int cur = 0;
+  // With int8 activations the norm also writes xn_ quantized (x_q8_), which the products of
+  // repacked matrices that read xn_ take as it is.
+  const bool norm_q8 = int8_activations_ && E % ops::kQuantBlock == 0;
+  const Buffer<uint8_t>* xn_q8 = norm_q8 ? &x_q8_ : nullptr;
   auto residual_then_norm = [&](const Buffer<float>& w) {
-    ops::add_rms_norm(dev_, x_[cur], proj_, w, x_[1 - cur], xn_, 1, E, eps);
+    if (norm_q8) ops::add_rms_norm_q8(dev_, x_[cur], proj_, w, x_[1 - cur], xn_, x_q8_, 1, E, eps);
+    else ops::add_rms_norm(dev_, x_[cur], proj_, w, x_[1 - cur], xn_, 1, E, eps);
     cur = 1 - cur;
   };
 
   const ops::KvCacheShape cache{1, KVH, D, capacity_, ops::AttentionLayout::BSHD};
   ops::rms_norm(dev_, x_[cur], layers_.empty() ? output_norm_ : layers_.front().attn_norm, xn_, 1, E, eps);
+  if (norm_q8) ops::quantize_activations_q8(dev_, xn_, x_q8_, E);
   for (size_t l = 0; l < layers_.size(); ++l) {
     LlamaLayer& layer = layers_[l];
     if (layer.fused_qkv()) {
       // The stacked product's Q, K, V rotated and appended in one launch (llm_kernels.cpp).
-      linear(layer.qkv, xn_, qkv_);
+      linear(layer.qkv, xn_, qkv_, xn_q8);
       llm_kernels::qkv_rope_append(dev_, rope_append_grid_, qkv_, position_, inv_freq_, q_rot_, layer.k_cache,
                                    layer.v_cache, static_cast<uint32_t>(H), static_cast<uint32_t>(KVH),
                                    static_cast<uint32_t>(D), static_cast<uint32_t>(inv_freq_.size()),
                                    static_cast<uint32_t>(capacity_));
     } else {
-      linear(layer.q, xn_, q_);
-      linear(layer.k, xn_, k_);
-      linear(layer.v, xn_, v_);
+      linear(layer.q, xn_, q_, xn_q8);
+      linear(layer.k, xn_, k_, xn_q8);
+      linear(layer.v, xn_, v_, xn_q8);
       // llama.cpp's "normal" rope for the llama architecture rotates adjacent pairs (2i, 2i + 1):
       // the op library's GPT-J style.
       ops::rope(dev_, q_, position_, inv_freq_, q_rot_, 1, H, D, ops::RopeStyle::GptJ);
@@ -337,17 +343,17 @@ void LlamaModel::queue_step() {
     linear(layer.o, att_, proj_);
     residual_then_norm(layer.ffn_norm);
     if (layer.fused_gate_up()) {
-      linear(layer.gate_up, xn_, gate_);
+      linear(layer.gate_up, xn_, gate_, xn_q8);
       swiglu(gate_, hidden_, 1);
     } else {
-      linear(layer.gate, xn_, gate_);
-      linear(layer.up, xn_, up_);
+      linear(layer.gate, xn_, gate_, xn_q8);
+      linear(layer.up, xn_, up_, xn_q8);
       ops::silu_gate(dev_, gate_, up_, hidden_, F);
     }
     linear(layer.down, hidden_, proj_);
     residual_then_norm(l + 1 < layers_.size() ? layers_[l + 1].attn_norm : output_norm_);
   }
-  linear(output_, xn_, logits_);
+  linear(output_, xn_, logits_, xn_q8);
   ops::argmax(dev_, logits_, token_, 1, V);
   llm_kernels::advance(dev_, Grid{1}, position_, token_, generated_, static_cast<uint32_t>(capacity_));
 }

@@ -92,7 +92,10 @@ class LlamaModel {
   double prefill_matrix_flops(size_t tokens) const;
 
  private:
-  void linear(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y) const;
+  // y = m x; x_q8: x already as int8 activations in x_q8_ (for repacked matrices with
+  // int8_activations), else null.
+  void linear(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y,
+              const Buffer<uint8_t>* x_q8 = nullptr) const;
   // The stacked Q, K, V product of `tokens` (tokens x (E + 2 KV)) into q, k, v.
   template <typename X>
   void split_qkv(const Buffer<X>& qkv, const Buffer<X>& q, const Buffer<X>& k, const Buffer<X>& v,

@@ -1,0 +1,124 @@
+// int8 activations (docs/ops.md, docs/numerics.md "int8 activations"): quantize_activations_q8
+// and add_rms_norm_q8 against the rounding's definition, and matvec_q4_0r_a8 / q8_0r_a8 against
+// the fp64 oracle on the GGUF blocks and the device's quantized activations.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "gate.h"
+#include "oracle.h"
+
+namespace {
+
+using gate::gamma;
+using gate::kU32;
+using gate::Output;
+using oracle::Vec;
+namespace ops = quiver::ops;
+
+quiver::Device& dev() { return gate::device(); }
+
+struct Shape {
+  size_t rows, cols;
+};
+
+// Floats in blocks of 32 of several magnitudes (2^-12 .. 2^12), a tenth of the blocks all zero.
+std::vector<float> blocky_values(size_t n) {
+  std::vector<float> v(n);
+  std::uniform_real_distribution<double> unit(-1, 1), magnitude(-12, 12);
+  std::bernoulli_distribution zero_block(0.1);
+  for (size_t b = 0; b < n / 32; ++b) {
+    double scale = zero_block(gate::rng()) ? 0 : std::exp2(magnitude(gate::rng()));
+    for (size_t i = 0; i < 32; ++i) v[32 * b + i] = float(scale * unit(gate::rng()));
+  }
+  return v;
+}
+
+// The int8 activations xq (n quants, then n / 32 float d) of the floats x against their
+// definition: d = max|x| / 127 but for a division's rounding (2.5 ulp on Vulkan), |q - x / d| <=
+// 1/2 but for 127 / max|x| and x (127 / max|x|) rounding (a few ulp of 127). Records both under
+// `op`; returns d q, what the products read.
+Vec check_int8_activations(const char* op, const std::string& shape, const std::vector<float>& x,
+                           const uint8_t* xq) {
+  const size_t n = x.size();
+  double d_err = 0, q_err = 0;
+  Vec dq(n);
+  for (size_t b = 0; b < n / 32; ++b) {
+    float d;
+    std::memcpy(&d, xq + n + 4 * b, 4);
+    double amax = 0;
+    for (size_t i = 0; i < 32; ++i) amax = std::max(amax, std::abs(double(x[32 * b + i])));
+    const double d_ref = amax / 127;
+    d_err = std::max(d_err, amax == 0 ? (d == 0 ? 0.0 : INFINITY) : std::abs(d - d_ref) / d_ref);
+    if (std::isnan(d)) d_err = INFINITY;
+    for (size_t i = 0; i < 32; ++i) {
+      const int q = int8_t(xq[32 * b + i]);
+      const double e = amax == 0 ? (q == 0 ? 0.0 : INFINITY) : std::max(0.0, std::abs(q - x[32 * b + i] / d_ref) - 0.5);
+      q_err = std::max(q_err, q < -127 ? INFINITY : e);
+      dq[32 * b + i] = double(d) * q;
+    }
+  }
+  gate::record({op, "f32", shape, "d relative", d_err, 3 * kU32});
+  gate::record({op, "f32", shape, "|q - x/d| - 1/2", q_err, 1e-4});
+  return dq;
+}
+
+// quantize_activations_q8, then matvec_q4_0r_a8 / q8_0r_a8 on those quants: the integer block
+// sums are exact, so the error is the float scaling's and the float sum's.
+void check_matvec_a8(bool q4, Shape s) {
+  std::vector<uint8_t> blocks = gate::random_blocks(s.rows, s.cols, 32, q4 ? 18 : 34, {0});
+  std::vector<float> xh = blocky_values(s.cols);
+  auto bx = gate::upload(xh);
+  Output<uint8_t> xq(ops::activation_q8_bytes(s.cols));
+  ops::quantize_activations_q8(dev(), bx, xq.buffer, s.cols);
+  std::vector<uint8_t> xqh = xq.raw();
+  Vec dq = check_int8_activations("quantize_activations_q8", gate::shape_string({s.cols}), xh, xqh.data());
+  Output<float> y(s.rows);
+  auto bw = gate::upload(q4 ? ops::repack_q4_0(blocks, s.rows, s.cols) : ops::repack_q8_0(blocks, s.rows, s.cols));
+  (q4 ? ops::matvec_q4_0r_a8 : ops::matvec_q8_0r_a8)(dev(), bw, xq.buffer, y.buffer, s.rows, s.cols);
+  Vec w = q4 ? oracle::dequantize_q4_0(blocks, s.rows, s.cols) : oracle::dequantize_q8_0(blocks, s.rows, s.cols);
+  Vec weight, ref = oracle::matvec(w, dq, s.rows, s.cols, weight);
+  for (double& v : weight) v = std::max(v, 0x1p-126);   // an all-zero x: the error must be ~0 absolutely
+  gate::record({q4 ? "matvec_q4_0r_a8" : "matvec_q8_0r_a8", "int8 x", gate::shape_string({s.rows, s.cols}),
+                "dot-weighted", gate::weighted_error(y.read(), ref, weight), gamma(s.cols)});
+}
+
+}  // namespace
+
+TEST(OpsGate, MatvecInt8Activations) {
+  std::vector<Shape> shapes = {{1, 1024}, {9, 3072}, {100, 4096}, {257, 5120}, {33, 14336}, {5000, 2048}};
+  if (gate::big_shapes()) shapes.insert(shapes.end(), {{4096, 14336}, {14336, 4096}});
+  for (bool q4 : {false, true})
+    for (Shape s : shapes) check_matvec_a8(q4, s);
+}
+
+// add_rms_norm_q8: sum and out as add_rms_norm (the oracle's), and each row's int8 activations
+// against the definition applied to the out it wrote. Rows of one 32-element block, of a partial
+// last step of the kernel's 1024-element walk (1056, 4128), and of whole steps (4096).
+TEST(OpsGate, AddRmsNormInt8Activations) {
+  for (Shape s : std::vector<Shape>{{1, 32}, {3, 1056}, {2, 4096}, {5, 4128}}) {
+    const size_t n = s.rows * s.cols, row_bytes = ops::activation_q8_bytes(s.cols);
+    std::vector<float> xh = blocky_values(n), rh = blocky_values(n);
+    Vec w;
+    auto bw = gate::upload(gate::random_values<float>(s.cols, -2, 2, w));
+    Output<float> sum(n), out(n);
+    Output<uint8_t> xq(s.rows * row_bytes);
+    ops::add_rms_norm_q8(dev(), gate::upload(xh), gate::upload(rh), bw, sum.buffer, out.buffer, xq.buffer, s.rows,
+                         s.cols, 1e-6f);
+    Vec ref_sum, ref_out;
+    oracle::add_rms_norm(gate::values(xh), gate::values(rh), w, s.rows, s.cols, double(1e-6f),
+                         [](double v) { return double(float(v)); }, ref_sum, ref_out);
+    const std::string shape = gate::shape_string({s.rows, s.cols});
+    gate::record({"add_rms_norm_q8.sum", "f32", shape, "exact", gate::row_scaled_error(sum.read(), ref_sum, s.cols), 0.0});
+    gate::record({"add_rms_norm_q8", "f32", shape, "row-scaled", gate::row_scaled_error(out.read(), ref_out, s.cols), 1e-5});
+    std::vector<float> outh = out.raw();
+    std::vector<uint8_t> xqh = xq.raw();
+    for (size_t r = 0; r < s.rows; ++r)
+      check_int8_activations("add_rms_norm_q8.xq", shape,
+                             std::vector<float>(outh.begin() + r * s.cols, outh.begin() + (r + 1) * s.cols),
+                             xqh.data() + r * row_bytes);
+  }
+}
