@@ -71,9 +71,10 @@ void layer_norm(const Device& dev, Operand x, Operand w, Operand b, Operand out,
               {x, w, b, out, call.dim(rows, "rows"), call.dim(cols, "cols"), eps});
 }
 
-void add_rms_norm(const Device& dev, Operand x, Operand residual, Operand w, Operand sum, Operand out, size_t rows,
-                  size_t cols, float eps) {
-  OpCall call(dev, "add_rms_norm");
+namespace {
+// add_rms_norm's operands (one element type for all); returns that type.
+Elem require_add_rms_norm(const OpCall& call, Operand x, Operand residual, Operand w, Operand sum, Operand out,
+                          size_t rows, size_t cols, float eps) {
   Elem e = float_elem(call, "x", x);
   call.require_same_elem("residual", residual, "x", x);
   call.require_same_elem("w", w, "x", x);
@@ -86,6 +87,15 @@ void add_rms_norm(const Device& dev, Operand x, Operand residual, Operand w, Ope
   call.require_at_least("sum", sum, n, "rows * cols");
   call.require_at_least("out", out, n, "rows * cols");
   require_eps(call, eps);
+  return e;
+}
+}  // namespace
+
+void add_rms_norm(const Device& dev, Operand x, Operand residual, Operand w, Operand sum, Operand out, size_t rows,
+                  size_t cols, float eps) {
+  OpCall call(dev, "add_rms_norm");
+  Elem e = require_add_rms_norm(call, x, residual, w, sum, out, rows, cols, eps);
+  size_t n = rows * cols;
   if (n == 0) return;
   call.launch(kernel_name("add_rms_norm", e), call.row_grid(rows),
               {x, residual, w, sum, out, call.dim(rows, "rows"), call.dim(cols, "cols"), eps});
@@ -95,22 +105,13 @@ void add_rms_norm_q8(const Device& dev, Operand x, Operand residual, Operand w, 
                      size_t rows, size_t cols, float eps) {
   OpCall call(dev, "add_rms_norm_q8");
   call.require_elem("x", x, {Elem::F32});
-  call.require_elem("residual", residual, {Elem::F32});
-  call.require_elem("w", w, {Elem::F32});
-  call.require_elem("sum", sum, {Elem::F32});
-  call.require_elem("out", out, {Elem::F32});
+  require_add_rms_norm(call, x, residual, w, sum, out, rows, cols, eps);
   call.require_elem("xq", xq, {Elem::U8});
   if (cols % kQuantBlock != 0)
     call.fail("cols = " + std::to_string(cols) + " is not a multiple of the 32-element quantization block");
-  size_t n = call.elements({rows, cols}, "rows * cols");
-  call.require_at_least("x", x, n, "rows * cols");
-  call.require_at_least("residual", residual, n, "rows * cols");
-  call.require_exactly("w", w, cols, "cols");
-  call.require_at_least("sum", sum, n, "rows * cols");
-  call.require_at_least("out", out, n, "rows * cols");
+  size_t n = rows * cols;
   size_t xq_bytes = call.elements({rows, activation_q8_bytes(cols)}, "rows * (cols + cols / 32 * 4)");
   call.require_at_least("xq", xq, xq_bytes, "rows * (cols + cols / 32 * 4) bytes");
-  require_eps(call, eps);
   if (n == 0) return;
   // kernels/norms.cpp: the quants as words, the scales as float, one buffer.
   Operand words{Elem::U32, xq.size / 4, xq.buffer}, scales{Elem::F32, xq.size / 4, xq.buffer};
