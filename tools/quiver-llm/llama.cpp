@@ -228,7 +228,8 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
   for (Buffer<float>* a : {&x_[0], &x_[1], &xn_, &q_, &q_rot_, &att_, &proj_}) *a = dev.alloc<float>(T * E);
   for (Buffer<float>* a : {&k_, &v_, &k_rot_}) *a = dev.alloc<float>(T * KV);
   gate_ = dev.alloc<float>(T * 2 * F);   // the stacked gate and up product's rows, or gate's
-  for (Buffer<float>* a : {&up_, &hidden_}) *a = dev.alloc<float>(T * F);
+  hidden_ = dev.alloc<float>(T * F);
+  if (has_unstacked_gate_up()) up_ = dev.alloc<float>(T * F);   // up's own product (else gate_ holds both)
   if (int8_activations_) x_q8_ = dev.alloc<uint8_t>(ops::activation_q8_bytes(std::max(E, F)));
   allocate_prefill_scratch();
   logits_ = dev.alloc<float>(V);

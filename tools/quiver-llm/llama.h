@@ -137,6 +137,12 @@ class LlamaModel {
   Buffer<quiver::half> w_half_;   // block-quantized weights dequantized for a prompt's product
 
   void allocate_prefill_scratch();
+  // Whether a layer keeps gate and up as two products (types differ), which need up's own output.
+  bool has_unstacked_gate_up() const {
+    for (const LlamaLayer& l : layers_)
+      if (!l.fused_gate_up()) return true;
+    return false;
+  }
   template <typename P>
   const Activations16<P>& activations16() const;
   template <typename P>

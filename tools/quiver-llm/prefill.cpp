@@ -83,7 +83,8 @@ void LlamaModel::allocate_prefill_scratch() {
     };
     for (auto* b : {&a.x, &a.y}) *b = zeros(T * std::max({E, 2 * F, E + 2 * KV}));   // any product's input, output
     a.gate = zeros(T * 2 * F);   // the stacked gate and up product's rows, or gate's
-    for (auto* b : {&a.up, &a.hidden}) *b = zeros(T * F);
+    a.hidden = zeros(T * F);
+    if (has_unstacked_gate_up()) a.up = zeros(T * F);
     for (auto* b : {&a.q, &a.q_rot, &a.att}) *b = zeros(T * E);
     for (auto* b : {&a.k, &a.k_rot, &a.v}) *b = zeros(T * KV);
     a.qkv = zeros(T * (E + 2 * KV));
