@@ -82,6 +82,21 @@ QV_DEVICE qv::float4 fma4(qv::float4 a, qv::float4 b, qv::float4 c) {   // a * b
                     qv::fma(a[3], b[3], c[3]));
 }
 
+// 8-float vectors for the CPU target's own kernels (matmul_cpu.cpp, rows_cpu.cpp): element-wise
+// scalar operations that LLVM's SLP vectoriser makes one vector instruction (the language has no
+// vector fma, and the CPU target contracts nothing); load8 / store8 from element accesses, so any
+// 4-byte alignment (qv::load<8> requires 32 bytes).
+using F8 = qv::vec<float, 8>;
+QV_DEVICE F8 fma8(F8 a, F8 b, F8 c) {
+  return F8(qv::fma(a[0], b[0], c[0]), qv::fma(a[1], b[1], c[1]), qv::fma(a[2], b[2], c[2]), qv::fma(a[3], b[3], c[3]),
+            qv::fma(a[4], b[4], c[4]), qv::fma(a[5], b[5], c[5]), qv::fma(a[6], b[6], c[6]), qv::fma(a[7], b[7], c[7]));
+}
+QV_DEVICE float sum8(F8 v) { return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7])); }
+QV_DEVICE F8 load8(const float* p) { return F8(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]); }
+QV_DEVICE void store8(float* p, F8 v) {
+  p[0] = v[0], p[1] = v[1], p[2] = v[2], p[3] = v[3], p[4] = v[4], p[5] = v[5], p[6] = v[6], p[7] = v[7];
+}
+
 // ---- 16-byte chunks for the element-wise ops -------------------------------------------------
 // One access of 16 bytes: 4 float or 8 half / bf16 elements, worked on as one or two float4
 // (`hi` is unused for float). Half-width 8-byte accesses left a single-input 16-bit op with too

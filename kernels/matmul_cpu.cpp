@@ -10,22 +10,17 @@
 //     per 8 k, four 8-float loads of A's rows and four of B's, sixteen 8-wide fused multiply-adds
 //     into 8-lane partial sums, added across their lanes at the end. K % 8 == 0; tiles past M or N
 //     take the scalar edge path.
-// The 8-wide fused multiply-add is eight scalar qv::fma on the elements: LLVM's SLP vectoriser
-// makes one vfmadd of them (the language has no vector fma, and the CPU target contracts nothing).
+// The 8-wide fused multiply-add is qvops::fma8 (common.h): one vfmadd after SLP vectorisation.
 #include "common.h"
 
-using F8 = qv::vec<float, 8>;
+using qvops::F8;
+using qvops::fma8;
+using qvops::sum8;
 
 constexpr uint32_t kCpuNnRows = 8, kCpuNnCols = 16;   // runtime/ops/ops.cpp sizes the grids with these
 constexpr uint32_t kCpuNtRows = 4, kCpuNtCols = 4;
 
 namespace {
-
-QV_DEVICE F8 fma8(F8 a, F8 b, F8 c) {
-  return F8(qv::fma(a[0], b[0], c[0]), qv::fma(a[1], b[1], c[1]), qv::fma(a[2], b[2], c[2]), qv::fma(a[3], b[3], c[3]),
-            qv::fma(a[4], b[4], c[4]), qv::fma(a[5], b[5], c[5]), qv::fma(a[6], b[6], c[6]), qv::fma(a[7], b[7], c[7]));
-}
-QV_DEVICE float sum8(F8 v) { return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7])); }
 
 // c[i][j] for the tile's rows i0 .. and columns j0 .., those inside M x N, one at a time.
 QV_DEVICE void edge_tile(const float* a, const float* b, float* c, uint32_t m, uint32_t n, uint32_t k, uint32_t i0,

@@ -127,6 +127,12 @@ void softmax(const Device& dev, Operand x, Operand out, size_t rows, size_t cols
   call.require_at_least("x", x, n, "rows * cols");
   call.require_at_least("out", out, n, "rows * cols");
   if (n == 0) return;
+  // The CPU image's own f32 kernels (kernels/rows_cpu.cpp: a thread per row, 8-wide loops).
+  const char* cpu_kernel = log ? "log_softmax_cpu" : "softmax_cpu";
+  if (e == Elem::F32 && call.has_kernel(cpu_kernel)) {
+    call.launch(cpu_kernel, call.row_grid(rows), {x, out, call.dim(rows, "rows"), call.dim(cols, "cols")});
+    return;
+  }
   call.launch(row_kernel(log ? "log_softmax" : "softmax", e, cols), row_op_grid(call, e, rows, cols),
               {x, out, call.dim(rows, "rows"), call.dim(cols, "cols")});
 }
@@ -283,6 +289,7 @@ void kv_append(const Device& dev, Operand src, Operand position, Operand cache, 
 }
 
 constexpr size_t kMatvecRows = 4;   // kernels/matvec.cpp: output rows per block of matvec
+constexpr size_t kCpuMatvecRows = 4;   // kernels/rows_cpu.cpp: rows per block of matvec_cpu
 constexpr size_t kQuantRows = 8;    // kernels/matvec.cpp: output rows per block of the quantized matvecs (and repacked)
 
 void matvec(const Device& dev, Operand w, Operand x, Operand y, size_t rows, size_t cols) {
@@ -301,6 +308,12 @@ void matvec(const Device& dev, Operand w, Operand x, Operand y, size_t rows, siz
   call.require_at_least("x", x, cols, "cols");
   call.require_at_least("y", y, rows, "rows");
   if (rows == 0) return;
+  // The CPU image's own f32 kernel (kernels/rows_cpu.cpp: a thread per kCpuMatvecRows rows).
+  if (e == Elem::F32 && call.has_kernel("matvec_cpu")) {
+    call.launch("matvec_cpu", call.row_grid((rows + kCpuMatvecRows - 1) / kCpuMatvecRows),
+                {w, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
+    return;
+  }
   call.launch(kernel_name(widened ? "matvec_w16" : "matvec", e), call.row_grid((rows + kMatvecRows - 1) / kMatvecRows),
               {w, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
 }
