@@ -375,5 +375,14 @@ QV_DEVICE float block_of_8_max(const Part& part, uint32_t t) {
   return qv::max(qv::max(qv::max(part[f], part[f + 1]), qv::max(part[f + 2], part[f + 3])),
                  qv::max(qv::max(part[f + 4], part[f + 5]), qv::max(part[f + 6], part[f + 7])));
 }
+// A thread's four elements v of a 32-element block as int8 activations (ops::quantize_activations_q8's
+// rounding), the block's 8 threads' max|v| at part[i - i % 8 ..]: the quant word to xq[word];
+// returns the block's d = max / 127, which the block's first thread stores.
+template <typename Part>
+QV_DEVICE float q8_store_quants(const Part& part, uint32_t i, qv::float4 v, uint32_t* xq, uint32_t word) {
+  float amax = block_of_8_max(part, i);
+  xq[word] = quant_word(v, amax > 0.0f ? 127.0f / amax : 0.0f);
+  return amax / 127.0f;
+}
 
 }  // namespace qvops

@@ -604,12 +604,9 @@ QV_KERNEL QV_BLOCK(kQuantizeThreads) void quantize_activations_q8(const float* x
   qv::float4 v = valid ? qv::load<4>(x + 4 * word) : qv::float4(0.0f, 0.0f, 0.0f, 0.0f);
   part[t] = qvops::abs_max4(v);
   qv::barrier();
-  float amax = qvops::block_of_8_max(part, t);
-  float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
-  if (valid) {
-    xq[word] = qvops::quant_word(v, inv);
-    if (t % 8 == 0) xd[n / 4 + word / 8] = amax / 127.0f;   // xd is xq's buffer: the scales start at byte n
-  }
+  if (!valid) return;
+  float d = qvops::q8_store_quants(part, t, v, xq, word);
+  if (t % 8 == 0) xd[n / 4 + word / 8] = d;   // xd is xq's buffer: the scales start at byte n
 }
 
 // Signed bytes b - 8 of a word of four nibbles b (0 .. 15): + 0x78 keeps each byte below 0x100
@@ -653,7 +650,7 @@ QV_DEVICE void repacked_chunk_a8(qv::vec<uint32_t, 4> v0, qv::vec<uint32_t, 4> w
   repacked_block_a8<Q8, 3>(v0, w0, s0, v1, w1, s1, xq, xd, b, p, a0, a1);
 }
 
-// K chunks (1 or 4) of both rows, every load issued before any arithmetic (as repacked_chunks);
+// K chunks (1, 2 or 4) of both rows, every load issued before any arithmetic (as repacked_chunks);
 // b: the lane's first block of chunk 0 (l / 4).
 template <bool Q8, uint32_t K>
 QV_DEVICE void repacked_chunks_a8(const uint32_t* q, uint32_t o0, uint32_t o1, const qv::half* s, uint32_t so0,
@@ -663,26 +660,28 @@ QV_DEVICE void repacked_chunks_a8(const uint32_t* q, uint32_t o0, uint32_t o1, c
   qv::vec<qv::half, 4> t0, t1, t2, t3, t4, t5, t6, t7;
   load_chunk<Q8>(q, o0, s, so0, c, v0, w0, t0);
   load_chunk<Q8>(q, o1, s, so1, c, v1, w1, t1);
-  if constexpr (K == 4) {
+  if constexpr (K >= 2) {
     load_chunk<Q8>(q, o0, s, so0, c + 1, v2, w2, t2);
     load_chunk<Q8>(q, o1, s, so1, c + 1, v3, w3, t3);
+  }
+  if constexpr (K == 4) {
     load_chunk<Q8>(q, o0, s, so0, c + 2, v4, w4, t4);
     load_chunk<Q8>(q, o1, s, so1, c + 2, v5, w5, t5);
     load_chunk<Q8>(q, o0, s, so0, c + 3, v6, w6, t6);
     load_chunk<Q8>(q, o1, s, so1, c + 3, v7, w7, t7);
   }
   repacked_chunk_a8<Q8>(v0, w0, t0, v1, w1, t1, xq, xd, b + c * kChunkBlocks, p, a0, a1);
+  if constexpr (K >= 2) repacked_chunk_a8<Q8>(v2, w2, t2, v3, w3, t3, xq, xd, b + (c + 1) * kChunkBlocks, p, a0, a1);
   if constexpr (K == 4) {
-    repacked_chunk_a8<Q8>(v2, w2, t2, v3, w3, t3, xq, xd, b + (c + 1) * kChunkBlocks, p, a0, a1);
     repacked_chunk_a8<Q8>(v4, w4, t4, v5, w5, t5, xq, xd, b + (c + 2) * kChunkBlocks, p, a0, a1);
     repacked_chunk_a8<Q8>(v6, w6, t6, v7, w7, t7, xq, xd, b + (c + 3) * kChunkBlocks, p, a0, a1);
   }
 }
 
 // matvec_repacked's walk over rows and chunks, on int8 activations (xq, xd as
-// quantize_activations_q8 writes them): four chunks a step for both formats, the x side of a
-// block now 8 bytes and a scale instead of 32 floats.
-template <bool Q8>
+// quantize_activations_q8 writes them): K chunks a step (the kernels below say which), the x side
+// of a block now 8 bytes and a scale instead of 32 floats.
+template <bool Q8, uint32_t K>
 QV_DEVICE void matvec_repacked_a8(const uint32_t* q, const qv::half* scales, const uint32_t* xq, const float* xd,
                                   float* y, uint32_t rows, uint32_t cols) {
   constexpr uint32_t WB = Q8 ? 8 : 4;
@@ -702,8 +701,8 @@ QV_DEVICE void matvec_repacked_a8(const uint32_t* q, const qv::half* scales, con
         uint32_t o0 = row0 * blocks * WB + WB * l, o1 = row1 * blocks * WB + WB * l;
         uint32_t so0 = row0 * blocks + 4 * (l / 4), so1 = row1 * blocks + 4 * (l / 4);
         uint32_t c = 0;
-        for (; c + 4 <= chunks; c += 4)
-          repacked_chunks_a8<Q8, 4>(q, o0, o1, row_scales, so0, so1, xq, xs, l / 4, c, l % 4, a0, a1);
+        for (; c + K <= chunks; c += K)
+          repacked_chunks_a8<Q8, K>(q, o0, o1, row_scales, so0, so1, xq, xs, l / 4, c, l % 4, a0, a1);
         for (; c < chunks; ++c)
           repacked_chunks_a8<Q8, 1>(q, o0, o1, row_scales, so0, so1, xq, xs, l / 4, c, l % 4, a0, a1);
       }
@@ -714,13 +713,24 @@ QV_DEVICE void matvec_repacked_a8(const uint32_t* q, const qv::half* scales, con
   }
 }
 
-QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q4_0r_a8(const uint32_t* q, const qv::half* scales, const uint32_t* xq,
-                                                       const float* xd, float* y, uint32_t rows, uint32_t cols) {
-  matvec_repacked_a8<false>(q, scales, xq, xd, y, rows, cols);
+// How many chunks' loads a lane issues before their arithmetic differs by format and target
+// (quiver-bench and a Q4_0 / Q8_0 decode step on an H200, docs/perf/NOTES.md): q4_0 two on PTX
+// (four: 56 registers and 1.51 waves at 14336 x 4096, 0.81 of a same-size copy; two: 0.86), four
+// through NVIDIA's Vulkan driver; q8_0 one everywhere (its chunk is already two 16-byte loads a
+// row). runtime/ops takes matvec_q4_0r_a8_k4 where the loaded image has it.
+QV_KERNEL QV_BLOCK(kQuantThreads) QV_TARGETS(ptx, hsaco, msl, wgsl, cpu) void matvec_q4_0r_a8(
+    const uint32_t* q, const qv::half* scales, const uint32_t* xq, const float* xd, float* y, uint32_t rows,
+    uint32_t cols) {
+  matvec_repacked_a8<false, 2>(q, scales, xq, xd, y, rows, cols);
+}
+QV_KERNEL QV_BLOCK(kQuantThreads) QV_TARGETS(spirv) void matvec_q4_0r_a8_k4(const uint32_t* q, const qv::half* scales,
+                                                                          const uint32_t* xq, const float* xd,
+                                                                          float* y, uint32_t rows, uint32_t cols) {
+  matvec_repacked_a8<false, 4>(q, scales, xq, xd, y, rows, cols);
 }
 QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q8_0r_a8(const uint32_t* q, const qv::half* scales, const uint32_t* xq,
                                                        const float* xd, float* y, uint32_t rows, uint32_t cols) {
-  matvec_repacked_a8<true>(q, scales, xq, xd, y, rows, cols);
+  matvec_repacked_a8<true, 1>(q, scales, xq, xd, y, rows, cols);
 }
 
 template void matvec<float>(const float*, const float*, float*, uint32_t, uint32_t);

@@ -294,11 +294,9 @@ QV_DEVICE void q8_store_slot(const Part& part, uint32_t slot, float* out, uint32
                              uint32_t words, uint32_t cols, uint32_t k, uint32_t t, qv::float4 o) {
   uint32_t c = k * kQ8Step + 4 * t;
   if (c >= cols) return;   // cols % 32 == 0: a block's 8 threads are all in or all out
-  float amax = qvops::block_of_8_max(part, slot * kRowThreads + t);
-  float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
   qv::store(out + base + c, o);
-  xq[words + c / 4] = qvops::quant_word(o, inv);
-  if (t % 8 == 0) xd[words + cols / 4 + c / 32] = amax / 127.0f;   // xd is xq's buffer
+  float d = qvops::q8_store_quants(part, slot * kRowThreads + t, o, xq, words + c / 4);
+  if (t % 8 == 0) xd[words + cols / 4 + c / 32] = d;   // xd is xq's buffer: the row's scales follow its quants
 }
 
 }  // namespace

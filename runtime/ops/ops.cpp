@@ -289,6 +289,7 @@ void kv_append(const Device& dev, Operand src, Operand position, Operand cache, 
 }
 
 constexpr size_t kMatvecRows = 4;   // kernels/matvec.cpp: output rows per block of matvec
+constexpr size_t kQuantizeThreads = 256;   // kernels/matvec.cpp: a thread per 4 elements in blocks of these
 constexpr size_t kCpuMatvecRows = 4;   // kernels/rows_cpu.cpp: rows per block of matvec_cpu
 constexpr size_t kQuantRows = 8;    // kernels/matvec.cpp: output rows per block of the quantized matvecs (and repacked)
 
@@ -379,7 +380,9 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
     auto grid = call.row_grid((rows + kQuantRows - 1) / kQuantRows);
     if (a8) {
       Operand xq{Elem::U32, x.size / 4, x.buffer}, xd{Elem::F32, x.size / 4, x.buffer};
-      call.launch(op, grid, {quants, scales, xq, xd, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
+      // kernels/matvec.cpp: q4_0's SPIR-V image has its own kernel (more loads in flight a lane).
+      const std::string kop = call.has_kernel(op + "_k4") ? op + "_k4" : op;
+      call.launch(kop, grid, {quants, scales, xq, xd, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
     } else {
       call.launch(op, grid, {quants, scales, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
     }
@@ -404,7 +407,8 @@ void quantize_activations_q8(const Device& dev, Operand x, Operand xq, size_t n)
   // The kernel writes the quants as words and the scales as float from byte n, one buffer.
   Operand words{Elem::U32, xq.size / 4, xq.buffer}, scales{Elem::F32, xq.size / 4, xq.buffer};
   // kernels/matvec.cpp: a thread per 4 elements, 256 a workgroup.
-  call.launch("quantize_activations_q8", call.row_grid((n / 4 + 255) / 256), {x, words, scales, call.dim(n, "n")});
+  call.launch("quantize_activations_q8", call.row_grid((n / 4 + kQuantizeThreads - 1) / kQuantizeThreads),
+              {x, words, scales, call.dim(n, "n")});
 }
 
 void dequantize(const Device& dev, Operand w, Operand out, size_t rows, size_t cols, QuantFormat format) {

@@ -116,9 +116,16 @@ TEST(OpsGate, AddRmsNormInt8Activations) {
     gate::record({"add_rms_norm_q8", "f32", shape, "row-scaled", gate::row_scaled_error(out.read(), ref_out, s.cols), 1e-5});
     std::vector<float> outh = out.raw();
     std::vector<uint8_t> xqh = xq.raw();
-    for (size_t r = 0; r < s.rows; ++r)
-      check_int8_activations("add_rms_norm_q8.xq", shape,
-                             std::vector<float>(outh.begin() + r * s.cols, outh.begin() + (r + 1) * s.cols),
-                             xqh.data() + r * row_bytes);
+    for (size_t r = 0; r < s.rows; ++r) {
+      std::vector<float> row(outh.begin() + r * s.cols, outh.begin() + (r + 1) * s.cols);
+      check_int8_activations("add_rms_norm_q8.xq", shape, row, xqh.data() + r * row_bytes);
+      // The same bytes as quantize_activations_q8 of that row: a decode step mixes the two (the
+      // definition's check above allows either rounding of a value at a midpoint).
+      Output<uint8_t> alone(row_bytes);
+      ops::quantize_activations_q8(dev(), gate::upload(row), alone.buffer, s.cols);
+      std::vector<uint8_t> alone_h = alone.raw();
+      EXPECT_EQ(0, std::memcmp(alone_h.data(), xqh.data() + r * row_bytes, row_bytes))
+          << shape << " row " << r << ": add_rms_norm_q8's int8 activations differ from quantize_activations_q8's";
+    }
   }
 }

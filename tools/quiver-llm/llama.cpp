@@ -230,18 +230,19 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
   gate_ = dev.alloc<float>(T * 2 * F);   // the stacked gate and up product's rows, or gate's
   hidden_ = dev.alloc<float>(T * F);
   if (has_unstacked_gate_up()) up_ = dev.alloc<float>(T * F);   // up's own product (else gate_ holds both)
-  if (int8_activations_) x_q8_ = dev.alloc<uint8_t>(ops::activation_q8_bytes(std::max(E, F)));
+  if (int8_activations_) x_q8_ = dev.alloc<uint32_t>(ops::activation_q8_bytes(std::max(E, F)) / 4);
   allocate_prefill_scratch();
   logits_ = dev.alloc<float>(V);
 }
 
-void LlamaModel::linear(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y,
-                        const Buffer<uint8_t>* x_q8) const {
+void LlamaModel::linear(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y, bool x_quantized) const {
   if (int8_activations_ && m.repacked) {
-    // x quantized here unless the kernel that wrote it did (x_q8: add_rms_norm_q8's output).
-    if (x_q8 == nullptr) ops::quantize_activations_q8(dev_, x, x_q8_, m.cols);
-    if (m.type == GgmlType::Q8_0) ops::matvec_q8_0r_a8(dev_, m.blocks, x_q8_, y, m.rows, m.cols);
-    else ops::matvec_q4_0r_a8(dev_, m.blocks, x_q8_, y, m.rows, m.cols);
+    // x quantized here unless the kernel that wrote it did (add_rms_norm_q8, swiglu_halves_q8).
+    using ops::detail::operand;
+    if (!x_quantized) ops::detail::quantize_activations_q8(dev_, operand(x), x_q8(), m.cols);
+    ops::detail::matvec_quantized(dev_, operand(m.blocks), x_q8(), operand(y), m.rows, m.cols,
+                                  m.type == GgmlType::Q8_0 ? ops::detail::QuantFormat::Q8_0R
+                                                           : ops::detail::QuantFormat::Q4_0R);
     return;
   }
   switch (m.type) {
@@ -292,6 +293,13 @@ template void LlamaModel::swiglu(const Buffer<float>&, const Buffer<float>&, siz
 template void LlamaModel::swiglu(const Buffer<bf16>&, const Buffer<bf16>&, size_t) const;
 template void LlamaModel::swiglu(const Buffer<half>&, const Buffer<half>&, size_t) const;
 
+void LlamaModel::swiglu_q8(const Buffer<float>& gate_up) const {
+  const size_t F = cfg_.feed_forward_length;
+  Buffer<uint32_t> words = x_q8_;   // a handle: the generated launcher takes the written buffer by reference
+  llm_kernels::swiglu_halves_q8(dev_, Grid{static_cast<uint32_t>((F / 4 + 255) / 256)}, gate_up, words,
+                                static_cast<uint32_t>(F));
+}
+
 void LlamaModel::set_input(int32_t token, int32_t position) {
   token_.upload(std::span<const int32_t>(&token, 1));
   position_.upload(std::span<const int32_t>(&position, 1));
@@ -309,29 +317,31 @@ void LlamaModel::queue_step() {
   // With int8 activations the norm also writes xn_ quantized (x_q8_), which the products of
   // repacked matrices that read xn_ take as it is.
   const bool norm_q8 = int8_activations_ && E % ops::kQuantBlock == 0;
-  const Buffer<uint8_t>* xn_q8 = norm_q8 ? &x_q8_ : nullptr;
   auto residual_then_norm = [&](const Buffer<float>& w) {
-    if (norm_q8) ops::add_rms_norm_q8(dev_, x_[cur], proj_, w, x_[1 - cur], xn_, x_q8_, 1, E, eps);
+    using ops::detail::operand;
+    if (norm_q8)
+      ops::detail::add_rms_norm_q8(dev_, operand(x_[cur]), operand(proj_), operand(w), operand(x_[1 - cur]),
+                                   operand(xn_), x_q8(), 1, E, eps);
     else ops::add_rms_norm(dev_, x_[cur], proj_, w, x_[1 - cur], xn_, 1, E, eps);
     cur = 1 - cur;
   };
 
   const ops::KvCacheShape cache{1, KVH, D, capacity_, ops::AttentionLayout::BSHD};
   ops::rms_norm(dev_, x_[cur], layers_.empty() ? output_norm_ : layers_.front().attn_norm, xn_, 1, E, eps);
-  if (norm_q8) ops::quantize_activations_q8(dev_, xn_, x_q8_, E);
+  if (norm_q8) ops::detail::quantize_activations_q8(dev_, ops::detail::operand(xn_), x_q8(), E);
   for (size_t l = 0; l < layers_.size(); ++l) {
     LlamaLayer& layer = layers_[l];
     if (layer.fused_qkv()) {
       // The stacked product's Q, K, V rotated and appended in one launch (llm_kernels.cpp).
-      linear(layer.qkv, xn_, qkv_, xn_q8);
+      linear(layer.qkv, xn_, qkv_, norm_q8);
       llm_kernels::qkv_rope_append(dev_, rope_append_grid_, qkv_, position_, inv_freq_, q_rot_, layer.k_cache,
                                    layer.v_cache, static_cast<uint32_t>(H), static_cast<uint32_t>(KVH),
                                    static_cast<uint32_t>(D), static_cast<uint32_t>(inv_freq_.size()),
                                    static_cast<uint32_t>(capacity_));
     } else {
-      linear(layer.q, xn_, q_, xn_q8);
-      linear(layer.k, xn_, k_, xn_q8);
-      linear(layer.v, xn_, v_, xn_q8);
+      linear(layer.q, xn_, q_, norm_q8);
+      linear(layer.k, xn_, k_, norm_q8);
+      linear(layer.v, xn_, v_, norm_q8);
       // llama.cpp's "normal" rope for the llama architecture rotates adjacent pairs (2i, 2i + 1):
       // the op library's GPT-J style.
       ops::rope(dev_, q_, position_, inv_freq_, q_rot_, 1, H, D, ops::RopeStyle::GptJ);
@@ -344,17 +354,25 @@ void LlamaModel::queue_step() {
     linear(layer.o, att_, proj_);
     residual_then_norm(layer.ffn_norm);
     if (layer.fused_gate_up()) {
-      linear(layer.gate_up, xn_, gate_, xn_q8);
+      linear(layer.gate_up, xn_, gate_, norm_q8);
+      // A down product on int8 activations reads SwiGLU's result only as those: written so
+      // (llm_kernels.cpp), it needs no float copy and no quantize launch.
+      if (int8_activations_ && layer.down.repacked && F % ops::kQuantBlock == 0) {
+        swiglu_q8(gate_);
+        linear(layer.down, hidden_, proj_, true);
+        residual_then_norm(l + 1 < layers_.size() ? layers_[l + 1].attn_norm : output_norm_);
+        continue;
+      }
       swiglu(gate_, hidden_, 1);
     } else {
-      linear(layer.gate, xn_, gate_, xn_q8);
-      linear(layer.up, xn_, up_, xn_q8);
+      linear(layer.gate, xn_, gate_, norm_q8);
+      linear(layer.up, xn_, up_, norm_q8);
       ops::silu_gate(dev_, gate_, up_, hidden_, F);
     }
     linear(layer.down, hidden_, proj_);
     residual_then_norm(l + 1 < layers_.size() ? layers_[l + 1].attn_norm : output_norm_);
   }
-  linear(output_, xn_, logits_, xn_q8);
+  linear(output_, xn_, logits_, norm_q8);
   ops::argmax(dev_, logits_, token_, 1, V);
   llm_kernels::advance(dev_, Grid{1}, position_, token_, generated_, static_cast<uint32_t>(capacity_));
 }

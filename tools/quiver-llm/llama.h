@@ -92,10 +92,9 @@ class LlamaModel {
   double prefill_matrix_flops(size_t tokens) const;
 
  private:
-  // y = m x; x_q8: x already as int8 activations in x_q8_ (for repacked matrices with
-  // int8_activations), else null.
-  void linear(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y,
-              const Buffer<uint8_t>* x_q8 = nullptr) const;
+  // y = m x. x_quantized: x_q8_ already holds x as int8 activations (written by the kernel that
+  // wrote x), which the products of repacked matrices with int8_activations read instead of x.
+  void linear(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y, bool x_quantized = false) const;
   // The stacked Q, K, V product of `tokens` (tokens x (E + 2 KV)) into q, k, v.
   template <typename X>
   void split_qkv(const Buffer<X>& qkv, const Buffer<X>& q, const Buffer<X>& k, const Buffer<X>& v,
@@ -121,7 +120,13 @@ class LlamaModel {
   Buffer<int32_t> q_rows_, k_rows_, v_rows_;           // split_qkv's gathers
   Buffer<float> qkv_;                                  // the stacked Q, K, V product
   bool int8_activations_ = false;
-  Buffer<uint8_t> x_q8_;   // a decode step's product input as int8 (ops::activation_q8_bytes)
+  // A decode step's product input as int8 activations (ops::activation_q8_bytes), held as words
+  // for the runner's kernel that writes it (swiglu_halves_q8); the ops see its bytes (x_q8()).
+  Buffer<uint32_t> x_q8_;
+  ops::detail::Operand x_q8() const {
+    return {quiver::detail::Elem::U8, x_q8_.bytes(), x_q8_.impl().get()};
+  }
+  void swiglu_q8(const Buffer<float>& gate_up) const;   // swiglu_halves_q8 of a decode step into x_q8_
   Buffer<float> attn_work_;   // attention_decode's partial results
   // Activations of prompt_tokens tokens (a decode step uses the first token's rows).
   Buffer<float> x_[2];   // the residual stream, alternating (queue_step, queue_prefill)

@@ -84,6 +84,11 @@ QV_KERNEL QV_BLOCK(256) void qkv_rope_append(const float* qkv, const int32_t* po
 
 namespace {
 
+QV_DEVICE float swiglu(float g, float u) { return g / (1.0f + qvops::exp_by_exp2(-g)) * u; }
+QV_DEVICE qv::float4 swiglu4(qv::float4 g, qv::float4 u) {
+  return qv::float4(swiglu(g[0], u[0]), swiglu(g[1], u[1]), swiglu(g[2], u[2]), swiglu(g[3], u[3]));
+}
+
 // out[r][i] = silu(g) * u for g = gate_up[r][i], u = gate_up[r][n + i]: the op library's
 // silu_gate (silu(v) = v / (1 + exp(-v)), in float) over the two halves of a row of the stacked
 // gate and up product. Four elements a thread where rows are whole groups of four.
@@ -94,16 +99,14 @@ QV_DEVICE void swiglu_halves_items(const T* gate_up, T* out, uint32_t rows, uint
     for (uint32_t g = qvops::grid_first(); g < items; g += qvops::grid_stride()) {
       uint32_t r = g / groups, i = 4 * (g - r * groups);
       qv::float4 x = qvops::load4(gate_up + 2 * r * n + i), u = qvops::load4(gate_up + 2 * r * n + n + i);
-      qv::float4 y(x[0] / (1.0f + qvops::exp_by_exp2(-x[0])) * u[0], x[1] / (1.0f + qvops::exp_by_exp2(-x[1])) * u[1],
-                   x[2] / (1.0f + qvops::exp_by_exp2(-x[2])) * u[2], x[3] / (1.0f + qvops::exp_by_exp2(-x[3])) * u[3]);
-      qvops::store4(out + r * n + i, y);
+      qvops::store4(out + r * n + i, swiglu4(x, u));
     }
     return;
   }
   for (uint32_t e = qvops::grid_first(); e < rows * n; e += qvops::grid_stride()) {
     uint32_t r = e / n, i = e - r * n;
     float x = qvops::to_f32(gate_up[2 * r * n + i]), u = qvops::to_f32(gate_up[2 * r * n + n + i]);
-    out[e] = qvops::from_f32<T>(x / (1.0f + qvops::exp_by_exp2(-x)) * u);
+    out[e] = qvops::from_f32<T>(swiglu(x, u));
   }
 }
 
@@ -119,4 +122,22 @@ QV_KERNEL QV_BLOCK(256) void swiglu_halves_bf16(const qv::bf16* gate_up, qv::bf1
 }
 QV_KERNEL QV_BLOCK(256) void swiglu_halves_f16(const qv::half* gate_up, qv::half* out, uint32_t rows, uint32_t n) {
   swiglu_halves_items(gate_up, out, rows, n);
+}
+
+// swiglu_halves_f32 of one row (a decode step's) whose result only feeds int8-activation products:
+// written straight as int8 activations (ops::quantize_activations_q8's rounding and planar
+// layout: the n quants as n / 4 words, then the n / 32 float d as their bits, one buffer of
+// words), where the float result and a quantize launch ran. A thread per 4 elements, a
+// 32-element block's maximum through workgroup memory; n a multiple of 32 (runtime: llama.cpp).
+QV_KERNEL QV_BLOCK(256) void swiglu_halves_q8(const float* gate_up, uint32_t* xq, uint32_t n) {
+  qv::shared<float, 256> part;
+  uint32_t t = qv::thread_id_x(), word = qv::block_id_x() * 256 + t;
+  bool valid = word < n / 4;   // a block's 8 threads are all valid or none
+  qv::float4 y(0.0f);
+  if (valid) y = swiglu4(qvops::load4(gate_up + 4 * word), qvops::load4(gate_up + n + 4 * word));
+  part[t] = qvops::abs_max4(y);
+  qv::barrier();
+  if (!valid) return;
+  float d = qvops::q8_store_quants(part, t, y, xq, word);
+  if (t % 8 == 0) xq[n / 4 + word / 8] = qv::bit_cast<uint32_t>(d);
 }
