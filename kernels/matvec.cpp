@@ -717,13 +717,14 @@ QV_DEVICE void matvec_repacked_a8(const uint32_t* q, const qv::half* scales, con
 // (quiver-bench and a Q4_0 / Q8_0 decode step on an H200, docs/perf/NOTES.md): q4_0 two on PTX
 // (four: 56 registers and 1.51 waves at 14336 x 4096, 0.81 of a same-size copy; two: 0.86), four
 // through NVIDIA's Vulkan driver; q8_0 one everywhere (its chunk is already two 16-byte loads a
-// row). runtime/ops takes matvec_q4_0r_a8_k4 where the loaded image has it.
-QV_KERNEL QV_BLOCK(kQuantThreads) QV_TARGETS(ptx, hsaco, msl, wgsl, cpu) void matvec_q4_0r_a8(
+// row). runtime/ops takes matvec_q4_0r_a8_k4 where the loaded image has it (SPIR-V, and MSL,
+// which is made from the SPIR-V kernels).
+QV_KERNEL QV_BLOCK(kQuantThreads) QV_TARGETS(ptx, hsaco, wgsl, cpu) void matvec_q4_0r_a8(
     const uint32_t* q, const qv::half* scales, const uint32_t* xq, const float* xd, float* y, uint32_t rows,
     uint32_t cols) {
   matvec_repacked_a8<false, 2>(q, scales, xq, xd, y, rows, cols);
 }
-QV_KERNEL QV_BLOCK(kQuantThreads) QV_TARGETS(spirv) void matvec_q4_0r_a8_k4(const uint32_t* q, const qv::half* scales,
+QV_KERNEL QV_BLOCK(kQuantThreads) QV_TARGETS(spirv, msl) void matvec_q4_0r_a8_k4(const uint32_t* q, const qv::half* scales,
                                                                           const uint32_t* xq, const float* xd,
                                                                           float* y, uint32_t rows, uint32_t cols) {
   matvec_repacked_a8<false, 4>(q, scales, xq, xd, y, rows, cols);
