@@ -2,10 +2,12 @@
 // its accumulators in registers, written so that the compiled loop is the register-blocked inner
 // kernel of a CPU sgemm. The portable kernel (matmul.cpp) stages tiles in workgroup memory for
 // 256 threads that a CPU runs one after another, each with scalar products: ~5% of OpenBLAS.
-//   matmul_cpu_nn: C[M][N] = A[M][K] B[K][N], a thread per 8 x 16 tile: per k, two 8-float loads
-//     of B's row, eight broadcasts of A's column, sixteen 8-wide fused multiply-adds. N % 16 == 0
-//     (runtime/ops/ops.cpp), so B's rows start on 32-byte boundaries; rows past M take the
-//     scalar edge path.
+//   matmul_cpu_nn: C[M][N] = A[M][K] B[K][N], a thread per column of four 8 x 16 tiles, K in
+//     steps of 256 (each step's 16 KB panel of B then serves the four tiles from L1; a thread per
+//     tile over the whole of K streamed B from L3 once per tile row: 0.56 of OpenBLAS at 1024^3).
+//     Per k, two 8-float loads of B's row, eight broadcasts of A's column, sixteen 8-wide fused
+//     multiply-adds. N % 16 == 0 (runtime/ops/ops.cpp), so B's rows start on 32-byte boundaries;
+//     rows past the last whole tile take the scalar edge path.
 //   matmul_cpu_nt: C[M][N] = A[M][K] B[N][K]^T (a linear layer's weight), a thread per 4 x 4 tile:
 //     per 8 k, four 8-float loads of A's rows and four of B's, sixteen 8-wide fused multiply-adds
 //     into 8-lane partial sums, added across their lanes at the end. K % 8 == 0; tiles past M or N
@@ -18,6 +20,8 @@ using qvops::fma8;
 using qvops::sum8;
 
 constexpr uint32_t kCpuNnRows = 8, kCpuNnCols = 16;   // runtime/ops/ops.cpp sizes the grids with these
+constexpr uint32_t kCpuNnTiles = 4;     // nn tiles a block, a column of them (ops.cpp: 32 rows a block)
+constexpr uint32_t kCpuNnDepth = 256;   // k a step of the nn kernel
 constexpr uint32_t kCpuNtRows = 4, kCpuNtCols = 4;
 
 namespace {
@@ -39,19 +43,26 @@ QV_DEVICE void nn_row(float a, F8 b_lo, F8 b_hi, F8& c_lo, F8& c_hi) {
   c_hi = fma8(F8(a), b_hi, c_hi);
 }
 
-}  // namespace
-
-QV_KERNEL QV_BLOCK(1) QV_TARGETS(cpu) void matmul_cpu_nn(const float* a, const float* b, float* c, uint32_t m,
-                                                         uint32_t n, uint32_t k) {
-  uint32_t i0 = qv::block_id_y() * kCpuNnRows, j0 = qv::block_id_x() * kCpuNnCols;
-  if (i0 + kCpuNnRows > m) {
-    edge_tile(a, b, c, m, n, k, i0, j0, kCpuNnRows, kCpuNnCols, false);
-    return;
-  }
+// The 8 x 16 tile of C at (i0, j0) over k0 .. k1: its accumulators start from C (or zero for
+// the first depth step), the fused multiply-adds in the order of k, C written back. n % 16 == 0
+// and j0 % 16 == 0 keep C's rows on 32-byte boundaries.
+QV_DEVICE void nn_tile(const float* a, const float* b, float* c, uint32_t n, uint32_t k, uint32_t i0, uint32_t j0,
+                       uint32_t k0, uint32_t k1) {
   F8 z(0.0f);
   F8 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z;
   F8 c40 = z, c41 = z, c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z;
-  for (uint32_t kk = 0; kk < k; ++kk) {
+  uint32_t at = i0 * n + j0;
+  if (k0 > 0) {
+    c00 = qv::load<8>(c + at), c01 = qv::load<8>(c + at + 8), at += n;
+    c10 = qv::load<8>(c + at), c11 = qv::load<8>(c + at + 8), at += n;
+    c20 = qv::load<8>(c + at), c21 = qv::load<8>(c + at + 8), at += n;
+    c30 = qv::load<8>(c + at), c31 = qv::load<8>(c + at + 8), at += n;
+    c40 = qv::load<8>(c + at), c41 = qv::load<8>(c + at + 8), at += n;
+    c50 = qv::load<8>(c + at), c51 = qv::load<8>(c + at + 8), at += n;
+    c60 = qv::load<8>(c + at), c61 = qv::load<8>(c + at + 8), at += n;
+    c70 = qv::load<8>(c + at), c71 = qv::load<8>(c + at + 8);
+  }
+  for (uint32_t kk = k0; kk < k1; ++kk) {
     F8 b_lo = qv::load<8>(b + kk * n + j0), b_hi = qv::load<8>(b + kk * n + j0 + 8);
     nn_row(a[i0 * k + kk], b_lo, b_hi, c00, c01);
     nn_row(a[(i0 + 1) * k + kk], b_lo, b_hi, c10, c11);
@@ -62,7 +73,7 @@ QV_KERNEL QV_BLOCK(1) QV_TARGETS(cpu) void matmul_cpu_nn(const float* a, const f
     nn_row(a[(i0 + 6) * k + kk], b_lo, b_hi, c60, c61);
     nn_row(a[(i0 + 7) * k + kk], b_lo, b_hi, c70, c71);
   }
-  uint32_t at = i0 * n + j0;
+  at = i0 * n + j0;
   qv::store(c + at, c00), qv::store(c + at + 8, c01), at += n;
   qv::store(c + at, c10), qv::store(c + at + 8, c11), at += n;
   qv::store(c + at, c20), qv::store(c + at + 8, c21), at += n;
@@ -71,6 +82,28 @@ QV_KERNEL QV_BLOCK(1) QV_TARGETS(cpu) void matmul_cpu_nn(const float* a, const f
   qv::store(c + at, c50), qv::store(c + at + 8, c51), at += n;
   qv::store(c + at, c60), qv::store(c + at + 8, c61), at += n;
   qv::store(c + at, c70), qv::store(c + at + 8, c71);
+}
+
+}  // namespace
+
+// A block per kCpuNnTiles 8 x 16 tiles stacked in a column of C, K in steps of kCpuNnDepth: the
+// step's kCpuNnDepth x 16 panel of B (16 KB) is read from memory by the first tile and from L1
+// by the others, and the blocks of a grid row (one after another on a core) share their rows of
+// A through L2. Rows of the last partial tile take the scalar edge path.
+QV_KERNEL QV_BLOCK(1) QV_TARGETS(cpu) void matmul_cpu_nn(const float* a, const float* b, float* c, uint32_t m,
+                                                         uint32_t n, uint32_t k) {
+  uint32_t i_base = qv::block_id_y() * kCpuNnRows * kCpuNnTiles, j0 = qv::block_id_x() * kCpuNnCols;
+  for (uint32_t k0 = 0; k0 < k; k0 += kCpuNnDepth) {
+    uint32_t k1 = qv::min(k0 + kCpuNnDepth, k);
+    for (uint32_t t = 0; t < kCpuNnTiles; ++t) {
+      uint32_t i0 = i_base + t * kCpuNnRows;
+      if (i0 + kCpuNnRows <= m) nn_tile(a, b, c, n, k, i0, j0, k0, k1);
+    }
+  }
+  for (uint32_t t = 0; t < kCpuNnTiles; ++t) {
+    uint32_t i0 = i_base + t * kCpuNnRows;
+    if (i0 < m && i0 + kCpuNnRows > m) edge_tile(a, b, c, m, n, k, i0, j0, kCpuNnRows, kCpuNnCols, false);
+  }
 }
 
 QV_KERNEL QV_BLOCK(1) QV_TARGETS(cpu) void matmul_cpu_nt(const float* a, const float* b, float* c, uint32_t m,

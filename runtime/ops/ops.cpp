@@ -499,7 +499,8 @@ void matmul(const Device& dev, Operand a, Operand b, Operand c, size_t m, size_t
   // tile of C, rows 32-byte aligned, or per 4 x 4 tile over K in steps of 8).
   if (e == Elem::F32 && (b_transposed ? k % 8 == 0 : n % 16 == 0)) {
     const char* kernel = b_transposed ? "matmul_cpu_nt" : "matmul_cpu_nn";
-    const size_t rows = b_transposed ? 4 : 8, cols = b_transposed ? 4 : 16;
+    // kernels/matmul_cpu.cpp: kCpuNnRows x kCpuNnTiles rows a block (nn), kCpuNtRows (nt).
+    const size_t rows = b_transposed ? 4 : 32, cols = b_transposed ? 4 : 16;
     if (call.has_kernel(kernel)) {
       size_t gx = (n + cols - 1) / cols, gy = (m + rows - 1) / rows;
       if (gx > 65535 || gy > 65535)

@@ -664,9 +664,11 @@ std::vector<MatShape> matmul_shapes() {
   // (kernels/matmul_tiles.cpp) where the backend has them; {256, 512, 320}: whole 128 x 256 tiles, five K slices
   // (one more than the warpgroup kernel's ring of four stages, kernels/matmul_wgmma.cpp) where the image has it.
   // {13, 48, 40} and {13, 50, 40}: the CPU image's kernels (kernels/matmul_cpu.cpp) with rows past
-  // the last whole tile, and with columns past it (nt).
+  // the last whole tile, and with columns past it (nt); {45, 64, 600}: its nn kernel's blocks of four
+  // row tiles (one whole, a partial one) and three depth steps of 256, the last partial.
   std::vector<MatShape> s = {{1, 1, 1},     {17, 33, 65},    {64, 64, 64},   {100, 75, 300},
-                             {1, 129, 257}, {256, 384, 192}, {256, 512, 320}, {13, 48, 40}, {13, 50, 40}};
+                             {1, 129, 257}, {256, 384, 192}, {256, 512, 320}, {13, 48, 40}, {13, 50, 40},
+                             {45, 64, 600}};
   if (gate::big_shapes()) s.push_back({1024, 1024, 1024});
   return s;
 }
