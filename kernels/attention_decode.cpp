@@ -204,13 +204,11 @@ QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
   }
 }
 
-// Block (h, b): o[b, h, :] from the chunks that hold visible keys.
-template <typename T, uint32_t D>
-QV_KERNEL QV_BLOCK(kCombineThreads) void attention_decode_combine(const float* work, uint32_t ml_base,
-                                                                  const int32_t* position, T* o, uint32_t q_heads,
-                                                                  uint32_t capacity, uint32_t splits) {
+// o[b, h, d] from the chunks that hold visible keys (0 for d >= D, and where none is visible).
+template <uint32_t D>
+QV_DEVICE float combined_output(const float* work, uint32_t ml_base, const int32_t* position, uint32_t q_heads,
+                                uint32_t capacity, uint32_t splits, uint32_t h, uint32_t b, uint32_t d) {
   const float* ml = work + ml_base;
-  uint32_t h = qv::block_id_x(), b = qv::block_id_z(), d = qv::thread_id_x();
   uint32_t kv_len = visible_keys(position, b, capacity);
   uint32_t used = (kv_len + kDecodeKeys - 1) / kDecodeKeys;
   if (used > splits) used = splits;
@@ -223,7 +221,48 @@ QV_KERNEL QV_BLOCK(kCombineThreads) void attention_decode_combine(const float* w
     total = qv::fma(w, ml[2 * (row + c) + 1], total);
     if (d < D) acc = qv::fma(w, work[(row + c) * D + d], acc);
   }
-  if (d < D) o[(b * q_heads + h) * D + d] = from_f32<T>(used == 0 ? 0.0f : acc / total);
+  return used == 0 || d >= D ? 0.0f : acc / total;
+}
+
+// Block (h, b): o[b, h, :] from the chunks that hold visible keys.
+template <typename T, uint32_t D>
+QV_KERNEL QV_BLOCK(kCombineThreads) void attention_decode_combine(const float* work, uint32_t ml_base,
+                                                                  const int32_t* position, T* o, uint32_t q_heads,
+                                                                  uint32_t capacity, uint32_t splits) {
+  uint32_t h = qv::block_id_x(), b = qv::block_id_z(), d = qv::thread_id_x();
+  float v = combined_output<D>(work, ml_base, position, q_heads, capacity, splits, h, b, d);
+  if (d < D) o[(b * q_heads + h) * D + d] = from_f32<T>(v);
+}
+
+// attention_decode_combine<float, D> that also writes o as int8 activations
+// (ops::quantize_activations_q8's rounding; row b of the q_heads D outputs at words
+// b (E / 4 + E / 32) .., E = q_heads D, its scales the E / 32 floats after its quants, in the same
+// buffer): the input of the output projection's int8-activation product without a quantize
+// launch of its own. A head's D values go through workgroup memory to D / 4 threads of four.
+template <uint32_t D>
+QV_KERNEL QV_BLOCK(kCombineThreads) void attention_decode_combine_q8(const float* work, uint32_t ml_base,
+                                                                     const int32_t* position, float* o, uint32_t* oq,
+                                                                     float* od, uint32_t q_heads, uint32_t capacity,
+                                                                     uint32_t splits) {
+  qv::shared<float, D> values;
+  qv::shared<float, D / 4> part;
+  uint32_t h = qv::block_id_x(), b = qv::block_id_z(), t = qv::thread_id_x();
+  float v = combined_output<D>(work, ml_base, position, q_heads, capacity, splits, h, b, t);
+  if (t < D) {
+    o[(b * q_heads + h) * D + t] = v;
+    values[t] = v;
+  }
+  qv::barrier();
+  qv::float4 w(0.0f);
+  if (t < D / 4) {
+    w = qv::float4(values[4 * t], values[4 * t + 1], values[4 * t + 2], values[4 * t + 3]);
+    part[t] = qvops::abs_max4(w);
+  }
+  qv::barrier();
+  if (t >= D / 4) return;
+  uint32_t e = q_heads * D, row = b * (e / 4 + e / 32);
+  float scale = qvops::q8_store_quants(part, t, w, oq, row + h * (D / 4) + t);
+  if (t % 8 == 0) od[row + e / 4 + h * (D / 32) + t / 8] = scale;   // od is oq's buffer
 }
 
 #define QV_DECODE_ATTENTION(T, D)                                                                                  \
@@ -238,3 +277,7 @@ QV_DECODE_ATTENTION(qv::bf16, 64)
 QV_DECODE_ATTENTION(qv::bf16, 128)
 QV_DECODE_ATTENTION(qv::half, 64)
 QV_DECODE_ATTENTION(qv::half, 128)
+template void attention_decode_combine_q8<64>(const float*, uint32_t, const int32_t*, float*, uint32_t*, float*,
+                                              uint32_t, uint32_t, uint32_t);
+template void attention_decode_combine_q8<128>(const float*, uint32_t, const int32_t*, float*, uint32_t*, float*,
+                                               uint32_t, uint32_t, uint32_t);

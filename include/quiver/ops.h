@@ -401,8 +401,9 @@ constexpr size_t attention_decode_workspace(size_t q_heads, const KvCacheShape& 
          (cache.head_dim + 2);
 }
 namespace detail {
+// o_q8: empty, or a uint8 buffer for o as int8 activations (attention_decode_q8).
 void attention_decode(const Device&, Operand q, Operand k, Operand v, Operand position, Operand o, Operand workspace,
-                      size_t q_heads, const KvCacheShape& cache, float scale);
+                      size_t q_heads, const KvCacheShape& cache, float scale, Operand o_q8 = {});
 }
 template <typename Q, typename K, typename V, typename O>
 void attention_decode(const Device& dev, const Buffer<Q>& q, const Buffer<K>& k_cache, const Buffer<V>& v_cache,
@@ -411,6 +412,18 @@ void attention_decode(const Device& dev, const Buffer<Q>& q, const Buffer<K>& k_
   detail::attention_decode(dev, detail::operand(q), detail::operand(k_cache), detail::operand(v_cache),
                            detail::operand(position), detail::operand(o), detail::operand(workspace), q_heads, cache,
                            scale);
+}
+// attention_decode with float q, caches and o that also writes o as int8 activations, exactly as
+// quantize_activations_q8(o) would (row b of batch * q_heads * head_dim outputs from byte
+// b * activation_q8_bytes(q_heads * head_dim)): the input of an int8-activation product after it
+// (matvec_q8_0r_a8 / q4_0r_a8, a decode step's output projection) without a launch of its own.
+inline void attention_decode_q8(const Device& dev, const Buffer<float>& q, const Buffer<float>& k_cache,
+                                const Buffer<float>& v_cache, const Buffer<int32_t>& position, const Buffer<float>& o,
+                                const Buffer<uint8_t>& o_q8, const Buffer<float>& workspace, size_t q_heads,
+                                const KvCacheShape& cache, float scale = 0.0f) {
+  detail::attention_decode(dev, detail::operand(q), detail::operand(k_cache), detail::operand(v_cache),
+                           detail::operand(position), detail::operand(o), detail::operand(workspace), q_heads, cache,
+                           scale, detail::operand(o_q8));
 }
 
 // The embedded op library as a Module (loaded on first use per Device), for listing or

@@ -631,8 +631,10 @@ void attention(const Device& dev, Operand q, Operand k, Operand v, Operand o, co
 }
 
 void attention_decode(const Device& dev, Operand q, Operand k, Operand v, Operand position, Operand o,
-                      Operand workspace, size_t q_heads, const KvCacheShape& c, float scale) {
-  OpCall call(dev, "attention_decode");
+                      Operand workspace, size_t q_heads, const KvCacheShape& c, float scale, Operand o_q8) {
+  const bool q8 = o_q8.buffer != nullptr;
+  OpCall call(dev, q8 ? "attention_decode_q8" : "attention_decode");
+  if (q8) call.require_elem("q", q, {Elem::F32});
   Elem e = float_elem(call, "q", q);
   call.require_same_elem("k_cache", k, "q", q);
   call.require_same_elem("v_cache", v, "q", q);
@@ -656,6 +658,13 @@ void attention_decode(const Device& dev, Operand q, Operand k, Operand v, Operan
   call.require_at_least("position", position, c.batch, "batch");
   call.require_at_least("o", o, qn, "batch * q_heads * head_dim");
   call.require_at_least("workspace", workspace, wn, "attention_decode_workspace(q_heads, cache)");
+  // o as int8 activations: per batch row, q_heads * head_dim quants then a float scale per 32.
+  const size_t row_q8 = activation_q8_bytes(q_heads * d);
+  if (q8) {
+    call.require_elem("o_q8", o_q8, {Elem::U8});
+    size_t q8n = call.elements({c.batch, row_q8}, "batch * activation_q8_bytes(q_heads * head_dim)");
+    call.require_at_least("o_q8", o_q8, q8n, "batch * activation_q8_bytes(q_heads * head_dim) bytes");
+  }
   if (qn == 0) return;
   if (c.batch > 65535 || q_heads > 65535 || splits > 65535)
     call.fail("batch, q_heads and kv_capacity / " + std::to_string(chunk) + " must each be at most 65535");
@@ -676,8 +685,17 @@ void attention_decode(const Device& dev, Operand q, Operand k, Operand v, Operan
                call.dim(bhsd ? c.kv_capacity * d : d, "kv head stride"),
                call.dim(bhsd ? d : c.kv_heads * d, "kv seq stride"), call.dim(c.kv_heads * c.kv_capacity * d, "kv batch stride"),
                call.dim(splits, "splits"), s});
-  call.launch("attention_decode_combine" + shape,
-              Grid{static_cast<uint32_t>(q_heads), 1, static_cast<uint32_t>(c.batch)},
+  const Grid combine{static_cast<uint32_t>(q_heads), 1, static_cast<uint32_t>(c.batch)};
+  if (q8) {
+    // kernels/attention_decode.cpp: the quants as words, the scales as float, one buffer.
+    Operand words{Elem::U32, o_q8.size / 4, o_q8.buffer}, scales{Elem::F32, o_q8.size / 4, o_q8.buffer};
+    call.dim(c.batch * row_q8 / 4, "batch * activation_q8_bytes(q_heads * head_dim) / 4");
+    call.launch("attention_decode_combine_q8<" + std::to_string(d) + ">", combine,
+                {workspace, ml_base, position, o, words, scales, call.dim(q_heads, "q_heads"),
+                 call.dim(c.kv_capacity, "kv_capacity"), call.dim(splits, "splits")});
+    return;
+  }
+  call.launch("attention_decode_combine" + shape, combine,
               {workspace, ml_base, position, o, call.dim(q_heads, "q_heads"), call.dim(c.kv_capacity, "kv_capacity"),
                call.dim(splits, "splits")});
 }

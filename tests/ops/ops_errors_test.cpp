@@ -291,6 +291,11 @@ TEST(OpsErrors, KvAppend) {
     auto work = zeros<float>(ops::attention_decode_workspace(4, c));
     expect_error([&] { ops::attention_decode(dev(), q, kc, kc, pos, o, work, 3, c); },
                  "attention_decode: q_heads = 3 must be a multiple of kv_heads = 2", &o);
+    // attention_decode_q8: o_q8 holds a row of 256 quants and 8 float scales (288 bytes).
+    auto oq = gate::poisoned<uint8_t>(287);
+    expect_error([&] { ops::attention_decode_q8(dev(), q, kc, kc, pos, o, oq, work, 4, c); },
+                 "attention_decode_q8: o_q8 has 287 elements, expected at least "
+                 "batch * activation_q8_bytes(q_heads * head_dim) bytes = 288", &o);
   }
   auto position_u32 = zeros<uint32_t>(1);
   expect_error([&] {

@@ -86,6 +86,42 @@ void check_matvec_a8(bool q4, Shape s) {
                 "dot-weighted", gate::weighted_error(y.read(), ref, weight), gamma(s.cols)});
 }
 
+// attention_decode_q8: o exactly as attention_decode writes it (that op is checked against the
+// fp64 oracle in ops_gate_test.cpp), and each batch row's int8 activations against the definition
+// and byte for byte against quantize_activations_q8 of the row. Two sequences at different
+// positions over several key chunks, grouped query heads, head_dim 64 and 128.
+TEST(OpsGate, AttentionDecodeInt8Activations) {
+  for (size_t d : {64, 128}) {
+    const size_t batch = 2, q_heads = 8, kv_heads = 2, capacity = 200;
+    const ops::KvCacheShape cache{batch, kv_heads, d, capacity, ops::AttentionLayout::BSHD};
+    Vec unused;
+    auto q = gate::upload(gate::random_values<float>(batch * q_heads * d, -2, 2, unused));
+    auto k = gate::upload(gate::random_values<float>(batch * kv_heads * capacity * d, -2, 2, unused));
+    auto v = gate::upload(gate::random_values<float>(batch * kv_heads * capacity * d, -2, 2, unused));
+    auto position = gate::upload(std::vector<int32_t>{150, 37});
+    auto work = gate::poisoned<float>(ops::attention_decode_workspace(q_heads, cache));
+    const size_t e = q_heads * d, row_bytes = ops::activation_q8_bytes(e);
+    Output<float> plain(batch * e), o(batch * e);
+    Output<uint8_t> oq(batch * row_bytes);
+    ops::attention_decode(dev(), q, k, v, position, plain.buffer, work, q_heads, cache);
+    ops::attention_decode_q8(dev(), q, k, v, position, o.buffer, oq.buffer, work, q_heads, cache);
+    std::vector<float> plain_h = plain.raw(), oh = o.raw();
+    std::vector<uint8_t> oqh = oq.raw();
+    const std::string shape = gate::shape_string({batch, q_heads, d});
+    EXPECT_EQ(0, std::memcmp(plain_h.data(), oh.data(), oh.size() * sizeof(float)))
+        << shape << ": attention_decode_q8's o differs from attention_decode's";
+    for (size_t b = 0; b < batch; ++b) {
+      std::vector<float> row(oh.begin() + b * e, oh.begin() + (b + 1) * e);
+      check_int8_activations("attention_decode_q8.o_q8", shape, row, oqh.data() + b * row_bytes);
+      Output<uint8_t> alone(row_bytes);
+      ops::quantize_activations_q8(dev(), gate::upload(row), alone.buffer, e);
+      std::vector<uint8_t> alone_h = alone.raw();
+      EXPECT_EQ(0, std::memcmp(alone_h.data(), oqh.data() + b * row_bytes, row_bytes))
+          << shape << " row " << b << ": attention_decode_q8's int8 activations differ from quantize_activations_q8's";
+    }
+  }
+}
+
 }  // namespace
 
 TEST(OpsGate, MatvecInt8Activations) {

@@ -350,8 +350,16 @@ void LlamaModel::queue_step() {
       ops::kv_append(dev_, v_, position_, layer.v_cache, 1, cache);
     }
     // Keys 0 .. position, the length read on the device.
-    ops::attention_decode(dev_, q_rot_, layer.k_cache, layer.v_cache, position_, att_, attn_work_, H, cache);
-    linear(layer.o, att_, proj_);
+    // An output projection on int8 activations takes them from the attention's combine.
+    if (int8_activations_ && layer.o.repacked && E % ops::kQuantBlock == 0) {
+      using ops::detail::operand;
+      ops::detail::attention_decode(dev_, operand(q_rot_), operand(layer.k_cache), operand(layer.v_cache),
+                                    operand(position_), operand(att_), operand(attn_work_), H, cache, 0.0f, x_q8());
+      linear(layer.o, att_, proj_, true);
+    } else {
+      ops::attention_decode(dev_, q_rot_, layer.k_cache, layer.v_cache, position_, att_, attn_work_, H, cache);
+      linear(layer.o, att_, proj_);
+    }
     residual_then_norm(layer.ffn_norm);
     if (layer.fused_gate_up()) {
       linear(layer.gate_up, xn_, gate_, norm_q8);
