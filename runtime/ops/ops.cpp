@@ -290,6 +290,9 @@ void kv_append(const Device& dev, Operand src, Operand position, Operand cache, 
 
 constexpr size_t kMatvecRows = 4;   // kernels/matvec.cpp: output rows per block of matvec
 constexpr size_t kQuantizeThreads = 256;   // kernels/matvec.cpp: a thread per 4 elements in blocks of these
+// kernels/matmul_cpu.cpp: rows and columns of C a block (nn: kCpuNnRows x kCpuNnTiles rows), and
+// the nt kernel's step of k.
+constexpr size_t kCpuNnBlockRows = 32, kCpuNnCols = 16, kCpuNtRows = 4, kCpuNtCols = 4, kCpuNtDepth = 8;
 constexpr size_t kCpuMatvecRows = 4;   // kernels/rows_cpu.cpp: rows per block of matvec_cpu
 constexpr size_t kQuantRows = 8;    // kernels/matvec.cpp: output rows per block of the quantized matvecs (and repacked)
 
@@ -495,12 +498,11 @@ void matmul(const Device& dev, Operand a, Operand b, Operand c, size_t m, size_t
   if (tiles("matmul_tiles_nn", "matmul_tiles_nt", kMatmulUnitDepth) ||
       tiles("matmul_tiles_k32_nn", "matmul_tiles_k32_nt", kMatmulSmallDepth))
     return;
-  // The CPU image's register-blocked f32 kernels (kernels/matmul_cpu.cpp: a thread per 8 x 16
-  // tile of C, rows 32-byte aligned, or per 4 x 4 tile over K in steps of 8).
-  if (e == Elem::F32 && (b_transposed ? k % 8 == 0 : n % 16 == 0)) {
+  // The CPU image's register-blocked f32 kernels (kernels/matmul_cpu.cpp: a thread per column of
+  // four 8 x 16 tiles of C, rows 32-byte aligned, or per 4 x 4 tile over K in steps of 8).
+  if (e == Elem::F32 && (b_transposed ? k % kCpuNtDepth == 0 : n % kCpuNnCols == 0)) {
     const char* kernel = b_transposed ? "matmul_cpu_nt" : "matmul_cpu_nn";
-    // kernels/matmul_cpu.cpp: kCpuNnRows x kCpuNnTiles rows a block (nn), kCpuNtRows (nt).
-    const size_t rows = b_transposed ? 4 : 32, cols = b_transposed ? 4 : 16;
+    const size_t rows = b_transposed ? kCpuNtRows : kCpuNnBlockRows, cols = b_transposed ? kCpuNtCols : kCpuNnCols;
     if (call.has_kernel(kernel)) {
       size_t gx = (n + cols - 1) / cols, gy = (m + rows - 1) / rows;
       if (gx > 65535 || gy > 65535)
