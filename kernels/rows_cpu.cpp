@@ -71,41 +71,44 @@ QV_DEVICE void row_stats(const float* in, float* out, uint32_t cols, float& max_
   sum_out = s;
 }
 
+// The row's last pass: out = exp(x - max) / sum (softmax: the exponentials already in out), or
+// out = x - (max + log(sum)) (LOG).
+template <bool LOG>
+QV_DEVICE void softmax_row(const float* x, float* out, uint32_t rows, uint32_t cols) {
+  uint32_t row = qvops::block_row();
+  if (row >= rows) return;
+  const float* in = x + row * cols;
+  float* o = out + row * cols;
+  float m = 0.0f, s = 0.0f;
+  row_stats<LOG>(in, o, cols, m, s);
+  float k = LOG ? m + qv::log(s) : 1.0f / s;
+  F8 kv(k);
+  uint32_t body = cols - cols % 16;
+  for (uint32_t c = 0; c < body; c += 16) {
+    if constexpr (LOG) {
+      store8(o + c, load8(in + c) - kv);
+      store8(o + c + 8, load8(in + c + 8) - kv);
+    } else {
+      store8(o + c, load8(o + c) * kv);
+      store8(o + c + 8, load8(o + c + 8) * kv);
+    }
+  }
+  for (uint32_t c = body; c < cols; ++c) {
+    if constexpr (LOG) o[c] = in[c] - k;
+    else o[c] = o[c] * k;
+  }
+}
+
 }  // namespace
 
 // out[r, c] = exp(x[r, c] - max_r) / sum_c exp(x[r, c] - max_r)
 QV_KERNEL QV_BLOCK(1) QV_TARGETS(cpu) void softmax_cpu(const float* x, float* out, uint32_t rows, uint32_t cols) {
-  uint32_t row = qvops::block_row();
-  if (row >= rows) return;
-  const float* in = x + row * cols;
-  float* o = out + row * cols;
-  float m = 0.0f, s = 0.0f;
-  row_stats<false>(in, o, cols, m, s);
-  F8 inv(1.0f / s);
-  uint32_t body = cols - cols % 16;
-  for (uint32_t c = 0; c < body; c += 16) {
-    store8(o + c, load8(o + c) * inv);
-    store8(o + c + 8, load8(o + c + 8) * inv);
-  }
-  for (uint32_t c = body; c < cols; ++c) o[c] = o[c] * inv[0];
+  softmax_row<false>(x, out, rows, cols);
 }
 
 // out[r, c] = x[r, c] - max_r - log(sum_c exp(x[r, c] - max_r))
 QV_KERNEL QV_BLOCK(1) QV_TARGETS(cpu) void log_softmax_cpu(const float* x, float* out, uint32_t rows, uint32_t cols) {
-  uint32_t row = qvops::block_row();
-  if (row >= rows) return;
-  const float* in = x + row * cols;
-  float* o = out + row * cols;
-  float m = 0.0f, s = 0.0f;
-  row_stats<true>(in, o, cols, m, s);
-  float shift = m + qv::log(s);
-  F8 sv(shift);
-  uint32_t body = cols - cols % 16;
-  for (uint32_t c = 0; c < body; c += 16) {
-    store8(o + c, load8(in + c) - sv);
-    store8(o + c + 8, load8(in + c + 8) - sv);
-  }
-  for (uint32_t c = body; c < cols; ++c) o[c] = in[c] - shift;
+  softmax_row<true>(x, out, rows, cols);
 }
 
 // y[r] = sum_c w[r, c] x[c] for the block's kCpuMatvecRows rows (those below rows).
