@@ -54,16 +54,17 @@ class Fission {
 
   void run() {
     if (!func_.getBody().hasOneBlock()) throw Failure{"the kernel body has several blocks"};
+    // The barriers' enclosing ops in walk order, not sync_'s (pointer) order: the slots their
+    // carried values get are created in that order, and an image must be the same bytes in every
+    // compilation.
+    std::vector<mlir::Operation*> with_values;
     func_.walk([&](mlir::gpu::BarrierOp barrier) {
       for (mlir::Operation* op = barrier; op != func_.getOperation(); op = op->getParentOp()) {
         if (op != barrier.getOperation() && !mlir::isa<mlir::scf::ForOp, mlir::scf::IfOp, mlir::scf::WhileOp>(op))
           throw Failure{"a barrier inside '" + op->getName().getStringRef().str() + "'"};
-        sync_.insert(op);
+        if (sync_.insert(op).second && op != barrier.getOperation()) with_values.push_back(op);
       }
     });
-    std::vector<mlir::Operation*> with_values;
-    for (mlir::Operation* op : sync_)
-      if (!mlir::isa<mlir::gpu::BarrierOp>(op)) with_values.push_back(op);
     for (mlir::Operation* op : with_values) demote_carried_values(op);
     std::vector<mlir::memref::AllocaOp> private_arrays;
     func_.walk([&](mlir::memref::AllocaOp a) {
