@@ -5,6 +5,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -183,6 +184,16 @@ TEST(Kernels, SubgroupOperations) {
   const uint32_t size = S[0];
   std::printf("subgroup size: %u\n", size);
   ASSERT_TRUE(size >= 1 && size <= 128 && 128 % size == 0) << "subgroup size " << size;
+  // The CPU backend runs subgroups of its image's vector width, or of the width forced
+  // (docs/abi.md "CPU"), never silently of one thread.
+  if (env().dev.backend_name() == "cpu") {
+    const char* forced = std::getenv("QUIVER_CPU_SUBGROUP_SIZE");
+    if (forced != nullptr && *forced != '\0') {
+      ASSERT_EQ(size, std::min<uint32_t>(128, uint32_t(std::atoi(forced))));
+    } else {
+      ASSERT_GE(size, 4u);
+    }
+  }
   for (uint32_t i = 0; i < n; ++i) {
     ASSERT_EQ(S[i], size) << "i=" << i;
     uint32_t base = i - i % size, lane = i % size;

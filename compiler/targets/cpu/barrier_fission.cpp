@@ -28,38 +28,37 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "targets/cpu/subgroup_lanes.h"
 
 namespace quiver::compiler::cpu {
 
 namespace {
 
-constexpr const char* kAfterAttr = "qv.cpu.after_threads";   // an "after" load
-constexpr const char* kSlotAttr = "qv.cpu.thread_slots";     // a per-thread array
-constexpr const char* kLoopAttr = "qv.cpu.thread_loop";      // a loop over the block's threads
 // Per-thread arrays live on the worker's stack (8 MiB): a kernel needing more keeps fibers.
 constexpr uint64_t kMaxSlotBytes = 512 * 1024;
 
-struct Failure {
-  std::string why;
-};
+using Failure = FissionFailure;
 
 // Thread first: an op the map does not know (made by the rewrite itself) counts as a thread op.
 enum class Kind { Thread, Uniform, Sync, After };
 
 class Fission {
  public:
-  Fission(mlir::func::FuncOp func, std::array<uint32_t, 3> block)
-      : func_(func), entry_(&func.getBody().front()), block_(block),
+  // `root`'s block `body` is split; the per-thread arrays go at the start of `entry`. Without
+  // `lanes` the thread loops run over `block`; with it, one loop over x from 0 to `lanes` (the
+  // lanes of a subgroup, subgroup_lanes.h), `block` then being {capacity, 1, 1}.
+  Fission(mlir::Operation* root, mlir::Block* body, mlir::Block* entry, std::array<uint32_t, 3> block,
+          mlir::Value lanes)
+      : root_(root), body_(body), entry_(entry), block_(block), lanes_(lanes),
         threads_(int64_t(block[0]) * block[1] * block[2]) {}
 
   void run() {
-    if (!func_.getBody().hasOneBlock()) throw Failure{"the kernel body has several blocks"};
     // The barriers' enclosing ops in walk order, not sync_'s (pointer) order: the slots their
     // carried values get are created in that order, and an image must be the same bytes in every
     // compilation.
     std::vector<mlir::Operation*> with_values;
-    func_.walk([&](mlir::gpu::BarrierOp barrier) {
-      for (mlir::Operation* op = barrier; op != func_.getOperation(); op = op->getParentOp()) {
+    root_->walk([&](mlir::gpu::BarrierOp barrier) {
+      for (mlir::Operation* op = barrier; op != root_; op = op->getParentOp()) {
         if (op != barrier.getOperation() && !mlir::isa<mlir::scf::ForOp, mlir::scf::IfOp, mlir::scf::WhileOp>(op))
           throw Failure{"a barrier inside '" + op->getName().getStringRef().str() + "'"};
         if (sync_.insert(op).second && op != barrier.getOperation()) with_values.push_back(op);
@@ -67,13 +66,13 @@ class Fission {
     });
     for (mlir::Operation* op : with_values) demote_carried_values(op);
     std::vector<mlir::memref::AllocaOp> private_arrays;
-    func_.walk([&](mlir::memref::AllocaOp a) {
+    root_->walk([&](mlir::memref::AllocaOp a) {
       if (!a->hasAttr(kSlotAttr) && !is_workgroup(a)) private_arrays.push_back(a);
     });
     for (mlir::memref::AllocaOp a : private_arrays) give_each_thread_its_array(a);
-    split(entry_);
+    split(body_);
     // Every thread op went into a thread loop, its gpu.thread_id replaced by the loop's index.
-    mlir::WalkResult stray = func_.walk([](mlir::gpu::ThreadIdOp) { return mlir::WalkResult::interrupt(); });
+    mlir::WalkResult stray = root_->walk([](mlir::gpu::ThreadIdOp) { return mlir::WalkResult::interrupt(); });
     if (stray.wasInterrupted()) throw Failure{"a thread id outside the thread loops"};
   }
 
@@ -380,8 +379,8 @@ class Fission {
     std::array<mlir::Value, 3> ids{zero, zero, zero};
     mlir::Block* body = nullptr;
     for (int d = 2; d >= 0; --d) {
-      if (block_[d] == 1) continue;
-      mlir::Value extent = b.create<mlir::arith::ConstantIndexOp>(loc, block_[d]);
+      if (block_[d] == 1 && !(lanes_ && d == 0)) continue;
+      mlir::Value extent = lanes_ && d == 0 ? lanes_ : b.create<mlir::arith::ConstantIndexOp>(loc, block_[d]);
       auto loop = b.create<mlir::scf::ForOp>(loc, zero, extent, one);
       loop->setAttr(kLoopAttr, b.getStringAttr(std::string(1, "xyz"[d])));
       ids[d] = loop.getInductionVar();
@@ -437,9 +436,11 @@ class Fission {
     }
   }
 
-  mlir::func::FuncOp func_;
+  mlir::Operation* root_;
+  mlir::Block* body_;
   mlir::Block* entry_;
   std::array<uint32_t, 3> block_;
+  mlir::Value lanes_;
   int64_t threads_;
   uint64_t slot_bytes_ = 0;
   llvm::DenseSet<mlir::Operation*> sync_;
@@ -447,25 +448,58 @@ class Fission {
 
 }  // namespace
 
-bool barriers_to_thread_loops(mlir::func::FuncOp func, std::array<uint32_t, 3> block, std::string& why_not) {
+void split_into_thread_loops(mlir::Operation* root, mlir::Block* body, mlir::Block* entry,
+                             std::array<uint32_t, 3> block, mlir::Value lanes) {
+  Fission(root, body, entry, block, lanes).run();
+}
+
+bool has_subgroup_operations(mlir::Operation* root) {
+  return root->walk([](mlir::Operation* op) {
+    return mlir::isa<mlir::gpu::SubgroupReduceOp, mlir::gpu::ShuffleOp, mlir::gpu::LaneIdOp>(op)
+               ? mlir::WalkResult::interrupt() : mlir::WalkResult::advance();
+  }).wasInterrupted();
+}
+
+bool block_to_thread_loops(mlir::func::FuncOp func, std::array<uint32_t, 3> block, bool& subgroup_lanes,
+                           std::string& why_not) {
   bool has_barrier = false;
   func.walk([&](mlir::gpu::BarrierOp) { has_barrier = true; });
-  if (!has_barrier) {
-    why_not = "no barrier";
+  const bool has_subgroups = has_subgroup_operations(func);
+  subgroup_lanes = false;
+  if (!has_barrier && !has_subgroups) {
+    why_not = "no barrier and no subgroup operation";
     return false;
   }
-  // On a copy, so that a kernel the rewrite gives up on half way stays as it was.
-  mlir::OpBuilder b(func);
-  auto copy = mlir::cast<mlir::func::FuncOp>(b.clone(*func.getOperation()));
-  try {
-    Fission(copy, block).run();
-  } catch (const Failure& f) {
-    why_not = f.why;
+  if (!func.getBody().hasOneBlock()) {
+    why_not = "the kernel body has several blocks";
+    return false;
+  }
+  // On a copy, so that a kernel the rewrite gives up on half way stays as it was; a barrier
+  // kernel whose subgroups cannot be lanes is tried again with subgroups of one thread.
+  auto attempt = [&](bool lanes) {
+    mlir::OpBuilder b(func);
+    auto copy = mlir::cast<mlir::func::FuncOp>(b.clone(*func.getOperation()));
+    try {
+      mlir::Block* entry = &copy.getBody().front();
+      split_into_thread_loops(copy, entry, entry, block, {});
+      if (lanes) subgroups_to_lanes(copy, block);
+    } catch (const Failure& f) {
+      why_not = f.why;
+      copy->erase();
+      return false;
+    }
+    func.getBody().takeBody(copy.getBody());
     copy->erase();
-    return false;
+    return true;
+  };
+  if (has_subgroups && attempt(true)) {
+    subgroup_lanes = true;
+    return true;
   }
-  func.getBody().takeBody(copy.getBody());
-  copy->erase();
+  if (!has_barrier) return false;
+  std::string lanes_why = why_not;
+  if (!attempt(false)) return false;
+  why_not = lanes_why;
   return true;
 }
 
@@ -474,11 +508,19 @@ void barriers_to_loops_in_module(mlir::ModuleOp module) {
                                         module.getOps<mlir::func::FuncOp>().end());
   for (mlir::func::FuncOp func : funcs) {
     auto dims = func->getAttrOfType<mlir::DenseI32ArrayAttr>("qv.block");
-    if (!dims || dims.size() != 3) continue;
-    std::string why_not;
+    bool has_barrier = false;
+    func.walk([&](mlir::gpu::BarrierOp) { has_barrier = true; });
+    if (!dims || dims.size() != 3 || !has_barrier || !func.getBody().hasOneBlock()) continue;
     std::array<uint32_t, 3> block{};
     for (int i = 0; i < 3; ++i) block[i] = static_cast<uint32_t>(dims[i]);
-    barriers_to_thread_loops(func, block, why_not);
+    mlir::OpBuilder b(func);
+    auto copy = mlir::cast<mlir::func::FuncOp>(b.clone(*func.getOperation()));
+    try {
+      split_into_thread_loops(copy, &copy.getBody().front(), &copy.getBody().front(), block, {});
+      func.getBody().takeBody(copy.getBody());
+    } catch (const Failure&) {
+    }
+    copy->erase();
   }
 }
 

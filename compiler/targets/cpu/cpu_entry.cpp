@@ -20,6 +20,7 @@ constexpr uint64_t kThreadIdOffset = 0;
 constexpr uint64_t kBlockIdOffset = 12;
 constexpr uint64_t kGridDimOffset = 36;
 constexpr uint64_t kSharedOffset = 48;
+constexpr uint64_t kSubgroupSizeOffset = 72;
 
 }  // namespace
 
@@ -31,7 +32,9 @@ void add_entry(llvm::Module& module, const ThreadFunction& fn, const llvm_common
   llvm::Type* i32 = llvm::Type::getInt32Ty(ctx);
   llvm::Type* i8 = llvm::Type::getInt8Ty(ctx);
   auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr}, false);
-  const std::string name = fn.block_loops ? block_entry_name(fn.symbol) : fn.symbol;
+  // A block-loop kernel without barriers (subgroups as lanes) keeps the plain name: one call
+  // runs its block, as for every barrier-free kernel.
+  const std::string name = fn.block_loops && fn.manifest_barrier ? block_entry_name(fn.symbol) : fn.symbol;
   auto* entry = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, module);
   entry->addFnAttr(llvm::Attribute::NoUnwind);
   llvm::Argument* args = entry->getArg(0);
@@ -76,6 +79,7 @@ void add_entry(llvm::Module& module, const ThreadFunction& fn, const llvm_common
   }
   for (int k = 0; k < 3; ++k) call_args.push_back(ctx_field(kBlockIdOffset, k));
   for (int k = 0; k < 3; ++k) call_args.push_back(ctx_field(kGridDimOffset, k));
+  call_args.push_back(ctx_field(kSubgroupSizeOffset, 0));
   if (call_args.size() != thread_type->getNumParams())
     throw TargetError(where.kernel, where.target, "thread function signature mismatch: " +
                                                       std::to_string(thread_type->getNumParams()) +

@@ -15,8 +15,9 @@ namespace quiver::compiler::cpu {
 
 // The per-thread function's parameters, in order: for each kernel parameter a memref
 // descriptor (5 LLVM arguments: allocated, aligned, offset, size, stride) or the scalar; then
-// the shared-memory descriptor; the ctx pointer; thread_id xyz; block_id xyz; grid_dim xyz
-// (index = i64 or i32 by the data layout). block_dim is a constant folded into the body.
+// the shared-memory descriptor; the ctx pointer; thread_id xyz; block_id xyz; grid_dim xyz;
+// the subgroup size (index = i64 or i32 by the data layout). block_dim is a constant folded
+// into the body.
 struct ThreadFunction {
   std::string symbol;                 // the exported entry
   std::string thread_name;            // the per-thread function inside the module
@@ -25,13 +26,15 @@ struct ThreadFunction {
   uint32_t shared_bytes = 0;
   bool uses_barrier = false;          // runs as one fiber per thread (ctx->barrier switches)
   bool block_loops = false;           // one call runs the block (barrier_fission.h)
+  bool manifest_barrier = false;      // the manifest's uses_barrier
+  bool subgroup_lanes = false;        // subgroups of the runtime's width (else of one thread)
 };
 
 // The exported name of a kernel whose entry runs the whole block in one call although its
 // manifest says uses_barrier (docs/abi.md "CPU").
 inline std::string block_entry_name(const std::string& symbol) { return "__qv_block_" + symbol; }
 
-constexpr unsigned kCtxIds = 9;   // thread_id, block_id, grid_dim (3 each)
+constexpr unsigned kCtxIds = 10;   // thread_id, block_id, grid_dim (3 each), subgroup_size
 
 // Adds `symbol(void* const* args, qv_cpu_ctx* ctx)` calling the thread function once
 // (fiber kernels: thread_id from ctx; block-loop kernels, exported as block_entry_name(symbol):

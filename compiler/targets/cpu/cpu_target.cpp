@@ -16,6 +16,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "targets/cpu/barrier_fission.h"
 #include "targets/cpu/cpu_entry.h"
+#include "targets/cpu/subgroup_lanes.h"
 #include "targets/llvm_common/llvm_common.h"
 #include "targets/llvm_common/passes.h"
 
@@ -79,21 +80,29 @@ mlir::OwningOpRef<mlir::ModuleOp> make_thread_function(mlir::func::FuncOp func,
   func.walk([&](mlir::gpu::BarrierOp) { has_barrier = true; });
   if (has_barrier && !kernel.uses_barrier)
     throw TargetError(where.kernel, where.target, "uses gpu.barrier but the manifest says uses_barrier = false");
-  info.uses_barrier = kernel.uses_barrier;
+  info.uses_barrier = info.manifest_barrier = kernel.uses_barrier;
 
-  // A barrier kernel whose barriers sit in structured control flow runs its block as loops over
-  // the threads (one call per block); the others keep one fiber per thread.
-  if (has_barrier) {
+  // A kernel with barriers or subgroup operations in structured control flow runs its block as
+  // loops over the threads (one call per block), its subgroups as lanes of those loops; the
+  // others keep one fiber per thread (barriers) and subgroups of one thread.
+  const bool has_subgroups = cpu::has_subgroup_operations(func);
+  bool lanes = !has_subgroups;   // whether gpu.subgroup_size is the runtime's width
+  if (has_barrier || has_subgroups) {
     std::string why_not;
-    info.block_loops = cpu::barriers_to_thread_loops(func, block, why_not);
+    info.block_loops = cpu::block_to_thread_loops(func, block, lanes, why_not);
     if (info.block_loops) info.uses_barrier = false;
-    if (options.verbose && !info.block_loops)
+    if (!has_subgroups) lanes = info.block_loops;
+    if (options.verbose && !info.block_loops && has_barrier)
       fprintf(stderr, "quiverc: cpu: %s keeps fibers: %s\n", kernel.name.c_str(), why_not.c_str());
+    else if (options.verbose && has_subgroups && !lanes)
+      fprintf(stderr, "quiverc: cpu: %s keeps subgroups of one thread: %s\n", kernel.name.c_str(), why_not.c_str());
   }
+  info.subgroup_lanes = lanes;
 
   quiver::ir::WorkgroupLayout layout = llvm_common::workgroup_layout(func, kernel, where);
 
-  // New parameters: shared memory, ctx, then thread_id, block_id, grid_dim (xyz each).
+  // New parameters: shared memory, ctx, then thread_id, block_id, grid_dim (xyz each), the
+  // subgroup size.
   mlir::OpBuilder b(ctx);
   mlir::Type index = b.getIndexType();
   auto ptr = mlir::LLVM::LLVMPointerType::get(ctx);
@@ -138,7 +147,9 @@ mlir::OwningOpRef<mlir::ModuleOp> make_thread_function(mlir::func::FuncOp func,
     } else if (auto o = mlir::dyn_cast<mlir::gpu::BlockDimOp>(op)) {
       replacement = ob.create<mlir::arith::ConstantIndexOp>(l, block[dim_index(o.getDimension())]);
     } else if (mlir::isa<mlir::gpu::SubgroupSizeOp>(op)) {
-      replacement = ob.create<mlir::arith::ConstantIndexOp>(l, 1);   // docs/abi.md: size 1
+      // The runtime's width (qv_cpu_ctx::subgroup_size), or 1 where the subgroup operations
+      // below are a single thread's (docs/abi.md "CPU").
+      replacement = lanes ? ids[9] : ob.create<mlir::arith::ConstantIndexOp>(l, 1).getResult();
     } else if (mlir::isa<mlir::gpu::LaneIdOp>(op)) {
       replacement = ob.create<mlir::arith::ConstantIndexOp>(l, 0);
     } else if (auto o = mlir::dyn_cast<mlir::gpu::SubgroupReduceOp>(op)) {
@@ -253,9 +264,17 @@ constexpr ir::PassText kBarriersToLoops{
     "each func.func with gpu.barrier and qv.block runs its block as loops over the threads, split at the "
     "barriers (those under other than scf.for / scf.if / scf.while stay as they are)"};
 using BarriersToLoopsPass = ir::FunctionPass<kBarriersToLoops, cpu::barriers_to_loops_in_module>;
+constexpr ir::PassText kSubgroupsToLanes{
+    "qv-cpu-subgroups-to-lanes",
+    "each func.func with subgroup operations, qv.block and no gpu.barrier (run qv-cpu-barriers-to-loops first) "
+    "runs its subgroups as lanes of its thread loops: a loop over the subgroups around a loop over gpu.subgroup_size "
+    "lanes, split at each subgroup operation"};
+using SubgroupsToLanesPass = ir::FunctionPass<kSubgroupsToLanes, cpu::subgroups_to_lanes_in_module>;
 }  // namespace
 
 // The cpu target's pipelines name upstream passes, those of the LLVM-based targets and its own.
-void register_cpu_passes() { ir::register_once<BarriersToLoopsPass>(llvm_common::register_passes); }
+void register_cpu_passes() {
+  ir::register_once<BarriersToLoopsPass, SubgroupsToLanesPass>(llvm_common::register_passes);
+}
 
 }  // namespace quiver::compiler

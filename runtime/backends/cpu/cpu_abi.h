@@ -14,6 +14,8 @@ struct qv_cpu_ctx {                    // 8-byte aligned, exactly this layout
   void* shared;                        // this block's workgroup memory, 64-byte aligned
   void (*barrier)(struct qv_cpu_ctx*); // all threads of the block meet here
   void* runtime;                       // opaque to the kernel; for barrier()
+  uint32_t subgroup_size;              // lanes of a subgroup: a power of two dividing the block
+  uint32_t reserved;                   // 0
 };
 
 // void <symbol>(void* const* args, struct qv_cpu_ctx* ctx);
@@ -25,4 +27,5 @@ static_assert(offsetof(qv_cpu_ctx, grid_dim) == 36);
 static_assert(offsetof(qv_cpu_ctx, shared) == 48);
 static_assert(offsetof(qv_cpu_ctx, barrier) == 56);
 static_assert(offsetof(qv_cpu_ctx, runtime) == 64);
-static_assert(sizeof(qv_cpu_ctx) == 72 && alignof(qv_cpu_ctx) == 8);
+static_assert(offsetof(qv_cpu_ctx, subgroup_size) == 72);
+static_assert(sizeof(qv_cpu_ctx) == 80 && alignof(qv_cpu_ctx) == 8);

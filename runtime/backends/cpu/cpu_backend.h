@@ -27,6 +27,12 @@ std::vector<std::string_view> host_image_archs();
 // -1 when none, `archs_tried` then naming them ("x86_64_v3 or x86_64").
 int find_cpu_image(const format::FatBinary& fatbin, std::string& archs_tried);
 
+// The subgroup width for kernels of a CPU image of `arch`: its vector width in 32-bit lanes
+// (x86_64 and aarch64 4, x86_64_v3 8, x86_64_v4 16), or QUIVER_CPU_SUBGROUP_SIZE when set (a
+// power of two from 1 to 128; an InvalidArgument Error naming the variable otherwise). A kernel
+// runs with the largest power of two not above it that divides its block's thread count.
+uint32_t cpu_subgroup_width(std::string_view arch);
+
 // How many CPU devices this process exposes: QUIVER_CPU_DEVICES (1..64), default 1. Each is an
 // independent Device with its own worker pool. 0 with `why_not` set when the variable is invalid.
 size_t cpu_device_count(std::string& why_not);

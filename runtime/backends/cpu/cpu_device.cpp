@@ -112,6 +112,21 @@ int find_cpu_image(const format::FatBinary& fatbin, std::string& archs_tried) {
   return -1;
 }
 
+uint32_t cpu_subgroup_width(std::string_view arch) {
+  if (const char* env = std::getenv("QUIVER_CPU_SUBGROUP_SIZE"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    errno = 0;
+    const long long n = std::strtoll(env, &end, 10);
+    if (errno != 0 || *end != '\0' || n < 1 || n > 128 || (n & (n - 1)) != 0)
+      throw Error(ErrorCode::InvalidArgument, std::string("QUIVER_CPU_SUBGROUP_SIZE=") + env +
+                                                  " is not a subgroup size (a power of two from 1 to 128)");
+    return static_cast<uint32_t>(n);
+  }
+  if (arch == "x86_64_v4") return 16;
+  if (arch == "x86_64_v3") return 8;
+  return 4;   // x86_64 (SSE), aarch64 (NEON): 128-bit vectors
+}
+
 size_t cpu_device_count(std::string& why_not) {
   const char* env = std::getenv("QUIVER_CPU_DEVICES");
   if (env == nullptr || *env == '\0') return 1;

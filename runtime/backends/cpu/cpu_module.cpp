@@ -33,6 +33,7 @@ struct KernelEntry {
   uint32_t shared_bytes = 0;
   bool uses_barrier = false;
   bool fibers = false;             // uses_barrier and no block entry: one fiber per thread
+  uint32_t subgroup_size = 1;      // qv_cpu_ctx::subgroup_size for its blocks
   std::string targets;             // for the "not in this image" message
 };
 
@@ -231,6 +232,7 @@ class CpuModule final : public Module {
           ctx.shared = shared;
           ctx.barrier = &stray_barrier;
           ctx.runtime = &stray;
+          ctx.subgroup_size = k.subgroup_size;
           k.fn(argv.data(), &ctx);
         }
       }
@@ -265,6 +267,7 @@ class CpuModule final : public Module {
       slot.ctx.shared = shared;
       slot.ctx.barrier = &fiber_barrier;
       slot.ctx.runtime = &slot;
+      slot.ctx.subgroup_size = k.subgroup_size;
       slot.done = false;
       slot.worker = &w;
       slot.sp = fiber_prepare(w.stacks.top(t), &fiber_main, &slot);
@@ -307,6 +310,7 @@ std::unique_ptr<Module> load_cpu_module(CpuDevice& device, const format::FatBina
 
   // A set, not a scan of the image's list per kernel: 4096 x 4096 comparisons otherwise.
   const std::unordered_set<std::string_view> in_image(image.kernels.begin(), image.kernels.end());
+  const uint32_t width = cpu_subgroup_width(image.arch);
   std::vector<KernelEntry> kernels;
   kernels.reserve(m.kernels.size());
   for (const format::Kernel& mk : m.kernels) {
@@ -326,6 +330,8 @@ std::unique_ptr<Module> load_cpu_module(CpuDevice& device, const format::FatBina
                                                      "' has a zero block dimension");
       }
     }
+    const uint64_t threads = uint64_t(mk.block[0]) * mk.block[1] * mk.block[2];
+    while (e.subgroup_size * 2 <= width && threads % (e.subgroup_size * 2) == 0) e.subgroup_size *= 2;
     if (in_image.contains(mk.symbol)) {
       // A barrier kernel the compiler turned into loops over the threads exports its entry
       // under the block-entry name (docs/abi.md "CPU"); the others run one fiber per thread.
