@@ -460,13 +460,45 @@ bool has_subgroup_operations(mlir::Operation* root) {
   }).wasInterrupted();
 }
 
+bool rewrite_on_copy(mlir::func::FuncOp func, llvm::function_ref<void(mlir::func::FuncOp)> rewrite,
+                     std::string& why_not) {
+  mlir::OpBuilder b(func);
+  auto copy = mlir::cast<mlir::func::FuncOp>(b.clone(*func.getOperation()));
+  try {
+    rewrite(copy);
+  } catch (const Failure& f) {
+    why_not = f.why;
+    copy->erase();
+    return false;
+  }
+  func.getBody().takeBody(copy.getBody());
+  copy->erase();
+  return true;
+}
+
+void for_each_kernel(mlir::ModuleOp module,
+                     llvm::function_ref<void(mlir::func::FuncOp, std::array<uint32_t, 3>)> visit) {
+  std::vector<mlir::func::FuncOp> funcs(module.getOps<mlir::func::FuncOp>().begin(),
+                                        module.getOps<mlir::func::FuncOp>().end());
+  for (mlir::func::FuncOp func : funcs) {
+    auto dims = func->getAttrOfType<mlir::DenseI32ArrayAttr>("qv.block");
+    if (!dims || dims.size() != 3 || !func.getBody().hasOneBlock()) continue;
+    std::array<uint32_t, 3> block{};
+    for (int i = 0; i < 3; ++i) block[i] = static_cast<uint32_t>(dims[i]);
+    visit(func, block);
+  }
+}
+
+bool has_barrier(mlir::Operation* root) {
+  return root->walk([](mlir::gpu::BarrierOp) { return mlir::WalkResult::interrupt(); }).wasInterrupted();
+}
+
 bool block_to_thread_loops(mlir::func::FuncOp func, std::array<uint32_t, 3> block, bool& subgroup_lanes,
                            std::string& why_not) {
-  bool has_barrier = false;
-  func.walk([&](mlir::gpu::BarrierOp) { has_barrier = true; });
+  const bool barriers = has_barrier(func);
   const bool has_subgroups = has_subgroup_operations(func);
   subgroup_lanes = false;
-  if (!has_barrier && !has_subgroups) {
+  if (!barriers && !has_subgroups) {
     why_not = "no barrier and no subgroup operation";
     return false;
   }
@@ -474,29 +506,19 @@ bool block_to_thread_loops(mlir::func::FuncOp func, std::array<uint32_t, 3> bloc
     why_not = "the kernel body has several blocks";
     return false;
   }
-  // On a copy, so that a kernel the rewrite gives up on half way stays as it was; a barrier
-  // kernel whose subgroups cannot be lanes is tried again with subgroups of one thread.
+  // A barrier kernel whose subgroups cannot be lanes is tried again with subgroups of one thread.
   auto attempt = [&](bool lanes) {
-    mlir::OpBuilder b(func);
-    auto copy = mlir::cast<mlir::func::FuncOp>(b.clone(*func.getOperation()));
-    try {
+    return rewrite_on_copy(func, [&](mlir::func::FuncOp copy) {
       mlir::Block* entry = &copy.getBody().front();
       split_into_thread_loops(copy, entry, entry, block, {});
       if (lanes) subgroups_to_lanes(copy, block);
-    } catch (const Failure& f) {
-      why_not = f.why;
-      copy->erase();
-      return false;
-    }
-    func.getBody().takeBody(copy.getBody());
-    copy->erase();
-    return true;
+    }, why_not);
   };
   if (has_subgroups && attempt(true)) {
     subgroup_lanes = true;
     return true;
   }
-  if (!has_barrier) return false;
+  if (!barriers) return false;
   std::string lanes_why = why_not;
   if (!attempt(false)) return false;
   why_not = lanes_why;
@@ -504,24 +526,13 @@ bool block_to_thread_loops(mlir::func::FuncOp func, std::array<uint32_t, 3> bloc
 }
 
 void barriers_to_loops_in_module(mlir::ModuleOp module) {
-  std::vector<mlir::func::FuncOp> funcs(module.getOps<mlir::func::FuncOp>().begin(),
-                                        module.getOps<mlir::func::FuncOp>().end());
-  for (mlir::func::FuncOp func : funcs) {
-    auto dims = func->getAttrOfType<mlir::DenseI32ArrayAttr>("qv.block");
-    bool has_barrier = false;
-    func.walk([&](mlir::gpu::BarrierOp) { has_barrier = true; });
-    if (!dims || dims.size() != 3 || !has_barrier || !func.getBody().hasOneBlock()) continue;
-    std::array<uint32_t, 3> block{};
-    for (int i = 0; i < 3; ++i) block[i] = static_cast<uint32_t>(dims[i]);
-    mlir::OpBuilder b(func);
-    auto copy = mlir::cast<mlir::func::FuncOp>(b.clone(*func.getOperation()));
-    try {
+  for_each_kernel(module, [](mlir::func::FuncOp func, std::array<uint32_t, 3> block) {
+    if (!has_barrier(func)) return;
+    std::string why_not;
+    rewrite_on_copy(func, [&](mlir::func::FuncOp copy) {
       split_into_thread_loops(copy, &copy.getBody().front(), &copy.getBody().front(), block, {});
-      func.getBody().takeBody(copy.getBody());
-    } catch (const Failure&) {
-    }
-    copy->erase();
-  }
+    }, why_not);
+  });
 }
 
 }  // namespace quiver::compiler::cpu

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace quiver::compiler::cpu {
@@ -33,6 +34,18 @@ struct FissionFailure {
 // live across a barrier that cannot be stored per thread, per-thread arrays over 512 KiB).
 void split_into_thread_loops(mlir::Operation* root, mlir::Block* body, mlir::Block* entry,
                              std::array<uint32_t, 3> block, mlir::Value lanes);
+
+// `rewrite` on a copy of `func`, whose body replaces func's when it does not throw
+// FissionFailure; otherwise `func` stays as it was and `why_not` has the reason.
+bool rewrite_on_copy(mlir::func::FuncOp func, llvm::function_ref<void(mlir::func::FuncOp)> rewrite,
+                     std::string& why_not);
+
+// `visit` on each func.func of `module` with a 3-element qv.block and a body of one block.
+void for_each_kernel(mlir::ModuleOp module,
+                     llvm::function_ref<void(mlir::func::FuncOp, std::array<uint32_t, 3>)> visit);
+
+// A gpu.barrier inside `root`.
+bool has_barrier(mlir::Operation* root);
 
 // gpu.subgroup_reduce, gpu.shuffle or gpu.lane_id inside `root`.
 bool has_subgroup_operations(mlir::Operation* root);

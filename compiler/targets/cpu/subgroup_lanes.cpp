@@ -185,29 +185,17 @@ class Lanes {
 void subgroups_to_lanes(mlir::func::FuncOp func, std::array<uint32_t, 3> block) { Lanes(func, block).run(); }
 
 void subgroups_to_lanes_in_module(mlir::ModuleOp module) {
-  std::vector<mlir::func::FuncOp> funcs(module.getOps<mlir::func::FuncOp>().begin(),
-                                        module.getOps<mlir::func::FuncOp>().end());
-  for (mlir::func::FuncOp func : funcs) {
-    auto dims = func->getAttrOfType<mlir::DenseI32ArrayAttr>("qv.block");
-    bool has_barrier = false;
-    func.walk([&](mlir::gpu::BarrierOp) { has_barrier = true; });
-    if (!dims || dims.size() != 3 || has_barrier || !has_subgroup_operations(func) || !func.getBody().hasOneBlock())
-      continue;
-    std::array<uint32_t, 3> block{};
-    for (int i = 0; i < 3; ++i) block[i] = static_cast<uint32_t>(dims[i]);
+  for_each_kernel(module, [](mlir::func::FuncOp func, std::array<uint32_t, 3> block) {
+    if (has_barrier(func) || !has_subgroup_operations(func)) return;
     bool has_thread_loops = false;
     func.walk([&](mlir::scf::ForOp loop) { has_thread_loops |= loop->hasAttr(kLoopAttr); });
-    mlir::OpBuilder b(func);
-    auto copy = mlir::cast<mlir::func::FuncOp>(b.clone(*func.getOperation()));
-    try {
+    std::string why_not;
+    rewrite_on_copy(func, [&](mlir::func::FuncOp copy) {
       mlir::Block* entry = &copy.getBody().front();
       if (!has_thread_loops) split_into_thread_loops(copy, entry, entry, block, {});
       subgroups_to_lanes(copy, block);
-      func.getBody().takeBody(copy.getBody());
-    } catch (const FissionFailure&) {
-    }
-    copy->erase();
-  }
+    }, why_not);
+  });
 }
 
 }  // namespace quiver::compiler::cpu
