@@ -134,3 +134,22 @@ TEST(ModuleImage, CpuLoadsTheBestX86LevelAndHonoursQuiverCpuArch) {
   EXPECT_CONTAINS(e.what(), "x86_64");
 }
 #endif
+
+// QUIVER_CPU_SUBGROUP_SIZE forces the CPU backend's subgroup width: a power of two from 1 to
+// 128 loads; anything else is refused at load, naming the variable and its value.
+TEST(ModuleImage, CpuSubgroupSizeIsAPowerOfTwoUpTo128) {
+  Device dev = Device::open("cpu");
+  const std::vector<std::byte> bytes =
+      quiver::test::make_fatbin(quiver::test::test_manifest(), quiver::test::cpu_kernels_so(), quiver::test::host_arch());
+  for (const char* good : {"1", "4", "16", "128"}) {
+    quiver::test::ScopedEnv width("QUIVER_CPU_SUBGROUP_SIZE", good);
+    EXPECT_TRUE(dev.load(bytes, "width.qfb").has_kernel("saxpy")) << good;
+  }
+  for (const char* bad : {"0", "3", "256", "-4", "8x", "sixteen"}) {
+    quiver::test::ScopedEnv width("QUIVER_CPU_SUBGROUP_SIZE", bad);
+    quiver::Error e = quiver::test::error_of([&] { dev.load(bytes, "width.qfb"); });
+    EXPECT_EQ(e.code(), quiver::ErrorCode::InvalidArgument) << bad;
+    EXPECT_CONTAINS(e.what(), std::string("QUIVER_CPU_SUBGROUP_SIZE=") + bad);
+    EXPECT_CONTAINS(e.what(), "power of two");
+  }
+}
