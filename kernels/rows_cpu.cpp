@@ -6,6 +6,10 @@
 //     their sum, scaling). The portable kernels (softmax.cpp) give a row to 256 threads that a
 //     CPU runs one after another between the block reductions' barriers, each thread's
 //     exponentials 4 wide. A 4096-float row is 16 KB: the later passes read it from L1.
+//   rms_norm_cpu / add_rms_norm_cpu: a row each, two passes (the sum of squares, then the
+//     scaling; add_rms_norm writes the sum x + residual in the first). The portable kernels give a
+//     row to a block of 256 threads, or a short row to a subgroup, whose lanes each walk a strided
+//     share of it: on the CPU a row of 1024 floats then ran as 16 scalar lanes.
 //   matvec_cpu: kCpuMatvecRows rows of w each, x's 16 elements of a step loaded once for all of
 //     them; the rows stream from memory side by side (four prefetched streams a core).
 // Rows need not start on 32-byte boundaries: vectors go through qvops::load8 / store8 (element
@@ -99,7 +103,66 @@ QV_DEVICE void softmax_row(const float* x, float* out, uint32_t rows, uint32_t c
   }
 }
 
+// out = in * k * w over a row of `cols` (in and out at their row's start).
+QV_DEVICE void scale_row(const float* in, const float* w, float* out, uint32_t cols, float k) {
+  uint32_t body = cols - cols % 16;
+  F8 kv(k);
+  for (uint32_t c = 0; c < body; c += 16) {
+    store8(out + c, load8(in + c) * kv * load8(w + c));
+    store8(out + c + 8, load8(in + c + 8) * kv * load8(w + c + 8));
+  }
+  for (uint32_t c = body; c < cols; ++c) out[c] = in[c] * k * w[c];
+}
+
+// out = in * w / sqrt(mean(in^2) + eps) for the block's row; with RES, in = x + residual,
+// written to sum in the first pass and read back (from L1) in the second.
+template <bool RES>
+QV_DEVICE void rms_norm_row(const float* x, const float* residual, const float* w, float* sum, float* out,
+                            uint32_t rows, uint32_t cols, float eps) {
+  uint32_t row = qvops::block_row();
+  if (row >= rows) return;
+  uint32_t base = row * cols;
+  uint32_t body = cols - cols % 16;
+  F8 q0(0.0f), q1(0.0f);
+  for (uint32_t c = 0; c < body; c += 16) {
+    F8 a = load8(x + base + c), b = load8(x + base + c + 8);
+    if constexpr (RES) {
+      a = a + load8(residual + base + c);
+      b = b + load8(residual + base + c + 8);
+      store8(sum + base + c, a);
+      store8(sum + base + c + 8, b);
+    }
+    q0 = q0 + a * a;
+    q1 = q1 + b * b;
+  }
+  float squares = sum8(q0 + q1);
+  for (uint32_t c = body; c < cols; ++c) {
+    float v = x[base + c];
+    if constexpr (RES) {
+      v = v + residual[base + c];
+      sum[base + c] = v;
+    }
+    squares += v * v;
+  }
+  float inv_rms = qv::rsqrt(squares / static_cast<float>(cols) + eps);
+  if constexpr (RES) scale_row(sum + base, w, out + base, cols, inv_rms);
+  else scale_row(x + base, w, out + base, cols, inv_rms);
+}
+
 }  // namespace
+
+// out[r, c] = x[r, c] * w[c] / sqrt(mean_c(x[r, c]^2) + eps)
+QV_KERNEL QV_BLOCK(1) QV_TARGETS(cpu) void rms_norm_cpu(const float* x, const float* w, float* out, uint32_t rows,
+                                                        uint32_t cols, float eps) {
+  rms_norm_row<false>(x, x, w, out, out, rows, cols, eps);
+}
+
+// sum = x + residual, out = rms_norm(sum) * w
+QV_KERNEL QV_BLOCK(1) QV_TARGETS(cpu) void add_rms_norm_cpu(const float* x, const float* residual, const float* w,
+                                                            float* sum, float* out, uint32_t rows, uint32_t cols,
+                                                            float eps) {
+  rms_norm_row<true>(x, residual, w, sum, out, rows, cols, eps);
+}
 
 // out[r, c] = exp(x[r, c] - max_r) / sum_c exp(x[r, c] - max_r)
 QV_KERNEL QV_BLOCK(1) QV_TARGETS(cpu) void softmax_cpu(const float* x, float* out, uint32_t rows, uint32_t cols) {

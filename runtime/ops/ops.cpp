@@ -49,6 +49,11 @@ void rms_norm(const Device& dev, Operand x, Operand w, Operand out, size_t rows,
   call.require_at_least("out", out, n, "rows * cols");
   require_eps(call, eps);
   if (n == 0) return;
+  // The CPU image's own f32 kernel (kernels/rows_cpu.cpp: a thread per row, 8-wide loops).
+  if (e == Elem::F32 && call.has_kernel("rms_norm_cpu")) {
+    call.launch("rms_norm_cpu", call.row_grid(rows), {x, w, out, call.dim(rows, "rows"), call.dim(cols, "cols"), eps});
+    return;
+  }
   call.launch(row_kernel("rms_norm", e, cols), row_op_grid(call, e, rows, cols),
               {x, w, out, call.dim(rows, "rows"), call.dim(cols, "cols"), eps});
 }
@@ -97,7 +102,8 @@ void add_rms_norm(const Device& dev, Operand x, Operand residual, Operand w, Ope
   Elem e = require_add_rms_norm(call, x, residual, w, sum, out, rows, cols, eps);
   size_t n = rows * cols;
   if (n == 0) return;
-  call.launch(kernel_name("add_rms_norm", e), call.row_grid(rows),
+  const char* kernel = e == Elem::F32 && call.has_kernel("add_rms_norm_cpu") ? "add_rms_norm_cpu" : nullptr;
+  call.launch(kernel ? std::string(kernel) : kernel_name("add_rms_norm", e), call.row_grid(rows),
               {x, residual, w, sum, out, call.dim(rows, "rows"), call.dim(cols, "cols"), eps});
 }
 
