@@ -347,10 +347,10 @@ QuantLayout quant_layout(QuantFormat format) {
                                               std::to_string(static_cast<int>(format)));
 }
 
-// Checks w (bytes of rows x cols in the layout q) and returns the bytes it needs; index_32bit:
-// the kernel indexes those bytes with 32-bit integers, so they must number at most 2^32 - 1.
-size_t require_blocks(const OpCall& call, const QuantLayout& q, Operand w, size_t rows, size_t cols,
-                      bool index_32bit) {
+// Checks w (bytes of rows x cols in the layout q) and returns the bytes it needs. The kernels
+// index those bytes (the repacked matvecs and dequantize, as 32-bit words) with 32-bit
+// integers: OpCall::elements refuses a byte count from 2^32 on.
+size_t require_blocks(const OpCall& call, const QuantLayout& q, Operand w, size_t rows, size_t cols) {
   call.require_elem("w", w, {Elem::U8});
   const std::string per_block = std::to_string(q.block_elems);
   if (cols % q.block_elems != 0)
@@ -363,7 +363,6 @@ size_t require_blocks(const OpCall& call, const QuantLayout& q, Operand w, size_
   size_t bytes = call.elements({rows, cols / q.block_elems, q.block_bytes}, expr);
   call.elements({rows, cols}, "rows * cols");
   call.require_at_least("w", w, bytes, expr + " bytes");
-  if (index_32bit && bytes > 0xffffffffu) call.fail("w's " + std::to_string(bytes) + " bytes exceed 2^32 - 1");
   return bytes;
 }
 }  // namespace
@@ -376,8 +375,7 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
   const std::string op = std::string(q.kernel) + (a8 ? "_a8" : "");
   OpCall call(dev, op.c_str());
   if (a8 && !q.repacked) call.fail("int8 activations (x of uint8) take the repacked formats only (q4_0r, q8_0r)");
-  // The repacked kernels index 32-bit words of quants, then the scales as half, with 32-bit integers.
-  require_blocks(call, q, w, rows, cols, q.repacked);
+  require_blocks(call, q, w, rows, cols);
   call.require_elem("x", x, {Elem::F32, Elem::U8});
   call.require_elem("y", y, {Elem::F32});
   if (a8) call.require_at_least("x", x, activation_q8_bytes(cols), "cols + cols / 32 * 4 bytes");
@@ -424,7 +422,7 @@ void dequantize(const Device& dev, Operand w, Operand out, size_t rows, size_t c
   const QuantLayout q = quant_layout(format);
   const std::string op = "dequantize" + std::string(q.kernel).substr(6);   // matvec_q8_0 -> dequantize_q8_0
   OpCall call(dev, op.c_str());
-  require_blocks(call, q, w, rows, cols, /*index_32bit=*/true);   // kernels/dequantize.cpp: 32-bit byte indices
+  require_blocks(call, q, w, rows, cols);
   Elem e = float_elem(call, "out", out);
   size_t n = call.elements({rows, cols}, "rows * cols");
   call.require_at_least("out", out, n, "rows * cols");

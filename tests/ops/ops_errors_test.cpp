@@ -98,6 +98,14 @@ TEST(OpsErrors, ShapeLimits) {
   expect_error([&] { ops::rms_norm(dev(), x, w, out, size_t{1} << 20, size_t{1} << 12); },
                "rms_norm: rows * cols reaches 2^32 elements; the op library indexes tensors with 32-bit integers",
                &out);
+  // The quantized formats' byte counts too: 2^20 rows of 4096 q8_0 elements are 2^32 * 34 / 32
+  // bytes (fewer than 2^32 elements), which the kernels could not index.
+  auto w8 = zeros<uint8_t>(34);
+  auto x4096 = zeros<float>(4096);
+  expect_error([&] { ops::matvec_q8_0r(dev(), w8, x4096, out, size_t{1} << 20, 4096); },
+               "matvec_q8_0r: rows * (cols / 32) * 34 reaches 2^32 elements; the op library indexes tensors with "
+               "32-bit integers",
+               &out);
   auto q = zeros<uint8_t>(34);
   auto xq = zeros<float>(40);
   expect_error([&] { ops::matvec_q8_0(dev(), q, xq, out, 1, 40); },
