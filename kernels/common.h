@@ -333,6 +333,12 @@ QV_DEVICE void sin_cos(float x, float& s, float& c) {
   c = quadrant == 0 ? cr : quadrant == 1 ? -sr : quadrant == 2 ? -cr : sr;
 }
 
+// The pair (a, b) rotated by the angle whose sine and cosine are s and c (rope's rotation).
+QV_DEVICE void rotate_pair(float a, float b, float s, float c, float& ra, float& rb) {
+  ra = a * c - b * s;
+  rb = b * c + a * s;
+}
+
 // c_i0 += A_i B_0 and c_i1 += A_i B_1 for the four A tiles at a0, a0 + 16 row, ... of `as` (rows
 // `row` elements apart): one step of a warp's 64 x 32 block in the matrix-unit matmuls
 // (kernels/matmul_tiles.cpp, kernels/matmul_w8a8_tiles.cpp). One A tile lives at a time.

@@ -201,11 +201,11 @@ QV_DEVICE void rope_pairs(const T* x, const int32_t* pos, const float* inv_freq,
       uint32_t a = INTERLEAVED ? 2 * i : i;
       uint32_t b = INTERLEAVED ? 2 * i + 1 : i + rot_half;
       float angle = static_cast<float>(pos[row / heads]) * inv_freq[i];
-      float c = 0.0f, s = 0.0f;
+      float c = 0.0f, s = 0.0f, ra = 0.0f, rb = 0.0f;
       qvops::sin_cos(angle, s, c);
-      float xa = to_f32(x[base + a]), xb = to_f32(x[base + b]);
-      out[base + a] = from_f32<T>(xa * c - xb * s);
-      out[base + b] = from_f32<T>(xb * c + xa * s);
+      qvops::rotate_pair(to_f32(x[base + a]), to_f32(x[base + b]), s, c, ra, rb);
+      out[base + a] = from_f32<T>(ra);
+      out[base + b] = from_f32<T>(rb);
     } else {
       out[base + 2 * i] = x[base + 2 * i];
       out[base + 2 * i + 1] = x[base + 2 * i + 1];

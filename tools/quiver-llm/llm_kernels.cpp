@@ -25,10 +25,11 @@ QV_DEVICE void rope_or_copy(const float* src, float* dst, uint32_t i0, bool rota
   for (uint32_t j = 0; j < W; ++j) {
     float a = src[2 * (i0 + j)], b = src[2 * (i0 + j) + 1];
     if (rotate) {
-      float s = 0.0f, c = 0.0f;
+      float s = 0.0f, c = 0.0f, ra = 0.0f, rb = 0.0f;
       qvops::sin_cos(position * inv_freq[i0 + j], s, c);
-      dst[2 * (i0 + j)] = a * c - b * s;
-      dst[2 * (i0 + j) + 1] = b * c + a * s;
+      qvops::rotate_pair(a, b, s, c, ra, rb);
+      dst[2 * (i0 + j)] = ra;
+      dst[2 * (i0 + j) + 1] = rb;
     } else {
       dst[2 * (i0 + j)] = a;
       dst[2 * (i0 + j) + 1] = b;
