@@ -107,6 +107,13 @@ class Buffer {
   void upload(std::span<const T> host);     // host.size() must be <= size()
   void download(std::span<T> host) const;   // host.size() must be <= size()
   const std::shared_ptr<detail::BufferImpl>& impl() const noexcept { return impl_; }
+  // The same memory as elements of U: bytes() / sizeof(U) of them (rounded down), sharing it and
+  // keeping it alive like a copy of this Buffer. For a kernel or op that reads a buffer as another
+  // type (int8 activations written as 32-bit words and read as bytes).
+  template <typename U>
+  Buffer<U> as() const {
+    return Buffer<U>(impl_, bytes() / sizeof(U));
+  }
 
   // Interop (docs/runtime.md). The backend's handle for this memory, as an integer: the
   // CUdeviceptr (cuda), the VkBuffer (vulkan) or the host address (cpu). Valid while this Buffer
@@ -121,6 +128,8 @@ class Buffer {
 
  private:
   friend class Device;
+  template <typename>
+  friend class Buffer;
   Buffer(std::shared_ptr<detail::BufferImpl> impl, size_t n) : impl_(std::move(impl)), size_(n) {}
   std::shared_ptr<detail::BufferImpl> impl_;
   size_t size_ = 0;

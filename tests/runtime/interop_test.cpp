@@ -1,11 +1,13 @@
 // Interop on the CPU backend: native handles, DLPack export (every element type), DLPack import
 // without copying (kernels write straight into the foreign memory), the checks on imported
 // tensors (each failure leaves the tensor with its owner), round trips through quiver itself,
-// and the deleter running exactly once, whatever order the handles are dropped in.
+// and the deleter running exactly once, whatever order the handles are dropped in; Buffer::as,
+// the same memory seen as another element type.
 #include <dlpack/dlpack.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -395,6 +397,38 @@ TEST(CpuDlpack, CApiExportsAndImports) {
   complex->deleter(complex);
   EXPECT_EQ(qv_buffer_from_dlpack(dev, nullptr, &back), QV_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(qv_device_close(dev), QV_SUCCESS);
+}
+
+// Buffer::as: the same bytes as another element type, shared both ways and kept alive by the
+// view when the original is dropped; the element count rounds down to whole elements.
+TEST(BufferAs, SharesTheMemoryAsAnotherElementType) {
+  Device dev = Device::open("cpu");
+  std::mt19937 rng(std::random_device{}());
+  std::vector<uint32_t> words(5);
+  for (uint32_t& w : words) w = rng();
+  Buffer<uint8_t> bytes;
+  {
+    Buffer<uint32_t> original = dev.alloc<uint32_t>(words.size());
+    original.upload(words);
+    bytes = original.as<uint8_t>();
+    EXPECT_EQ(bytes.size(), 20u);
+    EXPECT_EQ(bytes.native_handle(), original.native_handle());
+    EXPECT_EQ(original.as<uint64_t>().size(), 2u);   // 20 bytes: two whole 8-byte elements
+  }
+  std::vector<uint8_t> seen(20);
+  bytes.download(seen);
+  for (size_t i = 0; i < seen.size(); ++i)
+    EXPECT_EQ(seen[i], (words[i / 4] >> (8 * (i % 4))) & 0xFF) << i;   // little-endian words
+  std::vector<uint8_t> written(20);
+  for (uint8_t& b : written) b = static_cast<uint8_t>(rng());
+  bytes.upload(written);
+  std::vector<uint32_t> back(5);
+  bytes.as<uint32_t>().download(back);
+  for (size_t i = 0; i < back.size(); ++i) {
+    uint32_t expect = 0;
+    for (int k = 3; k >= 0; --k) expect = expect << 8 | written[4 * i + k];
+    EXPECT_EQ(back[i], expect) << i;
+  }
 }
 
 }  // namespace

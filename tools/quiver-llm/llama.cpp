@@ -230,7 +230,7 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
   gate_ = dev.alloc<float>(T * 2 * F);   // the stacked gate and up product's rows, or gate's
   hidden_ = dev.alloc<float>(T * F);
   if (has_unstacked_gate_up()) up_ = dev.alloc<float>(T * F);   // up's own product (else gate_ holds both)
-  if (int8_activations_) x_q8_ = dev.alloc<uint32_t>(ops::activation_q8_bytes(std::max(E, F)) / 4);
+  if (int8_activations_) x_q8_ = dev.alloc<uint8_t>(ops::activation_q8_bytes(std::max(E, F)));
   allocate_prefill_scratch();
   logits_ = dev.alloc<float>(V);
 }
@@ -238,11 +238,9 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
 void LlamaModel::linear(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y, bool x_quantized) const {
   if (int8_activations_ && m.repacked) {
     // x quantized here unless the kernel that wrote it did (add_rms_norm_q8, swiglu_halves_q8).
-    using ops::detail::operand;
-    if (!x_quantized) ops::detail::quantize_activations_q8(dev_, operand(x), x_q8(), m.cols);
-    ops::detail::matvec_quantized(dev_, operand(m.blocks), x_q8(), operand(y), m.rows, m.cols,
-                                  m.type == GgmlType::Q8_0 ? ops::detail::QuantFormat::Q8_0R
-                                                           : ops::detail::QuantFormat::Q4_0R);
+    if (!x_quantized) ops::quantize_activations_q8(dev_, x, x_q8_, m.cols);
+    if (m.type == GgmlType::Q8_0) ops::matvec_q8_0r_a8(dev_, m.blocks, x_q8_, y, m.rows, m.cols);
+    else ops::matvec_q4_0r_a8(dev_, m.blocks, x_q8_, y, m.rows, m.cols);
     return;
   }
   switch (m.type) {
@@ -295,7 +293,7 @@ template void LlamaModel::swiglu(const Buffer<half>&, const Buffer<half>&, size_
 
 void LlamaModel::swiglu_q8(const Buffer<float>& gate_up) const {
   const size_t F = cfg_.feed_forward_length;
-  Buffer<uint32_t> words = x_q8_;   // a handle: the generated launcher takes the written buffer by reference
+  Buffer<uint32_t> words = x_q8_.as<uint32_t>();
   llm_kernels::swiglu_halves_q8(dev_, Grid{static_cast<uint32_t>((F / 4 + 255) / 256)}, gate_up, words,
                                 static_cast<uint32_t>(F));
 }
@@ -318,17 +316,14 @@ void LlamaModel::queue_step() {
   // repacked matrices that read xn_ take as it is.
   const bool norm_q8 = int8_activations_ && E % ops::kQuantBlock == 0;
   auto residual_then_norm = [&](const Buffer<float>& w) {
-    using ops::detail::operand;
-    if (norm_q8)
-      ops::detail::add_rms_norm_q8(dev_, operand(x_[cur]), operand(proj_), operand(w), operand(x_[1 - cur]),
-                                   operand(xn_), x_q8(), 1, E, eps);
+    if (norm_q8) ops::add_rms_norm_q8(dev_, x_[cur], proj_, w, x_[1 - cur], xn_, x_q8_, 1, E, eps);
     else ops::add_rms_norm(dev_, x_[cur], proj_, w, x_[1 - cur], xn_, 1, E, eps);
     cur = 1 - cur;
   };
 
   const ops::KvCacheShape cache{1, KVH, D, capacity_, ops::AttentionLayout::BSHD};
   ops::rms_norm(dev_, x_[cur], layers_.empty() ? output_norm_ : layers_.front().attn_norm, xn_, 1, E, eps);
-  if (norm_q8) ops::detail::quantize_activations_q8(dev_, ops::detail::operand(xn_), x_q8(), E);
+  if (norm_q8) ops::quantize_activations_q8(dev_, xn_, x_q8_, E);
   for (size_t l = 0; l < layers_.size(); ++l) {
     LlamaLayer& layer = layers_[l];
     if (layer.fused_qkv()) {
@@ -352,9 +347,8 @@ void LlamaModel::queue_step() {
     // Keys 0 .. position, the length read on the device.
     // An output projection on int8 activations takes them from the attention's combine.
     if (int8_activations_ && layer.o.repacked && E % ops::kQuantBlock == 0) {
-      using ops::detail::operand;
-      ops::detail::attention_decode(dev_, operand(q_rot_), operand(layer.k_cache), operand(layer.v_cache),
-                                    operand(position_), operand(att_), operand(attn_work_), H, cache, 0.0f, x_q8());
+      ops::attention_decode_q8(dev_, q_rot_, layer.k_cache, layer.v_cache, position_, att_, x_q8_, attn_work_, H,
+                               cache);
       linear(layer.o, att_, proj_, true);
     } else {
       ops::attention_decode(dev_, q_rot_, layer.k_cache, layer.v_cache, position_, att_, attn_work_, H, cache);

@@ -120,12 +120,9 @@ class LlamaModel {
   Buffer<int32_t> q_rows_, k_rows_, v_rows_;           // split_qkv's gathers
   Buffer<float> qkv_;                                  // the stacked Q, K, V product
   bool int8_activations_ = false;
-  // A decode step's product input as int8 activations (ops::activation_q8_bytes), held as words
-  // for the runner's kernel that writes it (swiglu_halves_q8); the ops see its bytes (x_q8()).
-  Buffer<uint32_t> x_q8_;
-  ops::detail::Operand x_q8() const {
-    return {quiver::detail::Elem::U8, x_q8_.bytes(), x_q8_.impl().get()};
-  }
+  // A decode step's product input as int8 activations (ops::activation_q8_bytes); the runner's
+  // kernel that writes it (swiglu_halves_q8) sees it as words (Buffer::as).
+  Buffer<uint8_t> x_q8_;
   void swiglu_q8(const Buffer<float>& gate_up) const;   // swiglu_halves_q8 of a decode step into x_q8_
   Buffer<float> attn_work_;   // attention_decode's partial results
   // Activations of prompt_tokens tokens (a decode step uses the first token's rows).
