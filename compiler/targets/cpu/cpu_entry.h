@@ -27,7 +27,6 @@ struct ThreadFunction {
   bool uses_barrier = false;          // runs as one fiber per thread (ctx->barrier switches)
   bool block_loops = false;           // one call runs the block (barrier_fission.h)
   bool manifest_barrier = false;      // the manifest's uses_barrier
-  bool subgroup_lanes = false;        // subgroups of the runtime's width (else of one thread)
 };
 
 // The exported name of a kernel whose entry runs the whole block in one call although its

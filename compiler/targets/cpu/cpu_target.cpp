@@ -97,7 +97,6 @@ mlir::OwningOpRef<mlir::ModuleOp> make_thread_function(mlir::func::FuncOp func,
     else if (options.verbose && has_subgroups && !lanes)
       fprintf(stderr, "quiverc: cpu: %s keeps subgroups of one thread: %s\n", kernel.name.c_str(), why_not.c_str());
   }
-  info.subgroup_lanes = lanes;
 
   quiver::ir::WorkgroupLayout layout = llvm_common::workgroup_layout(func, kernel, where);
 
