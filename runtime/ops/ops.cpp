@@ -102,8 +102,9 @@ void add_rms_norm(const Device& dev, Operand x, Operand residual, Operand w, Ope
   Elem e = require_add_rms_norm(call, x, residual, w, sum, out, rows, cols, eps);
   size_t n = rows * cols;
   if (n == 0) return;
-  const char* kernel = e == Elem::F32 && call.has_kernel("add_rms_norm_cpu") ? "add_rms_norm_cpu" : nullptr;
-  call.launch(kernel ? std::string(kernel) : kernel_name("add_rms_norm", e), call.row_grid(rows),
+  // The CPU image's own f32 kernel (kernels/rows_cpu.cpp), as for rms_norm.
+  const bool cpu_kernel = e == Elem::F32 && call.has_kernel("add_rms_norm_cpu");
+  call.launch(cpu_kernel ? "add_rms_norm_cpu" : kernel_name("add_rms_norm", e), call.row_grid(rows),
               {x, residual, w, sum, out, call.dim(rows, "rows"), call.dim(cols, "cols"), eps});
 }
 

@@ -34,7 +34,7 @@ void add_entry(llvm::Module& module, const ThreadFunction& fn, const llvm_common
   auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr}, false);
   // A block-loop kernel without barriers (subgroups as lanes) keeps the plain name: one call
   // runs its block, as for every barrier-free kernel.
-  const std::string name = fn.block_loops && fn.manifest_barrier ? block_entry_name(fn.symbol) : fn.symbol;
+  const std::string name = fn.block_loops && fn.uses_barrier ? block_entry_name(fn.symbol) : fn.symbol;
   auto* entry = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, module);
   entry->addFnAttr(llvm::Attribute::NoUnwind);
   llvm::Argument* args = entry->getArg(0);
@@ -73,7 +73,7 @@ void add_entry(llvm::Module& module, const ThreadFunction& fn, const llvm_common
   };
   size_t thread_id_pos = call_args.size();
   for (int k = 0; k < 3; ++k) {
-    call_args.push_back(fn.uses_barrier  ? ctx_field(kThreadIdOffset, k)
+    call_args.push_back(fn.fibers()     ? ctx_field(kThreadIdOffset, k)
                         : fn.block_loops ? llvm::ConstantInt::get(index, 0)
                                          : nullptr);
   }
@@ -86,7 +86,7 @@ void add_entry(llvm::Module& module, const ThreadFunction& fn, const llvm_common
                                                       " parameters, entry passes " +
                                                       std::to_string(call_args.size()));
 
-  if (fn.uses_barrier || fn.block_loops) {
+  if (fn.fibers() || fn.block_loops) {
     b.CreateCall(thread, call_args);
     b.CreateRetVoid();
   } else {

@@ -24,9 +24,10 @@ struct ThreadFunction {
   std::vector<bool> param_is_buffer;  // kernel parameters in order
   std::array<uint32_t, 3> block{};
   uint32_t shared_bytes = 0;
-  bool uses_barrier = false;          // runs as one fiber per thread (ctx->barrier switches)
+  bool uses_barrier = false;          // the manifest's uses_barrier
   bool block_loops = false;           // one call runs the block (barrier_fission.h)
-  bool manifest_barrier = false;      // the manifest's uses_barrier
+  // One fiber per thread (ctx->barrier switches): a barrier kernel not turned into loops.
+  bool fibers() const { return uses_barrier && !block_loops; }
 };
 
 // The exported name of a kernel whose entry runs the whole block in one call although its

@@ -80,7 +80,7 @@ mlir::OwningOpRef<mlir::ModuleOp> make_thread_function(mlir::func::FuncOp func,
   func.walk([&](mlir::gpu::BarrierOp) { has_barrier = true; });
   if (has_barrier && !kernel.uses_barrier)
     throw TargetError(where.kernel, where.target, "uses gpu.barrier but the manifest says uses_barrier = false");
-  info.uses_barrier = info.manifest_barrier = kernel.uses_barrier;
+  info.uses_barrier = kernel.uses_barrier;
 
   // A kernel with barriers or subgroup operations in structured control flow runs its block as
   // loops over the threads (one call per block), its subgroups as lanes of those loops; the
@@ -90,7 +90,6 @@ mlir::OwningOpRef<mlir::ModuleOp> make_thread_function(mlir::func::FuncOp func,
   if (has_barrier || has_subgroups) {
     std::string why_not;
     info.block_loops = cpu::block_to_thread_loops(func, block, lanes, why_not);
-    if (info.block_loops) info.uses_barrier = false;
     if (!has_subgroups) lanes = info.block_loops;
     if (options.verbose && !info.block_loops && has_barrier)
       fprintf(stderr, "quiverc: cpu: %s keeps fibers: %s\n", kernel.name.c_str(), why_not.c_str());

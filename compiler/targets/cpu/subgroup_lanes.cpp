@@ -35,15 +35,15 @@ class Lanes {
         threads_(int64_t(block[0]) * block[1] * block[2]) {}
 
   void run() {
+    // A block of one thread has no thread loops: its subgroup of one is what the target's
+    // scalar replacement computes.
+    if (threads_ == 1) return;
     std::vector<mlir::scf::ForOp> nests;
     func_.walk<mlir::WalkOrder::PreOrder>([&](mlir::scf::ForOp loop) {
       if (!loop->hasAttr(kLoopAttr)) return mlir::WalkResult::advance();
       if (has_subgroup_operations(loop)) nests.push_back(loop);
       return mlir::WalkResult::skip();   // the nest's inner loops are part of it
     });
-    // A block of one thread has no thread loops: its subgroup of one is what the target's
-    // scalar replacement computes.
-    if (threads_ == 1) return;
     mlir::OpBuilder b = mlir::OpBuilder::atBlockBegin(entry_);
     width_ = b.create<mlir::gpu::SubgroupSizeOp>(func_.getLoc(), mlir::IntegerAttr());
     for (mlir::scf::ForOp nest : nests) rewrite(nest);
