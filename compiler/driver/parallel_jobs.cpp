@@ -85,6 +85,7 @@ std::string encode(uint32_t job, uint64_t log_end, const BuildJobResult& r) {
       for (const std::string& k : img.kernels) put_string(body, k);
       put_u32(body, static_cast<uint32_t>(img.requirements.size()));
       for (const std::string& q : img.requirements) put_string(body, q);
+      put_u32(body, img.programmatic_launch ? 1 : 0);
     }
   }
   std::string msg;
@@ -121,6 +122,7 @@ std::optional<std::pair<uint32_t, uint64_t>> decode(std::string& in, BuildJobRes
       for (uint32_t k = 0; k < kernels && b.complete; ++k) img.kernels.push_back(b.string());
       uint32_t requirements = b.u32();
       for (uint32_t q = 0; q < requirements && b.complete; ++q) img.requirements.push_back(b.string());
+      img.programmatic_launch = b.u32() != 0;
       r.images.push_back(std::move(img));
     }
   }

@@ -85,6 +85,12 @@ FunctionEmitter::RValue FunctionEmitter::emit_builtin(const clang::CallExpr* e, 
     return {v};
   }
 
+  if (name == "wait_prior_launches") {
+    if (e->getNumArgs() != 0) error(e->getBeginLoc(), "qv::wait_prior_launches takes no arguments");
+    builder_.create<ir::qv::WaitPriorLaunchesOp>(l);
+    return {};
+  }
+
   if (name == "barrier") {
     builder_.create<mlir::gpu::BarrierOp>(l);
     uses_barrier_ = true;

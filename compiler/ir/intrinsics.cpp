@@ -43,4 +43,10 @@ void erase_async_copy_marks(mlir::ModuleOp module) {
   for (mlir::Operation* op : marks) op->erase();
 }
 
+void erase_launch_waits(mlir::ModuleOp module) {
+  llvm::SmallVector<qv::WaitPriorLaunchesOp> waits;
+  module.walk([&](qv::WaitPriorLaunchesOp op) { waits.push_back(op); });
+  for (qv::WaitPriorLaunchesOp op : waits) op->erase();
+}
+
 }  // namespace quiver::ir

@@ -30,4 +30,7 @@ inline constexpr const char* kAsyncCopyAttr = "qv.copy_async";
 // Drops the group marks: the copies are already synchronous.
 void erase_async_copy_marks(mlir::ModuleOp module);
 
+// Drops qv.wait_prior_launches: on a target whose launches never overlap it has nothing to wait for.
+void erase_launch_waits(mlir::ModuleOp module);
+
 }  // namespace quiver::ir

@@ -24,6 +24,7 @@ struct LegalizeOptions {
   bool expand_block_tiles = true;   // the portable block-tile fallback (else the target lowers them)
   bool keep_warpgroup_mma = false;  // the target lowers qv.warpgroup_mma / wait (stores are always expanded)
   bool keep_async_copies = false;   // keep qv::copy_async's group marks (the target lowers them)
+  bool keep_launch_waits = false;   // keep qv.wait_prior_launches (the target's launches may overlap)
 };
 
 // Runs legalize_pipeline(options) (passes.h): the rewrites `options` asks for, then

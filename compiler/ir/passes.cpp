@@ -36,12 +36,15 @@ constexpr PassText kPromotePrivateVariables{"qv-promote-private-variables",
 constexpr PassText kExpandDot4I8{"qv-expand-dot4-i8", "qv.dot4_i8 as exact byte-lane arithmetic"};
 constexpr PassText kEraseAsyncCopyMarks{
     "qv-erase-async-copy-marks", "drops the qv.copy_async_commit / wait marks: the copies are already synchronous"};
+constexpr PassText kEraseLaunchWaits{
+    "qv-erase-launch-waits", "drops qv.wait_prior_launches: the target's launches never overlap"};
 constexpr PassText kLowerMath{"qv-lower-math",
                               "the portable math lowering: only the exactly rounded math ops remain (ir/math.h)"};
 using FoldBlockDimsPass = FunctionPass<kFoldBlockDims, fold_block_dims>;
 using PromotePrivateVariablesPass = FunctionPass<kPromotePrivateVariables, promote_private_variables>;
 using ExpandDot4I8Pass = FunctionPass<kExpandDot4I8, expand_dot4_i8>;
 using EraseAsyncCopyMarksPass = FunctionPass<kEraseAsyncCopyMarks, erase_async_copy_marks>;
+using EraseLaunchWaitsPass = FunctionPass<kEraseLaunchWaits, erase_launch_waits>;
 using LowerMathPass = FunctionPass<kLowerMath, lower_math_or_say_so>;
 
 // A tile expansion (matrix or block tiles) on every function but the kernels its `keep` option
@@ -117,7 +120,7 @@ void register_passes() {
     mlir::registerCSEPass();
     mlir::registerLiftControlFlowToSCFPass();
     register_pass<FoldBlockDimsPass, PromotePrivateVariablesPass, ExpandMatrixPass, ExpandBlockTilesPass,
-                  ExpandWarpgroupPass, ExpandDot4I8Pass, EraseAsyncCopyMarksPass, ScalarizeVectorsPass,
+                  ExpandWarpgroupPass, ExpandDot4I8Pass, EraseAsyncCopyMarksPass, EraseLaunchWaitsPass, ScalarizeVectorsPass,
                   Float16AsBitsPass, LowerMathPass>();
     mlir::PassPipelineRegistration<>("qv-normalize", "the front end's normalisation (" + normalize_pipeline() + ")",
                                      [](mlir::OpPassManager& pm) { (void)add_pipeline(pm, normalize_pipeline()); });
@@ -144,6 +147,7 @@ std::string legalize_pipeline(const LegalizeOptions& options) {
   add(options.keep_warpgroup_mma ? "qv-expand-warpgroup{keep-mma=true}" : "qv-expand-warpgroup");
   if (options.expand_dot4_i8) add("qv-expand-dot4-i8");
   if (!options.keep_async_copies) add("qv-erase-async-copy-marks");
+  if (!options.keep_launch_waits) add("qv-erase-launch-waits");
   if (options.scalarize_vectors)
     add("qv-scalarize-vectors{" + flag("wide-buffer-access", options.wide_buffer_access) + " " +
         flag("keep-tiles", !options.expand_matrix) + "}");

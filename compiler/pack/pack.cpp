@@ -32,7 +32,7 @@ std::vector<std::byte> pack(const std::vector<frontend::KernelEntry>& kernels,
     manifest.kernels.push_back(std::move(m));
   }
   for (const TargetImage& img : images)
-    inputs.push_back({img.target, img.arch, img.data, img.kernels, img.requirements, img.frame});
+    inputs.push_back({img.target, img.arch, img.data, img.kernels, img.requirements, img.programmatic_launch, img.frame});
   std::vector<std::byte> bytes = format::write_fatbin(manifest, inputs, 19, threads);
   // Read back what was written, so the caller's manifest has the image table too.
   manifest = format::FatBinary::parse(bytes, "<packed>").manifest();

@@ -44,6 +44,7 @@ struct TargetImage {
   std::vector<std::byte> data;
   std::vector<std::string> kernels;   // kernel symbols inside this image
   std::vector<std::string> requirements;   // device features the image needs (format::Image)
+  bool programmatic_launch = false;        // format::Image::programmatic_launch
   std::vector<std::byte> frame;       // `data` compressed (format::compress_image), made by the build job
 };
 

@@ -151,6 +151,16 @@ template <typename T> QV_BUILTIN_ void copy_async(T* dst, const T* src);
 QV_BUILTIN_ void copy_async_commit();
 QV_BUILTIN_ void copy_async_wait(uint32_t n);
 
+// ---- Overlapped launches (docs/abi.md "Overlapped launches") -------------------------------------
+// Returns once the launches queued before this kernel have finished and their writes are
+// visible. Every kernel waits so before its first instruction unless it calls this; one that
+// calls it may read before the call only memory that no earlier launch of the queue writes
+// (weights, tables), so those loads can overlap the end of the previous kernel. Each thread that
+// reads an earlier launch's results must call it first. On CUDA sm_90+ it is griddepcontrol.wait
+// and the runtime starts such kernels early; everywhere else launches do not overlap and the
+// call does nothing.
+QV_BUILTIN_ void wait_prior_launches();
+
 // ---- Atomics on device or shared memory; each returns the old value ----------------------------
 QV_BUILTIN_ int32_t atomic_add(int32_t* p, int32_t v);
 QV_BUILTIN_ uint32_t atomic_add(uint32_t* p, uint32_t v);

@@ -443,6 +443,7 @@ std::vector<std::byte> write_fatbin(Manifest manifest, std::span<const ImageInpu
     im.checksum = fnv1a64(frame);
     im.kernels = in.kernels;
     im.requirements = in.requirements;
+    im.programmatic_launch = in.programmatic_launch;
     manifest.images.push_back(std::move(im));
   }
 

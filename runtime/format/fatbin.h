@@ -95,6 +95,7 @@ struct ImageInput {
   std::vector<std::byte> data;          // uncompressed
   std::vector<std::string> kernels;     // kernel symbols inside
   std::vector<std::string> requirements;   // Image::requirements
+  bool programmatic_launch = false;        // Image::programmatic_launch
   // The image's zstd frame, where the caller made it already (compress_image with the same
   // level: quiverc's jobs compress while other targets still build); empty: write_fatbin does.
   std::vector<std::byte> frame;

@@ -607,6 +607,7 @@ std::string manifest_to_json(const Manifest& m, int indent) {
                   {"checksum", checksum_hex(im.checksum)},
                   {"kernels", im.kernels}};
     if (!im.requirements.empty()) image["requires"] = im.requirements;   // absent: portable
+    if (im.programmatic_launch) image["programmatic_launch"] = true;    // absent: false
     images.push_back(std::move(image));
   }
   json doc = {{"compiler_version", m.compiler_version},
@@ -785,6 +786,7 @@ Manifest manifest_from_json(std::string_view text, std::string_view label, bool 
         im.requirements.emplace_back(entry.text);
       }
     }
+    if (ij.find("programmatic_launch")) im.programmatic_launch = r.boolean(ij, p, "programmatic_launch");
     m.images.push_back(std::move(im));
   }
 

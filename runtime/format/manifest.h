@@ -55,6 +55,10 @@ struct Image {
   // manifest; docs/format.md "Image requirements"): the runtime loads the best image whose
   // requirements it knows and the device meets. Empty for portable images.
   std::vector<std::string> requirements;
+  // Every kernel of the image waits for the launches queued before it before it reads memory
+  // they may write (griddepcontrol.wait on sm_90+, docs/abi.md "Overlapped launches"), so the
+  // runtime may start it while the previous kernel still runs ("programmatic_launch").
+  bool programmatic_launch = false;
 };
 
 struct Manifest;

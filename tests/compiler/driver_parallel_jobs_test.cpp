@@ -31,6 +31,7 @@ std::vector<TargetImage> images_of(size_t i, uint64_t seed) {
     for (std::byte& b : img.data) b = static_cast<std::byte>(rng());
     for (size_t n = rng() % 4; n > 0; --n) img.kernels.push_back("kernel_" + std::to_string(rng() % 1000));
     for (size_t n = rng() % 3; n > 0; --n) img.requirements.push_back("feature:f" + std::to_string(rng() % 1000));
+    img.programmatic_launch = rng() % 2 == 1;
   }
   return images;
 }
@@ -43,6 +44,7 @@ void expect_same(const std::vector<TargetImage>& got, const std::vector<TargetIm
     EXPECT_TRUE(got[k].data == want[k].data) << "job " << job << " image " << k;
     EXPECT_EQ(got[k].kernels, want[k].kernels) << "job " << job << " image " << k;
     EXPECT_EQ(got[k].requirements, want[k].requirements) << "job " << job << " image " << k;
+    EXPECT_EQ(got[k].programmatic_launch, want[k].programmatic_launch) << "job " << job << " image " << k;
   }
 }
 

@@ -244,6 +244,9 @@ std::vector<Case> cases() {
   c.push_back({"KernelInTwoImagesOfOneTargetArch", [](Parts& p) {
                  return edit(p, [](json& m) { m["images"][1]["target"] = "ptx"; m["images"][1]["arch"] = "sm_80"; });
                }, {"'images[1].kernels[0]'", "saxpy", "second image for ptx sm_80"}});
+  c.push_back({"ProgrammaticLaunchNotBoolean",
+               [](Parts& p) { return edit(p, [](json& m) { m["images"][0]["programmatic_launch"] = 1; }); },
+               {"'images[0].programmatic_launch'", "true or false"}});
   c.push_back({"ChecksumNotHex", [](Parts& p) { return edit(p, [](json& m) { m["images"][0]["checksum"] = "12345"; }); },
                {"'images[0].checksum'"}});
   c.push_back({"RawSizeAbsurd",

@@ -77,6 +77,7 @@ Generated random_fatbin(std::mt19937_64& rng, size_t max_image_bytes) {
     if (!used.insert({in.target, in.arch}).second) continue;  // one image per (target, arch)
     size_t n = std::uniform_int_distribution<size_t>(1, max_image_bytes)(rng);
     in.data = qfb_test::random_bytes(rng, n, coin(rng) ? 256 : 4);  // incompressible or compressible
+    in.programmatic_launch = coin(rng);
     for (qf::Kernel& k : g.manifest.kernels) {
       if (!coin(rng)) continue;
       in.kernels.push_back(k.symbol);
@@ -180,6 +181,7 @@ TEST(RoundTrip, RandomManifestsAndImagesSurviveByteExact) {
       EXPECT_EQ(im.target, g.images[i].target);
       EXPECT_EQ(im.arch, g.images[i].arch);
       EXPECT_EQ(im.kernels, g.images[i].kernels);
+      EXPECT_EQ(im.programmatic_launch, g.images[i].programmatic_launch);
       EXPECT_EQ(im.raw_size, g.images[i].data.size());
       EXPECT_EQ(im.offset % 16, 0u);
       ASSERT_LE(im.offset + im.size, file.size());
@@ -326,6 +328,7 @@ TEST(RoundTrip, ManifestJsonRoundTrips) {
       EXPECT_EQ(again.images[i].checksum, m.images[i].checksum);
       EXPECT_EQ(again.images[i].offset, m.images[i].offset);
       EXPECT_EQ(again.images[i].size, m.images[i].size);
+      EXPECT_EQ(again.images[i].programmatic_launch, m.images[i].programmatic_launch);
     }
   }
 }

@@ -175,6 +175,13 @@ void print_human(std::ostream& out, const FatBinary& fb, const Selection& sel, c
     out << "  image " << ii << " (" << format::to_string(im.target) << " " << printable(im.arch)
         << ") requires: " << join(needs, ", ") << "\n";
   }
+  // Images whose kernels wait for earlier launches themselves (docs/abi.md "Overlapped launches").
+  std::vector<std::string> overlapping;
+  for (size_t ii : sel.images)
+    if (m.images[ii].programmatic_launch) overlapping.push_back(std::to_string(ii));
+  if (!overlapping.empty())
+    out << "  image" << (overlapping.size() > 1 ? "s " : " ") << join(overlapping, ", ")
+        << ": launches may overlap the previous kernel (programmatic_launch)\n";
 
   for (const ImageReport& r : images) {
     if (!r.disassembly) continue;

@@ -111,6 +111,14 @@ def Qv_CopyAsyncWaitOp : Qv_Op<"copy_async_wait"> {
   let assemblyFormat = "$pending attr-dict";
 }
 
+// qv::wait_prior_launches (docs/abi.md "Overlapped launches"): memory written by earlier launches
+// is read only after it. No declared effects: passes treat it as touching all memory, so no load
+// moves across it.
+def Qv_WaitPriorLaunchesOp : Qv_Op<"wait_prior_launches"> {
+  let summary = "waits until the launches queued before this kernel have finished";
+  let assemblyFormat = "attr-dict";
+}
+
 // qv::dot4_i8: the dot product of four signed bytes, as dp4a computes it.
 def Qv_Dot4I8Op : Qv_Op<"dot4_i8"> {
   let summary = "acc + sum over k < 4 of int8(a >> 8k) * int8(b >> 8k), wrapping";

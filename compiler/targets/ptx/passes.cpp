@@ -11,6 +11,7 @@
 #include "targets/llvm_common/passes.h"
 #include "targets/ptx/async_copy_cp_async.h"
 #include "targets/ptx/exp2_ex2_approx.h"
+#include "targets/ptx/launch_waits.h"
 #include "targets/ptx/matrix_mma_sync.h"
 #include "targets/ptx/rcp_approx.h"
 #include "targets/ptx/warpgroup_wgmma.h"
@@ -64,6 +65,8 @@ constexpr ir::PassText kExp2ToEx2Approx{"qv-ptx-exp2-to-ex2-approx",
                                         "f32 math.exp2 as ex2.approx.f32 (llvm.nvvm.ex2.approx.f)"};
 constexpr ir::PassText kRcpToRcpApprox{"qv-ptx-rcp-to-rcp-approx",
                                        "qv::rcp (an afn f32 1 / x) as rcp.approx.ftz.f32 (llvm.nvvm.rcp.approx.ftz.f)"};
+constexpr ir::PassText kLaunchWaits{
+    "qv-ptx-launch-waits", "qv.wait_prior_launches as griddepcontrol.wait (inline PTX; kept on sm_90+ only)"};
 constexpr ir::PassText kSubgroupsToShuffles{"qv-ptx-subgroups-to-shuffles",
                                             "gpu.subgroup_size is 32; gpu.subgroup_reduce becomes gpu.shuffle butterflies"};
 using Dot4ToDp4aPass = NvvmPass<kDot4ToDp4a, lower_dot4_to_dp4a>;
@@ -72,13 +75,14 @@ using WarpgroupToWgmmaPass = NvvmPass<kWarpgroupToWgmma, ptx::lower_warpgroup_to
 using AsyncCopyToCpAsyncPass = NvvmPass<kAsyncCopyToCpAsync, ptx::lower_async_copies_to_cp_async>;
 using Exp2ToEx2ApproxPass = NvvmPass<kExp2ToEx2Approx, ptx::lower_exp2_to_ex2_approx>;
 using RcpToRcpApproxPass = NvvmPass<kRcpToRcpApprox, ptx::lower_rcp_to_rcp_approx>;
+using LaunchWaitsPass = NvvmPass<kLaunchWaits, ptx::lower_launch_waits>;
 using SubgroupsToShufflesPass = ir::FunctionPass<kSubgroupsToShuffles, lower_subgroups, void>;
 
 }  // namespace
 
 void register_ptx_passes() {
   ir::register_once<Dot4ToDp4aPass, MatrixToMmaSyncPass, WarpgroupToWgmmaPass, AsyncCopyToCpAsyncPass,
-                      Exp2ToEx2ApproxPass, RcpToRcpApproxPass, SubgroupsToShufflesPass>(llvm_common::register_passes);
+                      Exp2ToEx2ApproxPass, RcpToRcpApproxPass, LaunchWaitsPass, SubgroupsToShufflesPass>(llvm_common::register_passes);
 }
 
 }  // namespace quiver::compiler

@@ -23,6 +23,7 @@
 #include "targets/llvm_common/llvm_common.h"
 #include "targets/llvm_common/passes.h"
 #include "targets/llvm_common/process.h"
+#include "targets/ptx/launch_waits.h"
 #include "targets/target.h"
 
 namespace quiver::compiler {
@@ -194,12 +195,13 @@ class PtxTarget final : public Target {
     legal.expand_dot4_i8 = false;   // dp4a below
     legal.expand_matrix = false;    // mma.sync below
     legal.keep_async_copies = true; // cp.async below
+    legal.keep_launch_waits = true; // griddepcontrol.wait below, per arch
     legal.keep_warpgroup_mma = wgmma;
     llvm_common::run_passes(module,
                             quiver::ir::legalize_pipeline(legal) +
                                 ",qv-ptx-dot4-to-dp4a,qv-ptx-matrix-to-mma-sync" +
                                 (wgmma ? ",qv-ptx-warpgroup-to-wgmma" : "") +
-                                ",qv-ptx-async-copy-to-cp-async,qv-ptx-exp2-to-ex2-approx,qv-ptx-rcp-to-rcp-approx,"
+                                ",qv-ptx-async-copy-to-cp-async,qv-ptx-launch-waits,qv-ptx-exp2-to-ex2-approx,qv-ptx-rcp-to-rcp-approx,"
                                 "qv-lower-math",
                             all, options);
     std::vector<mlir::func::FuncOp> funcs;
@@ -230,17 +232,23 @@ class PtxTarget final : public Target {
     std::vector<TargetImage> images;
     for (const std::string& arch : archs) {
       std::unique_ptr<llvm::Module> m = llvm::CloneModule(*base);
+      const bool overlap = ptx::has_launch_waits(arch);
+      ptx::place_launch_waits(*m, overlap);
       auto machine = llvm_common::create_target_machine("nvptx64-nvidia-cuda", arch, ptx_features(arch), all);
       llvm_common::optimize(*m, *machine, /*no_library_calls=*/true);
       llvm_common::keep_temp(options, "ptx." + arch + ".ll", llvm_common::print(*m));
       std::string ptx = llvm_common::emit(*m, *machine, llvm::CodeGenFileType::AssemblyFile, all);
       llvm_common::keep_temp(options, "kernels." + arch + ".ptx", ptx);
       TargetImage image{format::Target::PTX, arch, {}, symbols};
+      image.programmatic_launch = overlap;
       // NUL-terminated: cuModuleLoadData takes PTX as a C string.
       const auto* bytes = reinterpret_cast<const std::byte*>(ptx.c_str());
       image.data.assign(bytes, bytes + ptx.size() + 1);
       images.push_back(std::move(image));
-      if (ptxas) images.push_back(assemble(*ptxas, arch, ptx, kernels, symbols, options));
+      if (ptxas) {
+        images.push_back(assemble(*ptxas, arch, ptx, kernels, symbols, options));
+        images.back().programmatic_launch = overlap;
+      }
     }
     return images;
   }

@@ -117,6 +117,8 @@ class CudaModule final : public Module {
         info_(ImageInfo::of(fatbin.manifest().images[choice.index])), label_(fatbin.label()) {
     Context& ctx = *loaded_.context;
     const format::Image& image = fatbin.manifest().images[choice.index];
+    programmatic_ = image.programmatic_launch && ctx.driver->cuLaunchKernelEx != nullptr && ctx.cc_major >= 9 &&
+                    programmatic_launch_allowed();
     std::vector<std::byte> data = fatbin.image_data(choice.index);
     // PTX is handed to the driver as a NUL-terminated string; a cubin is read through its own
     // ELF headers (the driver takes no size), so they must stay inside the image.
@@ -195,9 +197,21 @@ class CudaModule final : public Module {
       }
     }
     ctx.make_current();
-    CUresult result = ctx.driver->cuLaunchKernel(
-        entry.function, grid.x, grid.y, grid.z, entry.block[0], entry.block[1], entry.block[2],
-        entry.dynamic_shared, ctx.stream, params.empty() ? nullptr : params.data(), nullptr);
+    CUresult result;
+    if (programmatic_) {
+      // The image's kernels wait for the previous launch's results themselves (docs/abi.md
+      // "Overlapped launches"), so the driver may start this one while that one drains.
+      CUlaunchAttribute overlap{};
+      overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      overlap.value.programmatic_stream_serialization_allowed = 1;
+      CUlaunchConfig config{grid.x,         grid.y,     grid.z,   entry.block[0], entry.block[1],
+                            entry.block[2], entry.dynamic_shared, ctx.stream, &overlap, 1};
+      result = ctx.driver->cuLaunchKernelEx(&config, entry.function, params.empty() ? nullptr : params.data(), nullptr);
+    } else {
+      result = ctx.driver->cuLaunchKernel(entry.function, grid.x, grid.y, grid.z, entry.block[0], entry.block[1],
+                                          entry.block[2], entry.dynamic_shared, ctx.stream,
+                                          params.empty() ? nullptr : params.data(), nullptr);
+    }
     if (result != CUDA_SUCCESS)
       throw Error(result == CUDA_ERROR_OUT_OF_MEMORY ? ErrorCode::OutOfMemory : ErrorCode::DeviceError,
                   "cuda: launching kernel '" + entry.name + "' (grid " + std::to_string(grid.x) + "x" +
@@ -212,6 +226,13 @@ class CudaModule final : public Module {
   const ImageInfo& image_info() const override { return info_; }
 
  private:
+  // QUIVER_CUDA_PROGRAMMATIC_LAUNCH=0 launches every kernel only after the previous one has
+  // finished (the A/B of docs/perf, and a way to rule the overlap out when hunting a race).
+  static bool programmatic_launch_allowed() {
+    const char* v = std::getenv("QUIVER_CUDA_PROGRAMMATIC_LAUNCH");
+    return v == nullptr || std::string(v) != "0";
+  }
+  bool programmatic_ = false;   // launches carry CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
   struct Entry {
     std::string name;
     std::string symbol;

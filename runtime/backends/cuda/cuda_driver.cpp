@@ -46,6 +46,7 @@ std::shared_ptr<const Driver> Driver::load(std::string& why_not) {
   }
 #include "cuda_symbols.h"
 #undef QV_CUDA_SYMBOL
+  driver->cuLaunchKernelEx = reinterpret_cast<decltype(driver->cuLaunchKernelEx)>(dlsym(handle, "cuLaunchKernelEx"));
   return driver;
 }
 

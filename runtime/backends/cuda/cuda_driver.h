@@ -51,6 +51,33 @@ enum CUjit_option : int {
   CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
 };
 
+// cuLaunchKernelEx's configuration (CUDA 12.0+), as NVIDIA's driver API reference lays it out:
+// an attribute is its 4-byte id, 4 bytes of padding and a 64-byte union of values.
+enum CUlaunchAttributeID : int {
+  // The kernel may start before the previous kernel of the stream has finished; it waits for
+  // that kernel's results itself (griddepcontrol.wait, docs/abi.md "Overlapped launches").
+  CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6,
+};
+struct CUlaunchAttribute {
+  CUlaunchAttributeID id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int programmatic_stream_serialization_allowed;
+    unsigned long long align;   // the union's alignment is 8
+  } value;
+};
+static_assert(sizeof(CUlaunchAttribute) == 72 && offsetof(CUlaunchAttribute, value) == 8);
+struct CUlaunchConfig {
+  unsigned int grid_x, grid_y, grid_z;
+  unsigned int block_x, block_y, block_z;
+  unsigned int shared_bytes;
+  CUstream stream;
+  CUlaunchAttribute* attrs;
+  unsigned int attr_count;
+};
+static_assert(offsetof(CUlaunchConfig, stream) == 32 && sizeof(CUlaunchConfig) == 56);
+
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
@@ -69,6 +96,9 @@ struct Driver {
 #include "cuda_symbols.h"
 #undef QV_CUDA_SYMBOL
 
+  // Optional entry points: null where the driver predates them.
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig* config, CUfunction function, void** kernel_params,
+                               void** extra) = nullptr;   // CUDA 12.0
   std::string library;   // the name dlopen was given
   int version = 0;       // cuDriverGetVersion
 
