@@ -61,6 +61,9 @@ MODELS = [
     # 15 rotated pairs of 32 per head: the decode step's fused rope-and-append (llm_kernels.cpp)
     # takes one pair a thread, where 64- and 128-dimension rotations take four.
     ("f32_rope30_pair_per_thread", "--embd 128 --heads 2 --kv-heads 1 --ff 256 --vocab 300 --rope-dims 30 --layers 1"),
+    # Greedy sampling over three slices of the logits (llm_kernels.cpp argmax_slices: 2048 a
+    # block), the last of 705 (176 chunks of 4 and one more): the token from several blocks' pairs.
+    ("f32_vocab_slices", "--embd 128 --heads 2 --kv-heads 1 --ff 256 --vocab 4801 --layers 1"),
     ("f16_bf16_hd128_mha_tied", "--embd 256 --heads 2 --kv-heads 2 --ff 384 --vocab 500 --tied "
      "--type-embd F16 --type-attn F16 --type-ffn BF16 --type-norm BF16"),
     ("q8_0_q4_0_hd64_gqa_untied", "--embd 256 --heads 4 --kv-heads 2 --ff 384 --vocab 400 "

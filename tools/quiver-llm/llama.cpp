@@ -233,6 +233,7 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
   if (int8_activations_) x_q8_ = dev.alloc<uint8_t>(ops::activation_q8_bytes(std::max(E, F)));
   allocate_prefill_scratch();
   logits_ = dev.alloc<float>(V);
+  argmax_pairs_ = dev.alloc<uint32_t>(2 * ((V + kArgmaxSlice - 1) / kArgmaxSlice));
 }
 
 void LlamaModel::linear(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y, bool x_quantized) const {
@@ -375,8 +376,14 @@ void LlamaModel::queue_step() {
     residual_then_norm(l + 1 < layers_.size() ? layers_[l + 1].attn_norm : output_norm_);
   }
   linear(output_, xn_, logits_, norm_q8);
-  ops::argmax(dev_, logits_, token_, 1, V);
-  llm_kernels::advance(dev_, Grid{1}, position_, token_, generated_, static_cast<uint32_t>(capacity_));
+  argmax_and_advance();
+}
+
+void LlamaModel::argmax_and_advance() {
+  const uint32_t V = static_cast<uint32_t>(cfg_.vocab_size), slices = static_cast<uint32_t>(argmax_pairs_.size() / 2);
+  llm_kernels::argmax_slices(dev_, Grid{slices}, logits_, argmax_pairs_, V, kArgmaxSlice);
+  llm_kernels::argmax_advance(dev_, Grid{1}, argmax_pairs_, slices, token_, position_, generated_,
+                              static_cast<uint32_t>(capacity_));
 }
 
 size_t LlamaModel::weight_bytes_per_token() const {

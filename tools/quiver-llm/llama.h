@@ -116,6 +116,11 @@ class LlamaModel {
   Buffer<float> inv_freq_;
   Grid rope_append_grid_;   // blocks of llm_kernels::qkv_rope_append
   Buffer<int32_t> token_, position_, generated_;
+  // Greedy sampling in slices of the logits (llm_kernels' argmax_slices): each slice's best
+  // (order key, index), then the token and the step's end (argmax_advance).
+  static constexpr uint32_t kArgmaxSlice = 2048;
+  Buffer<uint32_t> argmax_pairs_;
+  void argmax_and_advance();
   Buffer<int32_t> prompt_, prompt_positions_, zero_;   // the prompt's ids, 0 .. prompt_tokens - 1, 0
   Buffer<int32_t> q_rows_, k_rows_, v_rows_;           // split_qkv's gathers
   Buffer<float> qkv_;                                  // the stacked Q, K, V product

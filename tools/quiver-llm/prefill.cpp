@@ -255,8 +255,7 @@ void LlamaModel::queue_prefill() {
   // The last token's normed row (row T - 1, the position set_prompt left) is all the logits need.
   ops::embedding(dev_, xn_, position_, q_, 1, T, E);
   linear(output_, q_, logits_);
-  ops::argmax(dev_, logits_, token_, 1, V);
-  llm_kernels::advance(dev_, Grid{1}, position_, token_, generated_, static_cast<uint32_t>(capacity_));
+  argmax_and_advance();
 }
 
 double LlamaModel::prefill_matrix_flops(size_t tokens) const {
