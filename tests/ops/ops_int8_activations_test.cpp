@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 
+#include "attention_bound.h"
 #include "gate.h"
 #include "oracle.h"
 
@@ -86,19 +87,21 @@ void check_matvec_a8(bool q4, Shape s) {
                 "dot-weighted", gate::weighted_error(y.read(), ref, weight), gamma(s.cols)});
 }
 
-// attention_decode_q8: o exactly as attention_decode writes it (that op is checked against the
-// fp64 oracle in ops_gate_test.cpp), and each batch row's int8 activations against the definition
-// and byte for byte against quantize_activations_q8 of the row. Two sequences at different
-// positions over several key chunks, grouped query heads, head_dim 64 and 128.
+// attention_decode_q8: o against the fp64 oracle (each sequence alone over its visible keys, the
+// gate's decode bound) and bit for bit as attention_decode writes it, and each batch row's int8
+// activations against the definition and byte for byte against quantize_activations_q8 of the
+// row. Two sequences at different positions over several key chunks, grouped query heads,
+// head_dim 64 and 128.
 TEST(OpsGate, AttentionDecodeInt8Activations) {
   for (size_t d : {64, 128}) {
     const size_t batch = 2, q_heads = 8, kv_heads = 2, capacity = 200;
     const ops::KvCacheShape cache{batch, kv_heads, d, capacity, ops::AttentionLayout::BSHD};
-    Vec unused;
-    auto q = gate::upload(gate::random_values<float>(batch * q_heads * d, -2, 2, unused));
-    auto k = gate::upload(gate::random_values<float>(batch * kv_heads * capacity * d, -2, 2, unused));
-    auto v = gate::upload(gate::random_values<float>(batch * kv_heads * capacity * d, -2, 2, unused));
-    auto position = gate::upload(std::vector<int32_t>{150, 37});
+    const std::vector<int32_t> positions{150, 37};
+    Vec qd, kd, vd;
+    auto q = gate::upload(gate::random_values<float>(batch * q_heads * d, -2, 2, qd));
+    auto k = gate::upload(gate::random_values<float>(batch * kv_heads * capacity * d, -2, 2, kd));
+    auto v = gate::upload(gate::random_values<float>(batch * kv_heads * capacity * d, -2, 2, vd));
+    auto position = gate::upload(positions);
     auto work = gate::poisoned<float>(ops::attention_decode_workspace(q_heads, cache));
     const size_t e = q_heads * d, row_bytes = ops::activation_q8_bytes(e);
     Output<float> plain(batch * e), o(batch * e);
@@ -111,6 +114,24 @@ TEST(OpsGate, AttentionDecodeInt8Activations) {
     EXPECT_EQ(0, std::memcmp(plain_h.data(), oh.data(), oh.size() * sizeof(float)))
         << shape << ": attention_decode_q8's o differs from attention_decode's";
     for (size_t b = 0; b < batch; ++b) {
+      // Sequence b alone, as the oracle takes it: BHSD over its position + 1 visible keys.
+      const size_t n = size_t(positions[b]) + 1;
+      Vec qb(qd.begin() + b * e, qd.begin() + (b + 1) * e), kb(kv_heads * n * d), vb(kb.size());
+      for (size_t g = 0; g < kv_heads; ++g)
+        for (size_t j = 0; j < n; ++j)
+          for (size_t c = 0; c < d; ++c) {
+            kb[(g * n + j) * d + c] = kd[((b * capacity + j) * kv_heads + g) * d + c];
+            vb[(g * n + j) * d + c] = vd[((b * capacity + j) * kv_heads + g) * d + c];
+          }
+      const oracle::AttentionCase c{1, q_heads, kv_heads, 1, n, n, d, false, true, 1.0 / std::sqrt(double(d))};
+      const oracle::AttentionRef ref = oracle::attention(qb, kb, vb, c);
+      double worst = 0;
+      for (size_t i = 0; i < e; ++i) {
+        const double err = std::fabs(oh[b * e + i] - ref.o[i]) / ref.max_abs_v;
+        worst = std::isnan(err) ? err : std::max(worst, err);
+      }
+      gate::record({"attention_decode_q8.o", "f32", shape + " position " + std::to_string(positions[b]), "v-scaled",
+                    worst, attention_bound(ref, c, 0.0, 0.0) + 8 * kU32});
       std::vector<float> row(oh.begin() + b * e, oh.begin() + (b + 1) * e);
       check_int8_activations("attention_decode_q8.o_q8", shape, row, oqh.data() + b * row_bytes);
       Output<uint8_t> alone(row_bytes);
