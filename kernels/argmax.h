@@ -63,21 +63,22 @@ QV_DEVICE void argmax_chunks(const T* p, uint32_t col0, uint32_t chunks, uint32_
   for (; j < chunks; j += S) argmax_take_chunk<T, C>(qv::load<C>(p + C * j), col0 + C * j, best_key, best_index);
 }
 
-// Row `row` of x (rows of `cols` elements from the buffer's 16-byte aligned start) in three parts,
-// so that rows of any length (GPT-2's 50257 columns) stream in chunks: the columns before its
-// first 16-byte boundary one per thread, the whole chunks, then the columns after the last one.
-// Each thread still sees its columns in increasing order (head < chunks < tail).
+// Elements x[start .. start + n) (x's buffer starts 16-byte aligned), element i counted as index
+// base + i, in three parts, so that spans of any length and start (GPT-2's rows of 50257
+// columns) stream in chunks: the elements before the first 16-byte boundary one per thread, the
+// whole chunks, then the elements after the last one. Each thread still sees its elements in
+// increasing order (head < chunks < tail).
 template <typename T>
-QV_DEVICE void argmax_row(const T* x, uint32_t row, uint32_t cols, uint32_t& best_key, uint32_t& best_index) {
+QV_DEVICE void argmax_span(const T* x, uint32_t start, uint32_t n, uint32_t base, uint32_t& best_key,
+                           uint32_t& best_index) {
   constexpr uint32_t C = qvops::chunk_elems<T>();
-  uint32_t start = row * cols;
-  uint32_t head = qv::min((C - start % C) % C, cols);
-  uint32_t chunks = (cols - head) / C;
+  uint32_t head = qv::min((C - start % C) % C, n);
+  uint32_t chunks = (n - head) / C;
   uint32_t t = qv::thread_id_x();
-  if (t < head) argmax_take(to_f32(x[start + t]), t, best_key, best_index);
-  argmax_chunks(x + start + head, head, chunks, best_key, best_index);
-  for (uint32_t c = head + C * chunks + t; c < cols; c += kRowThreads)
-    argmax_take(to_f32(x[start + c]), c, best_key, best_index);
+  if (t < head) argmax_take(to_f32(x[start + t]), base + t, best_key, best_index);
+  argmax_chunks(x + start + head, base + head, chunks, best_key, best_index);
+  for (uint32_t i = head + C * chunks + t; i < n; i += kRowThreads)
+    argmax_take(to_f32(x[start + i]), base + i, best_key, best_index);
 }
 
 // The block's largest key, then the lowest index holding it, as the largest ~index (no block

@@ -76,7 +76,7 @@ QV_KERNEL QV_BLOCK(kRowThreads) void argmax(const T* x, int32_t* out, uint32_t r
   uint32_t row = qvops::block_row();
   if (row >= rows) return;
   uint32_t best_key = 0, best_index = 0xFFFFFFFFu;
-  qvops::argmax_row(x, row, cols, best_key, best_index);
+  qvops::argmax_span(x, row * cols, cols, 0, best_key, best_index);   // column indices
   qvops::block_argmax(best_key, best_index);
   if (qv::thread_id_x() == 0) out[row] = static_cast<int32_t>(best_index);
 }

@@ -120,7 +120,6 @@ class LlamaModel {
   // (order key, index), then the token and the step's end (argmax_advance).
   static constexpr uint32_t kArgmaxSlice = 2048;
   Buffer<uint32_t> argmax_pairs_;
-  void argmax_and_advance();
   Buffer<int32_t> prompt_, prompt_positions_, zero_;   // the prompt's ids, 0 .. prompt_tokens - 1, 0
   Buffer<int32_t> q_rows_, k_rows_, v_rows_;           // split_qkv's gathers
   Buffer<float> qkv_;                                  // the stacked Q, K, V product
@@ -129,6 +128,7 @@ class LlamaModel {
   // kernel that writes it (swiglu_halves_q8) sees it as words (Buffer::as).
   Buffer<uint8_t> x_q8_;
   void swiglu_q8(const Buffer<float>& gate_up) const;   // swiglu_halves_q8 of a decode step into x_q8_
+  void argmax_and_advance();   // the step's end: argmax_slices over logits_, then argmax_advance
   Buffer<float> attn_work_;   // attention_decode's partial results
   // Activations of prompt_tokens tokens (a decode step uses the first token's rows).
   Buffer<float> x_[2];   // the residual stream, alternating (queue_step, queue_prefill)

@@ -9,18 +9,15 @@
 // generated[p] and the position p advances, all on the device, so a recorded step replays with no
 // host work in between. Two launches: ops::argmax gives a row one block, which reads a Llama-3
 // row (128256 floats, 0.5 MB) at one multiprocessor's speed (39 us on an H200, a fiftieth of a
-// Q4_0 decode step). argmax_slices gives each block `slice` logits (a multiple of 4) and writes
+// Q4_0 decode step). argmax_slices gives each block `slice_size` logits and writes
 // its best (order key, index) pair; argmax_advance reduces the pairs with the same ranking
 // (largest key, then lowest index: ops::argmax's result exactly) and advances.
 QV_KERNEL QV_BLOCK(qvops::kRowThreads) void argmax_slices(const float* logits, uint32_t* pairs, uint32_t cols,
                                                            uint32_t slice_size) {
   uint32_t slice = qvops::block_row(), first = slice * slice_size;
   if (first >= cols) return;   // uniform per block
-  uint32_t n = qv::min(slice_size, cols - first), chunks = n / 4;
   uint32_t best_key = 0, best_index = 0xFFFFFFFFu;
-  qvops::argmax_chunks(logits + first, first, chunks, best_key, best_index);   // 16-byte aligned: first % 4 == 0
-  for (uint32_t c = 4 * chunks + qv::thread_id_x(); c < n; c += qvops::kRowThreads)
-    qvops::argmax_take(logits[first + c], first + c, best_key, best_index);
+  qvops::argmax_span(logits, first, qv::min(slice_size, cols - first), first, best_key, best_index);
   qvops::block_argmax(best_key, best_index);
   if (qv::thread_id_x() == 0) {
     pairs[2 * slice] = best_key;

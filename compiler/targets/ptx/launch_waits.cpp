@@ -1,8 +1,6 @@
 #include "targets/ptx/launch_waits.h"
 
 #include "ir/dialect/QvDialect.h"
-#include "llvm/IR/Constants.h"
-#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Instructions.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
