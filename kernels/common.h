@@ -360,6 +360,16 @@ QV_DEVICE void mma_4x2(const qv::shared<T, N>& as, uint32_t a0, uint32_t row, co
   c31 = qv::mma(a, b_1, c31);
 }
 
+// ---- Quantized matvecs (kernels/matvec.cpp, matvec_k_a8.cpp) --------------------------------------
+// Blocks of kQuantThreads threads compute kQuantRows outputs, a subgroup two rows at a time
+// (runtime/ops/ops.cpp sizes the grid by kQuantRows).
+constexpr uint32_t kQuantThreads = 128;
+constexpr uint32_t kQuantRows = 8;
+
+// Signed bytes b - 8 of a word of four nibbles b (0 .. 15): + 0x78 keeps each byte below 0x100
+// (no carry), ^ 0x80 then reads 120 + b as b - 8 in two's complement.
+QV_DEVICE uint32_t nibbles_minus_8(uint32_t v) { return (v + 0x78787878u) ^ 0x80808080u; }
+
 // ---- int8 activations (ops::quantize_activations_q8's rounding) --------------------------------
 // Four elements of a 32-element block as one word of int8 q = v * (127 / max|block|) rounded to
 // nearest, ties away from zero (inv = 0 for a block of zeros), and the block's maximum from its

@@ -57,15 +57,21 @@ QV_DEVICE float q4_k_value(const uint16_t* w, const qv::half* scales, uint32_t e
 // q6_k: 128 bytes ql, 64 bytes qh, 16 int8 scales, f16 d. Element 128n + 32k + l: low 4 bits from
 // ql byte 64n + 32 (k % 2) + l (low nibble for k < 2, high otherwise), top 2 bits from bits 2k,
 // 2k + 1 of qh byte 32n + l, scale 8n + 2k + l / 16; w = d scale (q - 32).
-QV_DEVICE float q6_k_value(const uint16_t* w, const qv::half* scales, uint32_t e) {
-  uint32_t base = (e / kKBlock) * kQ6KBytes, r = e % kKBlock;
+// Element e from its super-block's first 208 bytes at byte `base` and its d (q6_k: d is the next
+// two bytes; q6_kr, ops::repack_q6_k: every super-block's 208 bytes, then every d).
+QV_DEVICE float q6_k_bytes_value(const uint16_t* w, uint32_t base, float d, uint32_t e) {
+  uint32_t r = e % kKBlock;
   uint32_t n = r / 128, k = (r % 128) / 32, l = r % 32;
   uint32_t low = byte_at(w, base + 64 * n + 32 * (k % 2) + l);
   low = k < 2 ? low & 15u : low >> 4;
   uint32_t high = (byte_at(w, base + 128 + 32 * n + l) >> (2 * k)) & 3u;
   int32_t q = static_cast<int32_t>(low | (high << 4)) - 32;
   int32_t scale = static_cast<int32_t>(byte_at(w, base + 192 + 8 * n + 2 * k + l / 16) ^ 0x80u) - 128;
-  return static_cast<float>(scales[base / 2 + 104]) * static_cast<float>(scale) * static_cast<float>(q);
+  return d * static_cast<float>(scale) * static_cast<float>(q);
+}
+QV_DEVICE float q6_k_value(const uint16_t* w, const qv::half* scales, uint32_t e) {
+  uint32_t base = (e / kKBlock) * kQ6KBytes;
+  return q6_k_bytes_value(w, base, static_cast<float>(scales[base / 2 + 104]), e);
 }
 
 }  // namespace
@@ -86,6 +92,16 @@ template <typename T>
 QV_KERNEL QV_BLOCK(kElemThreads) void dequantize_q4_k(const uint16_t* w, const qv::half* scales, T* out, uint32_t n) { dequantize_all<T, q4_k_value>(w, scales, out, n); }
 template <typename T>
 QV_KERNEL QV_BLOCK(kElemThreads) void dequantize_q6_k(const uint16_t* w, const qv::half* scales, T* out, uint32_t n) { dequantize_all<T, q6_k_value>(w, scales, out, n); }
+
+// q6_kr: the n elements' super-blocks' 208 bytes each, then their f16 d.
+template <typename T>
+QV_KERNEL QV_BLOCK(kElemThreads) void dequantize_q6_kr(const uint16_t* w, const qv::half* scales, T* out, uint32_t n) {
+  uint32_t d_at = (n / kKBlock) * (kQ6KBytes - 2) / 2;
+  for (uint32_t e = qvops::grid_first(); e < n; e += qvops::grid_stride()) {
+    uint32_t b = e / kKBlock;
+    out[e] = from_f32<T>(q6_k_bytes_value(w, b * (kQ6KBytes - 2), static_cast<float>(scales[d_at + b]), e));
+  }
+}
 
 // The repacked q4_0 / q8_0 layouts (kernels/matvec.cpp, "Repacked"): quant words then scales;
 // element k of row r is in block b = k / 32 of chunk c = b / 32, whose quarter p sits with layout
@@ -130,6 +146,9 @@ template void dequantize_q8_0<qv::half>(const uint16_t*, const qv::half*, qv::ha
 template void dequantize_q4_0<qv::half>(const uint16_t*, const qv::half*, qv::half*, uint32_t);
 template void dequantize_q4_k<qv::half>(const uint16_t*, const qv::half*, qv::half*, uint32_t);
 template void dequantize_q6_k<qv::half>(const uint16_t*, const qv::half*, qv::half*, uint32_t);
+template void dequantize_q6_kr<float>(const uint16_t*, const qv::half*, float*, uint32_t);
+template void dequantize_q6_kr<qv::bf16>(const uint16_t*, const qv::half*, qv::bf16*, uint32_t);
+template void dequantize_q6_kr<qv::half>(const uint16_t*, const qv::half*, qv::half*, uint32_t);
 template void dequantize_q8_0r<float>(const uint32_t*, const qv::half*, float*, uint32_t, uint32_t);
 template void dequantize_q4_0r<float>(const uint32_t*, const qv::half*, float*, uint32_t, uint32_t);
 template void dequantize_q8_0r<qv::bf16>(const uint32_t*, const qv::half*, qv::bf16*, uint32_t, uint32_t);

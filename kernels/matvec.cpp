@@ -15,6 +15,7 @@
 
 using qvops::from_f32;
 using qvops::kRowThreads;
+using qvops::nibbles_minus_8;
 
 constexpr uint32_t kQBlock = 32;         // elements per quantization block
 constexpr uint32_t kQ8Words = 17;        // 16-bit words per q8_0 block (34 bytes)
@@ -171,8 +172,8 @@ QV_KERNEL QV_BLOCK(kRowThreads) void matvec_w16(const T* w, const float* x, floa
 // Slower, not kept (docs/perf/NOTES.md): staging the rows through shared memory with
 // qv::copy_async (q4_0 1026, ~40% more instructions) and prefetching the rows into L2 (q4_0 1136
 // all at once, 1280 four steps ahead).
-constexpr uint32_t kQuantThreads = 128;
-constexpr uint32_t kQuantRows = 8;   // output rows per block (runtime/ops/ops.cpp sizes the grid)
+using qvops::kQuantRows;
+using qvops::kQuantThreads;
 
 // Integers to floats through the bits, a field at a time: a field whose lowest bit is bit S
 // (S + width <= 23) reads as 2^(23 - S) + field once the exponent makes bit S worth 1 (an AND
@@ -608,10 +609,6 @@ QV_KERNEL QV_BLOCK(kQuantizeThreads) void quantize_activations_q8(const float* x
   float d = qvops::q8_store_quants(part, t, v, xq, word);
   if (t % 8 == 0) xd[n / 4 + word / 8] = d;   // xd is xq's buffer: the scales start at byte n
 }
-
-// Signed bytes b - 8 of a word of four nibbles b (0 .. 15): + 0x78 keeps each byte below 0x100
-// (no carry), ^ 0x80 then reads 120 + b as b - 8 in two's complement.
-QV_DEVICE uint32_t nibbles_minus_8(uint32_t v) { return (v + 0x78787878u) ^ 0x80808080u; }
 
 // The repacked kernels' block i of a chunk (repacked_block) on int8 activations: the lane's quants
 // of block b = 32 c + l / 4 + 8 i, quarter p, times the activations' quants at the same

@@ -2,7 +2,8 @@
 """Writes a Llama-shaped GGUF model with random weights for quiver-llm --bench (docs/llm.md).
 
 Defaults: the Llama-3-8B shape (32 layers, embedding 4096, FFN 14336, 32 query / 8 KV heads,
-vocabulary 128256, RoPE base 500000). Every matrix in one type (F16, BF16, Q8_0 or Q4_0), the
+vocabulary 128256, RoPE base 500000). Every matrix in one type (F16, BF16, Q8_0 or Q4_0; or Q4_K_M's
+mix of Q4_K and Q6_K), the
 norms F32 near 1; quantized blocks hold random quants with scales that give weights of standard
 deviation ~0.02, as a trained model's (16-bit weights: magnitudes of one binade, random signs). Written tensor by tensor (an 8B model in minutes, in
 little memory), with gguf_gen.py's GGUF writer for the header; no tokenizer, so quiver-llm prints
@@ -39,15 +40,43 @@ def random_rows(rng, rows, cols, type_name):
         b = np.empty(blocks, gg.Q4_0_BLOCK)
         b["d"] = rng.uniform(3e-3, 6e-3, blocks).astype(np.float16)
         b["qs"] = rng.integers(0, 256, (blocks, 16), dtype=np.uint8)
+    elif type_name == "Q4_K":
+        # 6-bit scales of 32-63, each sub-block's min equal to its scale and dmin = 7.5 d:
+        # w = d scale (q - 7.5), mean 0, sd ~0.02.
+        nb = blocks // 8
+        b = np.empty(nb, gg.Q4_K_BLOCK)
+        d = rng.uniform(0.9e-4, 1.1e-4, nb)
+        b["d"] = d.astype(np.float16)
+        b["dmin"] = (7.5 * d).astype(np.float16)
+        sc = rng.integers(32, 64, (nb, 8), dtype=np.uint8)
+        scales = np.empty((nb, 12), np.uint8)
+        scales[:, 0:4] = sc[:, 0:4] | ((sc[:, 4:8] >> 4) << 6)   # gguf_gen.quantize_q4_k's packing
+        scales[:, 4:8] = scales[:, 0:4]
+        scales[:, 8:12] = (sc[:, 4:8] & 0xF) | ((sc[:, 4:8] & 0xF) << 4)
+        b["scales"] = scales
+        b["qs"] = rng.integers(0, 256, (nb, 128), dtype=np.uint8)
+    elif type_name == "Q6_K":
+        b = np.empty(blocks // 8, gg.Q6_K_BLOCK)
+        b["ql"] = rng.integers(0, 256, (blocks // 8, 128), dtype=np.uint8)
+        b["qh"] = rng.integers(0, 256, (blocks // 8, 64), dtype=np.uint8)
+        b["scales"] = rng.integers(8, 24, (blocks // 8, 16), dtype=np.int8)
+        b["d"] = rng.uniform(5e-5, 1e-4, blocks // 8).astype(np.float16)
     else:
-        raise SystemExit("llama-bench-model: type %s is not offered (F16, BF16, F32, Q8_0, Q4_0)" % type_name)
+        raise SystemExit("llama-bench-model: type %s is not offered (F16, BF16, F32, Q8_0, Q4_0, Q4_K_M)" % type_name)
     return b.tobytes()
+
+
+def more_bits(layer, layers):
+    """llama.cpp's Q4_K_M rule for attn_v and ffn_down: Q6_K in the first and last eighth of the
+    layers and every third between, Q4_K elsewhere."""
+    return layer < layers // 8 or layer >= 7 * layers // 8 or (layer - layers // 8) % 3 == 2
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("path")
-    ap.add_argument("--type", default="Q4_0", help="of every matrix: F16, BF16, F32, Q8_0, Q4_0")
+    ap.add_argument("--type", default="Q4_0", help="of every matrix: F16, BF16, F32, Q8_0, Q4_0; or Q4_K_M: Q4_K "
+                    "with llama.cpp's Q4_K_M choice of Q6_K (attn_v and ffn_down in half the layers, output)")
     ap.add_argument("--layers", type=int, default=32)
     ap.add_argument("--embd", type=int, default=4096)
     ap.add_argument("--ff", type=int, default=14336)
@@ -66,15 +95,18 @@ def main():
             ("llama.attention.head_count", gg.U32, a.heads), ("llama.attention.head_count_kv", gg.U32, a.kv_heads),
             ("llama.attention.layer_norm_rms_epsilon", gg.F32, 1e-5), ("llama.rope.freq_base", gg.F32, 500000.0),
             ("llama.vocab_size", gg.U32, V)]
-    tensors = [("token_embd.weight", [E, V], a.type)]
+    mixed = a.type == "Q4_K_M"
+    t = "Q4_K" if mixed else a.type
+    tensors = [("token_embd.weight", [E, V], t)]
     for i in range(a.layers):
         b = "blk.%d." % i
-        tensors += [(b + "attn_norm.weight", [E], "F32"), (b + "attn_q.weight", [E, E], a.type),
-                    (b + "attn_k.weight", [E, KV], a.type), (b + "attn_v.weight", [E, KV], a.type),
-                    (b + "attn_output.weight", [E, E], a.type), (b + "ffn_norm.weight", [E], "F32"),
-                    (b + "ffn_gate.weight", [E, F], a.type), (b + "ffn_up.weight", [E, F], a.type),
-                    (b + "ffn_down.weight", [F, E], a.type)]
-    tensors += [("output_norm.weight", [E], "F32"), ("output.weight", [E, V], a.type)]
+        t6 = "Q6_K" if mixed and more_bits(i, a.layers) else t
+        tensors += [(b + "attn_norm.weight", [E], "F32"), (b + "attn_q.weight", [E, E], t),
+                    (b + "attn_k.weight", [E, KV], t), (b + "attn_v.weight", [E, KV], t6),
+                    (b + "attn_output.weight", [E, E], t), (b + "ffn_norm.weight", [E], "F32"),
+                    (b + "ffn_gate.weight", [E, F], t), (b + "ffn_up.weight", [E, F], t),
+                    (b + "ffn_down.weight", [F, E], t6)]
+    tensors += [("output_norm.weight", [E], "F32"), ("output.weight", [E, V], "Q6_K" if mixed else t)]
 
     w = gg.Writer()
     w.buf += b"GGUF"

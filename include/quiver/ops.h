@@ -61,8 +61,9 @@ void mul(const Device&, Operand a, Operand b, Operand out, size_t n);
 void convert(const Device&, Operand x, Operand out, size_t n);
 void matvec(const Device&, Operand w, Operand x, Operand y, size_t rows, size_t cols);
 // The weight block formats of the quantized matvecs (llama.cpp's ggml types of the same names).
-// Q8_0R / Q4_0R: the same blocks in the repacked order of ops::repack_q8_0 / repack_q4_0.
-enum class QuantFormat { Q8_0, Q4_0, Q4_K, Q6_K, Q8_0R, Q4_0R };
+// Q8_0R / Q4_0R: the same blocks in the repacked order of ops::repack_q8_0 / repack_q4_0;
+// Q6_KR: q6_k super-blocks with their d moved behind the rest (ops::repack_q6_k).
+enum class QuantFormat { Q8_0, Q4_0, Q4_K, Q6_K, Q8_0R, Q4_0R, Q6_KR };
 void matvec_quantized(const Device&, Operand w, Operand x, Operand y, size_t rows, size_t cols, QuantFormat format);
 void dequantize(const Device&, Operand w, Operand out, size_t rows, size_t cols, QuantFormat format);
 void quantize_activations_q8(const Device&, Operand x, Operand xq, size_t n);
@@ -306,6 +307,29 @@ inline void matvec_q8_0r_a8(const Device& dev, const Buffer<uint8_t>& w, const B
   detail::matvec_quantized(dev, detail::operand(w), detail::operand(xq), detail::operand(y), rows, cols,
                            detail::QuantFormat::Q8_0R);
 }
+
+
+// The K-quants on int8 activations (xq as quantize_activations_q8 writes it for n = cols), the
+// same sum with each sub-block's integer dot products exact and scaled once (docs/numerics.md):
+// matvec_q4_k_a8 on q4_k tensors as GGUF stores them (144-byte super-blocks are whole 16-byte
+// words already); matvec_q6_kr_a8 on repack_q6_k's bytes: every super-block's first 208 bytes
+// (ql, qh, scales), then every f16 d, the same size as the GGUF tensor, so that the 16-byte words
+// are aligned (210-byte super-blocks allow 16-bit loads only). dequantize_q6_kr reads the same
+// bytes; q6_kr has no float-activation product (matvec_q6_k reads the GGUF order).
+inline void matvec_q4_k_a8(const Device& dev, const Buffer<uint8_t>& w, const Buffer<uint8_t>& xq,
+                           const Buffer<float>& y, size_t rows, size_t cols) {
+  detail::matvec_quantized(dev, detail::operand(w), detail::operand(xq), detail::operand(y), rows, cols,
+                           detail::QuantFormat::Q4_K);
+}
+std::vector<uint8_t> repack_q6_k(std::span<const uint8_t> blocks, size_t rows, size_t cols);
+inline void matvec_q6_kr_a8(const Device& dev, const Buffer<uint8_t>& w, const Buffer<uint8_t>& xq,
+                            const Buffer<float>& y, size_t rows, size_t cols) {
+  detail::matvec_quantized(dev, detail::operand(w), detail::operand(xq), detail::operand(y), rows, cols,
+                           detail::QuantFormat::Q6_KR);
+}
+template <typename O>
+void dequantize_q6_kr(const Device& dev, const Buffer<uint8_t>& w, const Buffer<O>& out, size_t rows, size_t cols)
+  { detail::dequantize(dev, detail::operand(w), detail::operand(out), rows, cols, detail::QuantFormat::Q6_KR); }
 
 // ---- Matrix products ------------------------------------------------------------------------------------
 // c[m x n] = a[m x k] * b[k x n]

@@ -8,7 +8,7 @@
 target_sources(quiver_runtime PRIVATE ops/library.cpp ops/op_call.cpp ops/ops.cpp ops/repack.cpp)
 
 if(QUIVER_QUIVERC)
-  set(_qv_ops_kernels norms.cpp softmax.cpp rows_cpu.cpp elementwise.cpp decode.cpp matvec.cpp dequantize.cpp matmul.cpp matmul_cpu.cpp matmul_tiles.cpp matmul_block.cpp matmul_w8a8_block.cpp matmul_w8a8_tiles.cpp matmul_wgmma.cpp matmul_w8a8_wgmma.cpp attention.cpp attention_tiles.cpp attention_block.cpp attention_wgmma.cpp attention_decode.cpp)
+  set(_qv_ops_kernels norms.cpp softmax.cpp rows_cpu.cpp elementwise.cpp decode.cpp matvec.cpp matvec_k_a8.cpp dequantize.cpp matmul.cpp matmul_cpu.cpp matmul_tiles.cpp matmul_block.cpp matmul_w8a8_block.cpp matmul_w8a8_tiles.cpp matmul_wgmma.cpp matmul_w8a8_wgmma.cpp attention.cpp attention_tiles.cpp attention_block.cpp attention_wgmma.cpp attention_decode.cpp)
   list(TRANSFORM _qv_ops_kernels PREPEND "${PROJECT_SOURCE_DIR}/kernels/")
   set(_qv_ops_dir "${CMAKE_CURRENT_BINARY_DIR}/ops")
   file(MAKE_DIRECTORY "${_qv_ops_dir}")

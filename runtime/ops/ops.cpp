@@ -334,15 +334,18 @@ struct QuantLayout {
   const char* kernel;   // kernels/matvec.cpp; also the op's name
   size_t block_elems, block_bytes;
   bool repacked = false;   // ops::repack_q8_0 / repack_q4_0's order (kernels/matvec.cpp, "Repacked")
+  bool int8_x = false;     // has a product on int8 activations (kernel + "_a8")
+  bool float_x = true;     // has a product on float activations
 };
 QuantLayout quant_layout(QuantFormat format) {
   switch (format) {
     case QuantFormat::Q8_0: return {"matvec_q8_0", kQuantBlock, kQ8_0BlockBytes};
     case QuantFormat::Q4_0: return {"matvec_q4_0", kQuantBlock, kQ4_0BlockBytes};
-    case QuantFormat::Q4_K: return {"matvec_q4_k", kQuantSuperBlock, kQ4_KBlockBytes};
+    case QuantFormat::Q4_K: return {"matvec_q4_k", kQuantSuperBlock, kQ4_KBlockBytes, false, true};
     case QuantFormat::Q6_K: return {"matvec_q6_k", kQuantSuperBlock, kQ6_KBlockBytes};
-    case QuantFormat::Q8_0R: return {"matvec_q8_0r", kQuantBlock, kQ8_0BlockBytes, true};
-    case QuantFormat::Q4_0R: return {"matvec_q4_0r", kQuantBlock, kQ4_0BlockBytes, true};
+    case QuantFormat::Q8_0R: return {"matvec_q8_0r", kQuantBlock, kQ8_0BlockBytes, true, true};
+    case QuantFormat::Q4_0R: return {"matvec_q4_0r", kQuantBlock, kQ4_0BlockBytes, true, true};
+    case QuantFormat::Q6_KR: return {"matvec_q6_kr", kQuantSuperBlock, kQ6_KBlockBytes, false, true, false};
   }
   throw Error(ErrorCode::InvalidArgument, "matvec_quantized: unknown QuantFormat " +
                                               std::to_string(static_cast<int>(format)));
@@ -375,7 +378,9 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
   const bool a8 = x.elem == Elem::U8;
   const std::string op = std::string(q.kernel) + (a8 ? "_a8" : "");
   OpCall call(dev, op.c_str());
-  if (a8 && !q.repacked) call.fail("int8 activations (x of uint8) take the repacked formats only (q4_0r, q8_0r)");
+  if (a8 && !q.int8_x)
+    call.fail("int8 activations (x of uint8) take the formats q4_0r, q8_0r, q4_k and q6_kr only");
+  if (!a8 && !q.float_x) call.fail("this format takes int8 activations only (x of uint8, quantize_activations_q8)");
   require_blocks(call, q, w, rows, cols);
   call.require_elem("x", x, {Elem::F32, Elem::U8});
   call.require_elem("y", y, {Elem::F32});
@@ -383,6 +388,17 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
   else call.require_at_least("x", x, cols, "cols");
   call.require_at_least("y", y, rows, "rows");
   if (rows == 0) return;
+  if (a8 && !q.repacked) {
+    // kernels/matvec_k_a8.cpp: the weights as words (q6_kr: and its d as f16), x as words and float.
+    Operand words{Elem::U32, w.size / 4, w.buffer}, halves{Elem::F16, w.size / 2, w.buffer};
+    Operand xq{Elem::U32, x.size / 4, x.buffer}, xd{Elem::F32, x.size / 4, x.buffer};
+    auto grid = call.row_grid((rows + kQuantRows - 1) / kQuantRows);
+    if (format == QuantFormat::Q6_KR)
+      call.launch(op, grid, {words, halves, xq, xd, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
+    else
+      call.launch(op, grid, {words, xq, xd, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
+    return;
+  }
   if (q.repacked) {
     Operand quants{Elem::U32, w.size / 4, w.buffer}, scales{Elem::F16, w.size / 2, w.buffer};
     auto grid = call.row_grid((rows + kQuantRows - 1) / kQuantRows);

@@ -1,5 +1,6 @@
 // ops::repack_q4_0 / repack_q8_0: GGUF q4_0 / q8_0 blocks into the order kernels/matvec.cpp's
-// repacked matvecs read ("Repacked" there; docs/ops.md). A host function, run once per weight
+// repacked matvecs read ("Repacked" there; docs/ops.md); ops::repack_q6_k: q6_k super-blocks
+// with their d split off for kernels/matvec_k_a8.cpp. A host function, run once per weight
 // matrix when a model is loaded, in time linear in its bytes.
 #include <cstring>
 #include <string>
@@ -47,6 +48,26 @@ std::vector<uint8_t> repack_q4_0(std::span<const uint8_t> blocks, size_t rows, s
 }
 std::vector<uint8_t> repack_q8_0(std::span<const uint8_t> blocks, size_t rows, size_t cols) {
   return repack("repack_q8_0", blocks, rows, cols, kQ8_0BlockBytes);
+}
+
+// Every super-block's first 208 bytes (ql, qh, scales) in order, then every f16 d in order.
+std::vector<uint8_t> repack_q6_k(std::span<const uint8_t> blocks, size_t rows, size_t cols) {
+  auto fail = [](const std::string& what) { throw Error(ErrorCode::InvalidArgument, "repack_q6_k: " + what); };
+  if (cols % kQuantSuperBlock != 0)
+    fail("cols = " + std::to_string(cols) + " is not a multiple of the 256-element super-block");
+  const size_t per_row = cols / kQuantSuperBlock;
+  if (rows != 0 && per_row > SIZE_MAX / kQ6_KBlockBytes / rows) fail("rows * cols overflows");
+  const size_t total = rows * per_row, bytes = total * kQ6_KBlockBytes, body = kQ6_KBlockBytes - 2;
+  if (blocks.size() != bytes)
+    fail("blocks has " + std::to_string(blocks.size()) + " bytes, expected rows * (cols / 256) * 210 = " +
+         std::to_string(bytes));
+  std::vector<uint8_t> out(bytes);
+  for (size_t b = 0; b < total; ++b) {
+    const uint8_t* block = blocks.data() + b * kQ6_KBlockBytes;
+    std::memcpy(out.data() + b * body, block, body);
+    std::memcpy(out.data() + total * body + 2 * b, block + body, 2);
+  }
+  return out;
 }
 
 }  // namespace quiver::ops

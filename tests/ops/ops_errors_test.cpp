@@ -47,7 +47,8 @@ TEST(OpsErrors, LibraryIsBuiltInAndListsItsKernels) {
   for (const char* k : {"rms_norm<float>", "rms_norm<bf16>", "softmax<half>", "attention<float, 128>",
                         "attention<bf16, 64>", "matvec<half>", "matvec_w16<bf16>", "matvec_w16<half>", "matvec_q4_0",
                         "matvec_q4_0r", "matvec_q8_0r", "matvec_q4_0r_a8", "matvec_q8_0r_a8",
-                        "quantize_activations_q8", "add_rms_norm_q8", "dequantize_q4_0r<half>", "matvec_q4_k", "matvec_q6_k", "matmul_w8a8", "argmax<bf16>",
+                        "quantize_activations_q8", "add_rms_norm_q8", "dequantize_q4_0r<half>", "matvec_q4_k", "matvec_q6_k", "matvec_q4_k_a8", "matvec_q6_kr_a8",
+                        "dequantize_q6_kr<half>", "matmul_w8a8", "argmax<bf16>",
                         "add<half>", "mul<float>", "kv_append<bf16>"})
     EXPECT_NE(std::find(names.begin(), names.end(), k), names.end()) << k;
 }
@@ -127,7 +128,18 @@ TEST(OpsErrors, ShapeLimits) {
                "matvec_q4_0r_a8: x has 1151 elements, expected at least cols + cols / 32 * 4 bytes = 1152", &out);
   expect_error([&] { ops::detail::matvec_quantized(dev(), ops::detail::operand(q), ops::detail::operand(x_q8),
                                                    ops::detail::operand(out), 1, 32, ops::detail::QuantFormat::Q8_0); },
-               "matvec_q8_0_a8: int8 activations (x of uint8) take the repacked formats only (q4_0r, q8_0r)", &out);
+               "matvec_q8_0_a8: int8 activations (x of uint8) take the formats q4_0r, q8_0r, q4_k and q6_kr only", &out);
+  auto k6 = zeros<uint8_t>(ops::q6_k_bytes(1, 1024));
+  auto x_q8k = gate::poisoned<uint8_t>(ops::activation_q8_bytes(1024));
+  expect_error([&] { ops::detail::matvec_quantized(dev(), ops::detail::operand(k6), ops::detail::operand(xr),
+                                                   ops::detail::operand(out), 1, 1024, ops::detail::QuantFormat::Q6_KR); },
+               "matvec_q6_kr: this format takes int8 activations only (x of uint8, quantize_activations_q8)", &out);
+  expect_error([&] { ops::matvec_q6_kr_a8(dev(), k6, x_q8k, out, 2, 1024); },
+               "matvec_q6_kr_a8: w has 840 elements, expected at least rows * (cols / 256) * 210 bytes = 1680", &out);
+  expect_error([&] { ops::matvec_q4_k_a8(dev(), k6, x_q8, out, 1, 1024); },
+               "matvec_q4_k_a8: x has 1151 elements, expected at least cols + cols / 32 * 4 bytes = 1152", &out);
+  expect_error([&] { ops::matvec_q4_k_a8(dev(), k6, x_q8k, out, 1, 1000); },
+               "matvec_q4_k_a8: cols = 1000 is not a multiple of the 256-element super-block", &out);
   auto sum = gate::poisoned<float>(1024);
   expect_error([&] { ops::add_rms_norm_q8(dev(), xr, xr, zeros<float>(1000), sum, sum, x_q8, 1, 1000); },
                "add_rms_norm_q8: cols = 1000 is not a multiple of the 32-element quantization block", &sum);
@@ -139,6 +151,10 @@ TEST(OpsErrors, ShapeLimits) {
                "repack_q4_0: blocks has 576 bytes, expected rows * (cols / 32) * 18 = 1152");
   expect_error([&] { ops::repack_q8_0(host, 1, 96); },
                "repack_q8_0: cols = 96 is not a multiple of 1024 (a repacked row is whole chunks of 32 blocks)");
+  expect_error([&] { ops::repack_q6_k(host, 1, 512); },
+               "repack_q6_k: blocks has 576 bytes, expected rows * (cols / 256) * 210 = 420");
+  expect_error([&] { ops::repack_q6_k(host, 1, 300); },
+               "repack_q6_k: cols = 300 is not a multiple of the 256-element super-block");
   auto k_blocks = zeros<uint8_t>(210);
   auto xk = zeros<float>(512);
   auto k_quant = [&](bool q6, size_t rows, size_t cols, const std::string& message) {

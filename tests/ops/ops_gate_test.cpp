@@ -592,7 +592,8 @@ TEST(OpsGate, Dequantize) {
     size_t block_elems, block_bytes;
     std::initializer_list<size_t> halves;
   };
-  const Format formats[] = {{"q8_0", 32, 34, {0}}, {"q4_0", 32, 18, {0}}, {"q4_k", 256, 144, {0, 2}}, {"q6_k", 256, 210, {208}}};
+  const Format formats[] = {{"q8_0", 32, 34, {0}}, {"q4_0", 32, 18, {0}}, {"q4_k", 256, 144, {0, 2}}, {"q6_k", 256, 210, {208}},
+                            {"q6_kr", 256, 210, {208}}};   // q6_kr: the q6_k blocks through ops::repack_q6_k
   for_each_type([&]<typename T>() {
     for (const Format& f : formats) {
       for (RowShape s : std::vector<RowShape>{{1, 256}, {9, 768}, {100, 1280}}) {
@@ -611,8 +612,11 @@ TEST(OpsGate, Dequantize) {
         } else if (name == "q4_k") {
           ops::dequantize_q4_k(dev(), bw, out.buffer, s.rows, s.cols);
           ref = oracle::dequantize_q4_k(blocks, s.rows, s.cols, magnitude);
-        } else {
+        } else if (name == "q6_k") {
           ops::dequantize_q6_k(dev(), bw, out.buffer, s.rows, s.cols);
+          ref = oracle::dequantize_q6_k(blocks, s.rows, s.cols, magnitude);
+        } else {
+          ops::dequantize_q6_kr(dev(), gate::upload(ops::repack_q6_k(blocks, s.rows, s.cols)), out.buffer, s.rows, s.cols);
           ref = oracle::dequantize_q6_k(blocks, s.rows, s.cols, magnitude);
         }
         Vec got = out.read();

@@ -1,6 +1,7 @@
 // int8 activations (docs/ops.md, docs/numerics.md "int8 activations"): quantize_activations_q8
-// and add_rms_norm_q8 against the rounding's definition, and matvec_q4_0r_a8 / q8_0r_a8 against
-// the fp64 oracle on the GGUF blocks and the device's quantized activations.
+// and add_rms_norm_q8 against the rounding's definition, and matvec_q4_0r_a8 / q8_0r_a8 /
+// q4_k_a8 / q6_kr_a8 against the fp64 oracle on the GGUF blocks and the device's quantized
+// activations.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -87,6 +88,33 @@ void check_matvec_a8(bool q4, Shape s) {
                 "dot-weighted", gate::weighted_error(y.read(), ref, weight), gamma(s.cols)});
 }
 
+// matvec_q4_k_a8 (the GGUF blocks) and matvec_q6_kr_a8 (ops::repack_q6_k of them) on the device's
+// int8 activations, against the fp64 oracle on the GGUF blocks and those activations. A weight is
+// up to two exact float products (d scale q and dmin min; d scale and q - 32) and the integer
+// sums are exact, so the float sums of 2 cols terms bound the error, relative to the sum of the
+// weights' magnitudes times |d q| (the oracle's magnitude: an implementation may sum q4_k's two
+// terms apart).
+void check_matvec_k_a8(bool q6, Shape s) {
+  std::vector<uint8_t> blocks = q6 ? gate::random_blocks(s.rows, s.cols, 256, 210, {208})
+                                   : gate::random_blocks(s.rows, s.cols, 256, 144, {0, 2});
+  std::vector<float> xh = blocky_values(s.cols);
+  Output<uint8_t> xq(ops::activation_q8_bytes(s.cols));
+  ops::quantize_activations_q8(dev(), gate::upload(xh), xq.buffer, s.cols);
+  std::vector<uint8_t> xqh = xq.raw();
+  Vec dq = check_int8_activations("quantize_activations_q8", gate::shape_string({s.cols}), xh, xqh.data());
+  Output<float> y(s.rows);
+  if (q6) ops::matvec_q6_kr_a8(dev(), gate::upload(ops::repack_q6_k(blocks, s.rows, s.cols)), xq.buffer, y.buffer, s.rows, s.cols);
+  else ops::matvec_q4_k_a8(dev(), gate::upload(blocks), xq.buffer, y.buffer, s.rows, s.cols);
+  Vec magnitude, weight;
+  Vec w = q6 ? oracle::dequantize_q6_k(blocks, s.rows, s.cols, magnitude)
+             : oracle::dequantize_q4_k(blocks, s.rows, s.cols, magnitude);
+  Vec ref = oracle::matvec(w, dq, s.rows, s.cols, weight);
+  oracle::matvec(magnitude, dq, s.rows, s.cols, weight);   // weight: sum_k magnitude |d q|
+  for (double& v : weight) v = std::max(v, 0x1p-126);
+  gate::record({q6 ? "matvec_q6_kr_a8" : "matvec_q4_k_a8", "int8 x", gate::shape_string({s.rows, s.cols}),
+                "dot-weighted", gate::weighted_error(y.read(), ref, weight), gamma(2 * s.cols)});
+}
+
 // attention_decode_q8: o against the fp64 oracle (each sequence alone over its visible keys, the
 // gate's decode bound) and bit for bit as attention_decode writes it, and each batch row's int8
 // activations against the definition and byte for byte against quantize_activations_q8 of the
@@ -150,6 +178,16 @@ TEST(OpsGate, MatvecInt8Activations) {
   if (gate::big_shapes()) shapes.insert(shapes.end(), {{4096, 14336}, {14336, 4096}});
   for (bool q4 : {false, true})
     for (Shape s : shapes) check_matvec_a8(q4, s);
+}
+
+// Super-blocks of 256: 1, 3, 5, 9, 16 and 56 a row; a 32-lane subgroup takes 4 (q4_k) or 8
+// (q6_kr) a step, so most leave lanes idle in the last; row counts leave the last block of 8
+// rows part-filled.
+TEST(OpsGate, MatvecKQuantsInt8Activations) {
+  std::vector<Shape> shapes = {{1, 256}, {9, 768}, {33, 1280}, {7, 2304}, {100, 4096}, {20, 14336}};
+  if (gate::big_shapes()) shapes.insert(shapes.end(), {{4096, 14336}, {14336, 4096}});
+  for (bool q6 : {false, true})
+    for (Shape s : shapes) check_matvec_k_a8(q6, s);
 }
 
 // add_rms_norm_q8: sum and out as add_rms_norm (the oracle's), and each row's int8 activations

@@ -20,9 +20,10 @@ with gguf_gen.py's own numpy dequantizers; everything after is float64.
   and the product rounded to f16. Where a layer's Q, K, V and output weights share a 16-bit
   product type, the prompt's attention takes the rotated Q and K rounded to it too (the cache
   keeps K unrounded). The output projection (of the last token) is not rounded.
-  int8 activations (int8_activations=True, quiver-llm --int8-activations): outside a prefill, the
+  int8 activations (int8_activations=True, quiver-llm --int8-activations): outside a prefill (and
+  in the prefill's output projection, which runs as a decode step's), the
   input of every Q8_0 / Q4_0 product whose rows are whole 1024-element chunks (the repacked
-  matrices) is first rounded as docs/numerics.md defines it: per 32-element block, x as float,
+  matrices) and of every Q4_K / Q6_K product is first rounded as docs/numerics.md defines it: per 32-element block, x as float,
   d = max|x| / 127 (a float), q = x * 127 / max|x| rounded to nearest, ties away from zero; the
   product then reads d q.
 
@@ -41,12 +42,16 @@ import gguf_gen  # noqa: E402
 
 
 def round_int8_blocks(x):
-    """x rounded as int8 activations: d q per 32-element block (module doc)."""
+    """x rounded as int8 activations: d q per 32-element block (module doc); also the smallest
+    distance of an unrounded |x| / d to a rounding midpoint (in units of q), which says how
+    near the rounding came to going the other way."""
     b = np.asarray(x, dtype=np.float32).astype(np.float64).reshape(-1, 32)
     amax = np.abs(b).max(axis=1, keepdims=True)
     d = (amax / 127).astype(np.float32).astype(np.float64)
     scale = np.divide(127.0, amax, out=np.zeros_like(amax), where=amax > 0)
-    return (np.sign(b) * np.floor(np.abs(b) * scale + 0.5) * d).reshape(-1)
+    v = np.abs(b) * scale
+    margin = float(np.abs(v - np.floor(v) - 0.5).min()) if v.size else np.inf
+    return (np.sign(b) * np.floor(v + 0.5) * d).reshape(-1), margin
 
 
 def round_f16(x):
@@ -75,6 +80,9 @@ class LlamaReference:
         self.rounded = {}   # name -> the weights rounded to f16 (block-quantized, for prefill)
         self.prefilling = False
         self.int8_activations = int8_activations
+        # The smallest rounding margin of the int8 activations since the caller last set it
+        # (round_int8_blocks): the test's evidence of a rounding the device may take the other way.
+        self.int8_margin = np.inf
         for t in sidecar["tensors"]:
             raw = data[base_offset + t["offset"]: base_offset + t["offset"] + t["bytes"]]
             values = gguf_gen.dequantize(raw, t["type"]).astype(np.float64)
@@ -126,9 +134,12 @@ class LlamaReference:
 
     def product(self, name, x, prefill_rounding=True):
         """The layer product W x: in float64, or with the prefill's roundings (class doc)."""
-        if (self.int8_activations and not self.prefilling and self.types[name] in ("Q8_0", "Q4_0") and
-                self.w[name].shape[1] % 1024 == 0):
-            return self.w[name] @ round_int8_blocks(x)
+        if (self.int8_activations and (not self.prefilling or not prefill_rounding) and
+                (self.types[name] in ("Q4_K", "Q6_K") or
+                 (self.types[name] in ("Q8_0", "Q4_0") and self.w[name].shape[1] % 1024 == 0))):
+            rounded, margin = round_int8_blocks(x)
+            self.int8_margin = min(self.int8_margin, margin)
+            return self.w[name] @ rounded
         if not self.prefilling or not prefill_rounding or self.types[name] == "F32":
             return self.w[name] @ x
         if self.types[name] == "BF16":

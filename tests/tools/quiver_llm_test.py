@@ -36,13 +36,19 @@ BOUND = 2e-4
 BOUND_F16_PRODUCTS = 8 * 2.0 ** -11
 BOUND_BF16_PRODUCTS = 8 * 2.0 ** -8
 # --int8-activations against the reference with the same int8 rounding of each product's input
-# (llama_ref.py). An activation within the two sides' float difference of a rounding midpoint
-# rounds to the neighbouring integer on one side, which moves it by d = max|x_block| / 127 and
-# everything after it: over 16 runs on CPU and lavapipe, 13 stayed within 7.4e-7 of max|logit|,
-# three had such a flip (6.0e-4, 2.8e-3, 8.7e-3). The bound is 3.5x the largest; a wrong nibble
-# offset, scale or block order moves the logits by tens of percent. (Against float activations
-# the rounding itself moves them by up to 0.2 on these random models; the test does not bound that.)
-BOUND_INT8_ACTIVATIONS = 0.03
+# (llama_ref.py). An activation within the two sides' float difference of a rounding midpoint may
+# round to the neighbouring integer on one side, which moves it by d = max|x_block| / 127 and
+# everything after it (on these small random models by 0.5-5% of max|logit|). So each row is held
+# to the float bound until the reference has rounded an activation within INT8_TIE (in units of
+# q) of a midpoint, and to BOUND_INT8_AFTER_TIE from then on. Without such a tie the logits agree
+# to ~4e-7 of max|logit| (CPU, lavapipe). Flips were seen in 3 of 16 runs of ~10^4 roundings
+# (about one rounding in 5e4 flips, so the sides differ by ~1e-5 of a unit): 1e-4 leaves a
+# tenfold margin, and a tie comes within a step or two. After a tie the bound still catches a
+# wrong nibble offset, scale or block order (tens of percent). A run whose prompt is one batch
+# carries the 16-bit products' error into every later activation: each row after its first int8
+# rounding is bounded as after a tie.
+INT8_TIE = 1e-4
+BOUND_INT8_AFTER_TIE = 0.1
 
 
 def model_bound(side):
@@ -89,7 +95,9 @@ MODELS = [
      "--type-attn Q8_0 --type-ffn Q4_0 --type-output Q4_0"),
 ]
 LONG_PROMPT = {"bf16_q8_0_long_prompt": (129, 140)}
-INT8_ACTIVATIONS = {"q8_0_q4_0_repacked"}
+INT8_ACTIVATIONS = {"q8_0_q4_0_repacked", "q4_k_q6_k_hd128_gqa_tied", "q4_0_tied_q6_k_rope32"}
+# Also with the prompt as one batch: its products read the repacked Q6_K (dequantize_q6_kr).
+INT8_BATCH_PREFILL = {"q4_k_q6_k_hd128_gqa_tied"}
 
 failures = []
 
@@ -123,13 +131,18 @@ def check_model(exe, work, name, gen_args, seed):
     check_run(exe, path, name, side, prompt, bound, [])
     if bound != BOUND:   # the decode step's own numerics, with the prompt run through it
         check_run(exe, path, name + " --token-prefill", side, prompt, BOUND, ["--token-prefill"])
-    if name in INT8_ACTIVATIONS:   # repacked Q8_0 / Q4_0 products on int8 activations, every row
-        check_run(exe, path, name + " --int8-activations", side, prompt, BOUND_INT8_ACTIVATIONS,
-                  ["--token-prefill", "--int8-activations"])
+    if name in INT8_ACTIVATIONS:   # products on int8 activations (repacked Q8_0 / Q4_0, K-quants), every row
+        check_run(exe, path, name + " --int8-activations", side, prompt, BOUND,
+                  ["--token-prefill", "--int8-activations"], int8_tie=INT8_TIE)
+    if name in INT8_BATCH_PREFILL:
+        check_run(exe, path, name + " --int8-activations, batch prefill", side, prompt, bound,
+                  ["--int8-activations"], int8_tie=np.inf)
     check_weight_bytes(exe, path, name, side)
 
 
-def check_run(exe, path, name, side, prompt, bound, options):
+def check_run(exe, path, name, side, prompt, bound, options, int8_tie=None):
+    """quiver-llm's ids and logits against the reference, each row within `bound` of max|logit|;
+    with int8_tie, as INT8_TIE's comment says."""
     vocab = side["config"]["vocab_size"]
     n = 7
     dump = path + ".logits"
@@ -159,27 +172,33 @@ def check_run(exe, path, name, side, prompt, bound, options):
     got = got.reshape(n, vocab).astype(np.float64)
 
     ref = LlamaReference(path, side, int8_activations="--int8-activations" in options)
-    if options:
+    if "--token-prefill" in options:
         for t in prompt:
             logits = ref.step(t)
     else:
         logits = ref.prefill(prompt)
     worst = 0.0
+    tie_row = None
     for i in range(n):
+        row_bound = bound
+        if int8_tie is not None and (tie_row is not None or ref.int8_margin < int8_tie):
+            tie_row = i if tie_row is None else tie_row
+            row_bound = BOUND_INT8_AFTER_TIE
         scale = np.abs(logits).max()
         err = np.abs(got[i] - logits).max() / scale
-        worst = max(worst, err)
-        check(np.all(np.isfinite(got[i])) and err <= bound,
-              "%s: logits row %d: max error %.3g of max|logit| %.3g, bound %g" % (name, i, err, scale, bound))
+        worst = max(worst, err) if row_bound == bound else worst
+        check(np.all(np.isfinite(got[i])) and err <= row_bound,
+              "%s: logits row %d: max error %.3g of max|logit| %.3g, bound %g" % (name, i, err, scale, row_bound))
         top2 = np.sort(logits)[-2:]
-        if top2[1] - top2[0] > 2 * bound * scale:
+        if top2[1] - top2[0] > 2 * row_bound * scale:
             check(ids[i] == int(np.argmax(logits)),
                   "%s: generated id %d is %d, reference argmax %d (margin %.3g)" %
                   (name, i, ids[i], int(np.argmax(logits)), top2[1] - top2[0]))
         if i + 1 < n:
             logits = ref.step(ids[i])
     shown = prompt if len(prompt) <= 8 else "of %d tokens" % len(prompt)
-    print("%s: prompt %s, ids %s, max error %.3g of max|logit| (bound %.3g)" % (name, shown, ids, worst, bound))
+    tie = "" if tie_row is None else "; rows from %d after an int8 rounding tie, bound %g" % (tie_row, BOUND_INT8_AFTER_TIE)
+    print("%s: prompt %s, ids %s, max error %.3g of max|logit| (bound %.3g%s)" % (name, shown, ids, worst, bound, tie))
 
 
 def check_weight_bytes(exe, path, name, side):

@@ -191,7 +191,7 @@ void add_matvec_w16_case(std::vector<Case>& cases, size_t rows, size_t cols) {
                    }});
 }
 
-// a8: int8 activations (the repacked formats' matvec_q*_0r_a8, x quantized once when the case is
+// a8: int8 activations (matvec_q8_0r_a8 / q4_0r_a8 / q4_k_a8 / q6_kr_a8, x quantized once when the case is
 // set up: a decode step quantizes a vector once for every product that reads it).
 void add_quant_case(std::vector<Case>& cases, size_t rows, size_t cols, quiver::ops::detail::QuantFormat format,
                     bool a8 = false) {
@@ -206,6 +206,7 @@ void add_quant_case(std::vector<Case>& cases, size_t rows, size_t cols, quiver::
                    : format == QuantFormat::Q8_0R ? Layout{"q8_0r", 32, quiver::ops::kQ8_0BlockBytes, {0}}
                    : format == QuantFormat::Q4_0R ? Layout{"q4_0r", 32, quiver::ops::kQ4_0BlockBytes, {0}}
                    : format == QuantFormat::Q4_K ? Layout{"q4_k", 256, quiver::ops::kQ4_KBlockBytes, {0, 2}}
+                   : format == QuantFormat::Q6_KR ? Layout{"q6_kr", 256, quiver::ops::kQ6_KBlockBytes, {208}}
                                                  : Layout{"q6_k", 256, quiver::ops::kQ6_KBlockBytes, {208}};
   size_t wbytes = rows * (cols / q.block_elems) * q.block_bytes;
   double xbytes = a8 ? double(quiver::ops::activation_q8_bytes(cols)) : 4.0 * cols;
@@ -224,6 +225,7 @@ void add_quant_case(std::vector<Case>& cases, size_t rows, size_t cols, quiver::
                          for (size_t at : q.halves) { w[b + at] = 0x00; w[b + at + 1] = 0x24; }
                        if (format == QuantFormat::Q8_0R) w = quiver::ops::repack_q8_0(w, rows, cols);
                        if (format == QuantFormat::Q4_0R) w = quiver::ops::repack_q4_0(w, rows, cols);
+                       if (format == QuantFormat::Q6_KR) w = quiver::ops::repack_q6_k(w, rows, cols);
                        Set set{dev.alloc<uint8_t>(wbytes), random_buffer<float>(dev, cols), dev.alloc<float>(rows)};
                        set.w.upload(w);
                        if (a8) {
@@ -311,6 +313,7 @@ std::vector<Case> all_cases(bool quick) {
       add_quant_case(cases, 256, 2048, f);
       add_quant_case(cases, 256, 2048, f, /*a8=*/true);
     }
+    for (auto f : {QuantFormat::Q4_K, QuantFormat::Q6_KR}) add_quant_case(cases, 256, 2048, f, /*a8=*/true);
     add_matmul_case<float>(cases, 128);
     add_matmul_case<quiver::bf16>(cases, 128);
     add_w8a8_case(cases, 128);
@@ -330,12 +333,14 @@ std::vector<Case> all_cases(bool quick) {
     for (auto f : {QuantFormat::Q8_0, QuantFormat::Q4_0, QuantFormat::Q4_K, QuantFormat::Q6_K, QuantFormat::Q8_0R,
                    QuantFormat::Q4_0R})
       add_quant_case(cases, r, c, f);
-    for (auto f : {QuantFormat::Q8_0R, QuantFormat::Q4_0R}) add_quant_case(cases, r, c, f, /*a8=*/true);
+    for (auto f : {QuantFormat::Q8_0R, QuantFormat::Q4_0R, QuantFormat::Q4_K, QuantFormat::Q6_KR})
+      add_quant_case(cases, r, c, f, /*a8=*/true);
   }
   // The down projection's shape (the short, long rows a K split serves).
   for (auto f : {QuantFormat::Q8_0, QuantFormat::Q4_0, QuantFormat::Q8_0R, QuantFormat::Q4_0R})
     add_quant_case(cases, 4096, 14336, f);
-  for (auto f : {QuantFormat::Q8_0R, QuantFormat::Q4_0R}) add_quant_case(cases, 4096, 14336, f, /*a8=*/true);
+  for (auto f : {QuantFormat::Q8_0R, QuantFormat::Q4_0R, QuantFormat::Q4_K, QuantFormat::Q6_KR})
+    add_quant_case(cases, 4096, 14336, f, /*a8=*/true);
   for (size_t n : {4096, 8192}) {
     add_matmul_case<quiver::bf16>(cases, n);
     add_matmul_case<quiver::half>(cases, n);

@@ -41,22 +41,33 @@ Buffer<T> upload_bytes(const Device& dev, std::span<const std::byte> bytes) {
   return upload(dev, std::span<const T>(host));
 }
 
-// Rows of `cols` weights of one type, as the file stores them, on the device (Q8_0 / Q4_0
-// repacked where `repack` and the rows allow).
+// How a model's matrices go to the device: `repack` Q8_0 / Q4_0 rows of whole ops::kRepackCols
+// chunks (and, with `int8_x`, Q6_K: its repacked order has int8-activation products only);
+// `int8_x`: the products that have an int8-activation form take one.
+struct Placement {
+  bool repack = true, int8_x = false;
+};
+
+// Rows of `cols` weights of one type, as the file stores them, on the device (repacked where
+// the placement and the rows allow).
 Matrix upload_matrix(const Device& dev, GgmlType type, size_t rows, size_t cols, std::span<const std::byte> bytes,
-                     bool repack) {
+                     Placement place) {
   Matrix m;
   m.rows = rows;
   m.cols = cols;
   m.type = type;
-  if (repack && (type == GgmlType::Q8_0 || type == GgmlType::Q4_0) && cols % ops::kRepackCols == 0) {
+  const bool chunked = (type == GgmlType::Q8_0 || type == GgmlType::Q4_0) && cols % ops::kRepackCols == 0;
+  if (place.repack && (chunked || (type == GgmlType::Q6_K && place.int8_x))) {
     std::span<const uint8_t> blocks(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-    std::vector<uint8_t> host =
-        type == GgmlType::Q8_0 ? ops::repack_q8_0(blocks, rows, cols) : ops::repack_q4_0(blocks, rows, cols);
+    std::vector<uint8_t> host = type == GgmlType::Q8_0   ? ops::repack_q8_0(blocks, rows, cols)
+                                : type == GgmlType::Q4_0 ? ops::repack_q4_0(blocks, rows, cols)
+                                                         : ops::repack_q6_k(blocks, rows, cols);
     m.blocks = upload(dev, std::span<const uint8_t>(host));
     m.repacked = true;
+    m.int8_x = place.int8_x;
     return m;
   }
+  m.int8_x = place.int8_x && type == GgmlType::Q4_K;
   switch (type) {
     case GgmlType::Q8_0:
     case GgmlType::Q4_0:
@@ -69,13 +80,13 @@ Matrix upload_matrix(const Device& dev, GgmlType type, size_t rows, size_t cols,
   return m;
 }
 
-Matrix load_matrix(const Device& dev, const Tensor& t, bool repack) {
-  return upload_matrix(dev, t.type, t.elements() / t.dims[0], t.dims[0], t.bytes, repack);
+Matrix load_matrix(const Device& dev, const Tensor& t, Placement place) {
+  return upload_matrix(dev, t.type, t.elements() / t.dims[0], t.dims[0], t.bytes, place);
 }
 
 // The rows of several matrices of one type and row length, stacked in order (each type's rows
 // are whole blocks, so the bytes simply follow each other).
-Matrix load_stacked(const Device& dev, std::initializer_list<const Tensor*> ts, bool repack) {
+Matrix load_stacked(const Device& dev, std::initializer_list<const Tensor*> ts, Placement place) {
   std::vector<std::byte> bytes;
   size_t rows = 0;
   for (const Tensor* t : ts) {
@@ -83,7 +94,7 @@ Matrix load_stacked(const Device& dev, std::initializer_list<const Tensor*> ts, 
     rows += t->elements() / t->dims[0];
   }
   const Tensor& first = **ts.begin();
-  return upload_matrix(dev, first.type, rows, first.dims[0], bytes, repack);
+  return upload_matrix(dev, first.type, rows, first.dims[0], bytes, place);
 }
 
 // The rotary frequencies as llama.cpp applies them: pair i turns by
@@ -152,6 +163,7 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
   const size_t E = cfg.embedding_length, F = cfg.feed_forward_length, V = cfg.vocab_size;
   const size_t KV = size_t(cfg.head_dim) * cfg.head_count_kv;
 
+  const Placement place{repack_blocks, int8_activations};
   const Tensor& embd = gguf.tensor("token_embd.weight");
   std::vector<float> table = dequantized(embd);
   token_embd_ = upload_f32(dev, table);
@@ -159,30 +171,30 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
   if (cfg.tied_output && embd.type == GgmlType::F32) {
     output_ = Matrix{V, E, GgmlType::F32, token_embd_, {}, {}, {}};   // the same device table
   } else {   // output.weight, or a tied table of another type, which the projection reads in that type
-    output_ = load_matrix(dev, cfg.tied_output ? embd : gguf.tensor("output.weight"), repack_blocks);
+    output_ = load_matrix(dev, cfg.tied_output ? embd : gguf.tensor("output.weight"), place);
   }
   for (uint32_t l = 0; l < cfg.block_count; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
-    auto matrix = [&](const char* name) { return load_matrix(dev, gguf.tensor(b + name), repack_blocks); };
+    auto matrix = [&](const char* name) { return load_matrix(dev, gguf.tensor(b + name), place); };
     LlamaLayer layer;
     layer.attn_norm = upload_f32(dev, dequantized(gguf.tensor(b + "attn_norm.weight")));
     layer.ffn_norm = upload_f32(dev, dequantized(gguf.tensor(b + "ffn_norm.weight")));
     const Tensor &q = gguf.tensor(b + "attn_q.weight"), &k = gguf.tensor(b + "attn_k.weight"),
                  &v = gguf.tensor(b + "attn_v.weight");
     if (q.type == k.type && k.type == v.type && E % KV == 0) {
-      layer.qkv = load_stacked(dev, {&q, &k, &v}, repack_blocks);
+      layer.qkv = load_stacked(dev, {&q, &k, &v}, place);
     } else {
-      layer.q = load_matrix(dev, q, repack_blocks);
-      layer.k = load_matrix(dev, k, repack_blocks);
-      layer.v = load_matrix(dev, v, repack_blocks);
+      layer.q = load_matrix(dev, q, place);
+      layer.k = load_matrix(dev, k, place);
+      layer.v = load_matrix(dev, v, place);
     }
     layer.o = matrix("attn_output.weight");
     const Tensor &gate = gguf.tensor(b + "ffn_gate.weight"), &up = gguf.tensor(b + "ffn_up.weight");
     if (gate.type == up.type) {
-      layer.gate_up = load_stacked(dev, {&gate, &up}, repack_blocks);
+      layer.gate_up = load_stacked(dev, {&gate, &up}, place);
     } else {
-      layer.gate = load_matrix(dev, gate, repack_blocks);
-      layer.up = load_matrix(dev, up, repack_blocks);
+      layer.gate = load_matrix(dev, gate, place);
+      layer.up = load_matrix(dev, up, place);
     }
     layer.down = matrix("ffn_down.weight");
     layer.k_cache = dev.alloc<float>(KV * capacity);
@@ -237,11 +249,15 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
 }
 
 void LlamaModel::linear(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y, bool x_quantized) const {
-  if (int8_activations_ && m.repacked) {
+  if (m.int8_x) {
     // x quantized here unless the kernel that wrote it did (add_rms_norm_q8, swiglu_halves_q8).
     if (!x_quantized) ops::quantize_activations_q8(dev_, x, x_q8_, m.cols);
-    if (m.type == GgmlType::Q8_0) ops::matvec_q8_0r_a8(dev_, m.blocks, x_q8_, y, m.rows, m.cols);
-    else ops::matvec_q4_0r_a8(dev_, m.blocks, x_q8_, y, m.rows, m.cols);
+    switch (m.type) {
+      case GgmlType::Q8_0: ops::matvec_q8_0r_a8(dev_, m.blocks, x_q8_, y, m.rows, m.cols); break;
+      case GgmlType::Q4_0: ops::matvec_q4_0r_a8(dev_, m.blocks, x_q8_, y, m.rows, m.cols); break;
+      case GgmlType::Q4_K: ops::matvec_q4_k_a8(dev_, m.blocks, x_q8_, y, m.rows, m.cols); break;
+      default: ops::matvec_q6_kr_a8(dev_, m.blocks, x_q8_, y, m.rows, m.cols); break;
+    }
     return;
   }
   switch (m.type) {
@@ -313,8 +329,8 @@ void LlamaModel::queue_step() {
   // the other buffer (no aliasing of an input with an output).
   ops::embedding(dev_, token_embd_, token_, x_[0], 1, V, E);
   int cur = 0;
-  // With int8 activations the norm also writes xn_ quantized (x_q8_), which the products of
-  // repacked matrices that read xn_ take as it is.
+  // With int8 activations the norm also writes xn_ quantized (x_q8_), which the products on
+  // int8 activations that read xn_ take as it is.
   const bool norm_q8 = int8_activations_ && E % ops::kQuantBlock == 0;
   auto residual_then_norm = [&](const Buffer<float>& w) {
     if (norm_q8) ops::add_rms_norm_q8(dev_, x_[cur], proj_, w, x_[1 - cur], xn_, x_q8_, 1, E, eps);
@@ -347,7 +363,7 @@ void LlamaModel::queue_step() {
     }
     // Keys 0 .. position, the length read on the device.
     // An output projection on int8 activations takes them from the attention's combine.
-    if (int8_activations_ && layer.o.repacked && E % ops::kQuantBlock == 0) {
+    if (layer.o.int8_x && E % ops::kQuantBlock == 0) {
       ops::attention_decode_q8(dev_, q_rot_, layer.k_cache, layer.v_cache, position_, att_, x_q8_, attn_work_, H,
                                cache);
       linear(layer.o, att_, proj_, true);
@@ -360,7 +376,7 @@ void LlamaModel::queue_step() {
       linear(layer.gate_up, xn_, gate_, norm_q8);
       // A down product on int8 activations reads SwiGLU's result only as those: written so
       // (llm_kernels.cpp), it needs no float copy and no quantize launch.
-      if (int8_activations_ && layer.down.repacked && F % ops::kQuantBlock == 0) {
+      if (layer.down.int8_x && F % ops::kQuantBlock == 0) {
         swiglu_q8(gate_);
         linear(layer.down, hidden_, proj_, true);
         residual_then_norm(l + 1 < layers_.size() ? layers_[l + 1].attn_norm : output_norm_);

@@ -31,7 +31,8 @@ struct Matrix {
   Buffer<quiver::half> f16;
   Buffer<quiver::bf16> bf16;
   Buffer<uint8_t> blocks;
-  bool repacked = false;           // Q8_0 / Q4_0 blocks in ops::repack_q8_0 / repack_q4_0's order
+  bool repacked = false;           // Q8_0 / Q4_0 / Q6_K blocks in ops::repack_q8_0 / q4_0 / q6_k's order
+  bool int8_x = false;             // a decode step's product takes x as int8 activations (matvec_*_a8)
   size_t bytes() const;            // what one matvec reads of it
 };
 
@@ -57,8 +58,9 @@ class LlamaModel {
   // the runner does not support (head size, capacity).
   // repack_blocks: Q8_0 and Q4_0 matrices whose rows are whole chunks of ops::kRepackCols go to the
   // device repacked (the 16-byte loads of matvec_q8_0r / q4_0r); false keeps the file's order.
-  // int8_activations: a decode step's products with repacked weights take their input quantized
-  // to int8 per 32-element block (ops::quantize_activations_q8, matvec_q8_0r_a8 / q4_0r_a8).
+  // int8_activations: a decode step's products with repacked Q8_0 / Q4_0, Q4_K and Q6_K weights
+  // take their input quantized to int8 per 32-element block (ops::quantize_activations_q8,
+  // matvec_q8_0r_a8 / q4_0r_a8 / q4_k_a8 / q6_kr_a8; Q6_K then goes to the device repacked too).
   LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& cfg, size_t capacity, size_t prompt_tokens,
              bool repack_blocks = true, bool int8_activations = false);
 

@@ -83,11 +83,13 @@ int run(int argc, char** argv) {
                "run the prompt one token at a time through the decode step (float activations throughout) "
                "instead of as one batch");
   app.add_flag("--gguf-layout", gguf_layout,
-               "keep Q8_0 / Q4_0 weights in the file's block order on the device instead of repacking them for "
-               "16-byte loads (matvec_q8_0 / q4_0 instead of matvec_q8_0r / q4_0r)");
+               "keep Q8_0 / Q4_0 (and, with --int8-activations, Q6_K) weights in the file's block order on the "
+               "device instead of repacking them for 16-byte loads (matvec_q8_0 / q4_0 / q6_k instead of "
+               "matvec_q8_0r / q4_0r / q6_kr_a8)");
   app.add_flag("--int8-activations", int8_activations,
-               "decode with the products of repacked Q8_0 / Q4_0 weights on int8 activations (x quantized per "
-               "32-element block, integer dot products: matvec_q8_0r_a8 / q4_0r_a8); docs/numerics.md has the error");
+               "decode with the products of repacked Q8_0 / Q4_0 / Q6_K and of Q4_K weights on int8 activations (x "
+               "quantized per 32-element block, integer dot products: matvec_q8_0r_a8 / q4_0r_a8 / q6_kr_a8 / "
+               "q4_k_a8); docs/numerics.md has the error");
   app.add_flag("--no-graph", no_graph,
                "queue each decode step's launches one by one instead of replaying the step recorded once");
   try {

@@ -113,7 +113,10 @@ const Buffer<half>& LlamaModel::weights16<half>(const Matrix& m) const {
       else ops::dequantize_q4_0(dev_, m.blocks, w_half_, m.rows, m.cols);
       break;
     case GgmlType::Q4_K: ops::dequantize_q4_k(dev_, m.blocks, w_half_, m.rows, m.cols); break;
-    case GgmlType::Q6_K: ops::dequantize_q6_k(dev_, m.blocks, w_half_, m.rows, m.cols); break;
+    case GgmlType::Q6_K:
+      if (m.repacked) ops::dequantize_q6_kr(dev_, m.blocks, w_half_, m.rows, m.cols);
+      else ops::dequantize_q6_k(dev_, m.blocks, w_half_, m.rows, m.cols);
+      break;
     default: return m.f16;
   }
   return w_half_;
