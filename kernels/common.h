@@ -366,6 +366,29 @@ QV_DEVICE void mma_4x2(const qv::shared<T, N>& as, uint32_t a0, uint32_t row, co
 constexpr uint32_t kQuantThreads = 128;
 constexpr uint32_t kQuantRows = 8;
 
+// The walk over row pairs: step `step` (of pair_steps) of a block's subgroup takes rows row0
+// and row0 + 1 of its kQuantRows (row1 = row0 again when that is past the end: the absent row
+// re-reads row 0). The step count is block-uniform and store_pair's subgroup sums sit outside
+// any thread-dependent branch, as WGSL's uniformity analysis requires; a subgroup without rows
+// adds zeros.
+QV_DEVICE uint32_t pair_steps(uint32_t sg) {
+  uint32_t subgroups = (kQuantThreads + sg - 1) / sg;
+  return (kQuantRows + 2 * subgroups - 1) / (2 * subgroups);
+}
+QV_DEVICE uint32_t pair_row(uint32_t step, uint32_t sg, uint32_t rows, bool& valid0, bool& valid1, uint32_t& row1) {
+  uint32_t pair = qv::thread_id_x() / sg + step * ((kQuantThreads + sg - 1) / sg);
+  uint32_t row0 = block_row() * kQuantRows + 2 * pair;
+  valid0 = 2 * pair < kQuantRows && row0 < rows;
+  valid1 = valid0 && row0 + 1 < rows;
+  row1 = valid1 ? row0 + 1 : row0;
+  return row0;
+}
+QV_DEVICE void store_pair(float* y, uint32_t row0, bool valid0, bool valid1, float a0, float a1) {
+  float sum0 = qv::subgroup_sum(a0), sum1 = qv::subgroup_sum(a1);
+  if (valid0 && qv::subgroup_lane() == 0) y[row0] = sum0;
+  if (valid1 && qv::subgroup_lane() == 0) y[row0 + 1] = sum1;
+}
+
 // Signed bytes b - 8 of a word of four nibbles b (0 .. 15): + 0x78 keeps each byte below 0x100
 // (no carry), ^ 0x80 then reads 120 + b as b - 8 in two's complement.
 QV_DEVICE uint32_t nibbles_minus_8(uint32_t v) { return (v + 0x78787878u) ^ 0x80808080u; }

@@ -172,8 +172,10 @@ QV_KERNEL QV_BLOCK(kRowThreads) void matvec_w16(const T* w, const float* x, floa
 // Slower, not kept (docs/perf/NOTES.md): staging the rows through shared memory with
 // qv::copy_async (q4_0 1026, ~40% more instructions) and prefetching the rows into L2 (q4_0 1136
 // all at once, 1280 four steps ahead).
-using qvops::kQuantRows;
 using qvops::kQuantThreads;
+using qvops::pair_row;
+using qvops::pair_steps;
+using qvops::store_pair;
 
 // Integers to floats through the bits, a field at a time: a field whose lowest bit is bit S
 // (S + width <= 23) reads as 2^(23 - S) + field once the exponent makes bit S worth 1 (an AND
@@ -387,24 +389,21 @@ QV_DEVICE void quant_step(const uint16_t* w, const qv::half* scales, const float
   }
 }
 
-// The step count is block-uniform and subgroup_sum sits outside any thread-dependent branch
-// (WGSL's uniformity analysis requires it); a subgroup without rows adds zeros.
+// Row pairs through qvops::pair_row / store_pair (common.h).
 template <Quant F>
 QV_DEVICE void matvec_quant_rows(const uint16_t* w, const qv::half* scales, const float* x, float* y, uint32_t rows,
                                  uint32_t cols) {
   constexpr uint32_t words = quant_words<F>(), groups = quant_groups<F>();
   uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
-  uint32_t subgroups = (kQuantThreads + sg - 1) / sg;
   uint32_t blocks = cols / quant_elems<F>();
   // Lanes sharing a block: `groups` (a group each) or, in smaller subgroups (subgroup sizes are
   // powers of two), all of them, each taking every per_block-th group.
   uint32_t per_block = sg < groups ? sg : groups;
   uint32_t first_j = lane % per_block, first_b = lane / per_block, stride = sg / per_block;
-  for (uint32_t step = 0; step < (kQuantRows + 2 * subgroups - 1) / (2 * subgroups); ++step) {
-    uint32_t pair = qv::thread_id_x() / sg + step * subgroups;   // rows 2 pair, 2 pair + 1 of the block's
-    uint32_t row0 = qvops::block_row() * kQuantRows + 2 * pair;
-    bool valid0 = 2 * pair < kQuantRows && row0 < rows, valid1 = valid0 && row0 + 1 < rows;
-    uint32_t r0 = row0 * blocks * words, r1 = valid1 ? r0 + blocks * words : r0;   // an absent row 1 re-reads row 0
+  for (uint32_t step = 0; step < pair_steps(sg); ++step) {
+    bool valid0, valid1;
+    uint32_t row1, row0 = pair_row(step, sg, rows, valid0, valid1, row1);
+    uint32_t r0 = row0 * blocks * words, r1 = valid1 ? r0 + blocks * words : r0;   // row1's words
     float acc0 = 0.0f, acc1 = 0.0f;
     if (valid0) {
       // Every offset is an induction variable of b (no division or remainder per step). With
@@ -416,9 +415,7 @@ QV_DEVICE void matvec_quant_rows(const uint16_t* w, const qv::half* scales, cons
           quant_step<F>(w, scales, x, r0 + b * words, r1 + b * words, b, j, acc0, acc1);
       }
     }
-    float sum0 = qv::subgroup_sum(acc0), sum1 = qv::subgroup_sum(acc1);
-    if (valid0 && lane == 0) y[row0] = sum0;
-    if (valid1 && lane == 0) y[row0 + 1] = sum1;
+    store_pair(y, row0, valid0, valid1, acc0, acc1);
   }
 }
 
@@ -532,9 +529,7 @@ QV_DEVICE void repacked_chunks(const uint32_t* q, uint32_t o0, uint32_t o1, cons
 }
 
 // As matvec_quant_rows: blocks of kQuantThreads threads and kQuantRows rows, a subgroup per two
-// rows at a time (the step count block-uniform and the subgroup sums outside any
-// thread-dependent branch, as WGSL's uniformity analysis requires); a subgroup's lanes take layout
-// lanes lane, lane + size, ... < 32 (lanes past 32 of a wider subgroup add zeros). Splitting a
+// rows at a time (qvops::pair_row); a subgroup's lanes take layout lanes lane, lane + size, ... < 32 (lanes past 32 of a wider subgroup add zeros). Splitting a
 // row pair's chunks between subgroups (for the short K / V and 4096-row matrices) was slower on
 // the H100 at every Llama-3-8B shape (docs/perf/NOTES.md).
 template <bool Q8>
@@ -542,14 +537,11 @@ QV_DEVICE void matvec_repacked(const uint32_t* q, const qv::half* scales, const 
                                uint32_t cols) {
   constexpr uint32_t WB = Q8 ? 8 : 4;
   uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
-  uint32_t subgroups = (kQuantThreads + sg - 1) / sg;
   uint32_t blocks = cols / kQBlock, chunks = blocks / kChunkBlocks;
   const qv::half* row_scales = scales + 2 * rows * blocks * WB;   // the scales follow the quant words
-  for (uint32_t step = 0; step < (kQuantRows + 2 * subgroups - 1) / (2 * subgroups); ++step) {
-    uint32_t pair = qv::thread_id_x() / sg + step * subgroups;
-    uint32_t row0 = qvops::block_row() * kQuantRows + 2 * pair;
-    bool valid0 = 2 * pair < kQuantRows && row0 < rows, valid1 = valid0 && row0 + 1 < rows;
-    uint32_t row1 = valid1 ? row0 + 1 : row0;   // an absent row 1 re-reads row 0
+  for (uint32_t step = 0; step < pair_steps(sg); ++step) {
+    bool valid0, valid1;
+    uint32_t row1, row0 = pair_row(step, sg, rows, valid0, valid1, row1);
     float a0 = 0.0f, a1 = 0.0f;
     if (valid0) {
       for (uint32_t l = lane; l < kChunkLanes; l += sg) {
@@ -569,9 +561,7 @@ QV_DEVICE void matvec_repacked(const uint32_t* q, const qv::half* scales, const 
         for (; c < chunks; ++c) repacked_chunks<Q8, 1>(q, o0, o1, row_scales, so0, so1, xl, c, l % 4, a0, a1);
       }
     }
-    float sum0 = qv::subgroup_sum(a0), sum1 = qv::subgroup_sum(a1);
-    if (valid0 && lane == 0) y[row0] = sum0;
-    if (valid1 && lane == 0) y[row0 + 1] = sum1;
+    store_pair(y, row0, valid0, valid1, a0, a1);
   }
 }
 
@@ -683,15 +673,12 @@ QV_DEVICE void matvec_repacked_a8(const uint32_t* q, const qv::half* scales, con
                                   float* y, uint32_t rows, uint32_t cols) {
   constexpr uint32_t WB = Q8 ? 8 : 4;
   uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
-  uint32_t subgroups = (kQuantThreads + sg - 1) / sg;
   uint32_t blocks = cols / kQBlock, chunks = blocks / kChunkBlocks;
   const qv::half* row_scales = scales + 2 * rows * blocks * WB;
   const float* xs = xd + cols / 4;   // the activations' scales follow their quants
-  for (uint32_t step = 0; step < (kQuantRows + 2 * subgroups - 1) / (2 * subgroups); ++step) {
-    uint32_t pair = qv::thread_id_x() / sg + step * subgroups;
-    uint32_t row0 = qvops::block_row() * kQuantRows + 2 * pair;
-    bool valid0 = 2 * pair < kQuantRows && row0 < rows, valid1 = valid0 && row0 + 1 < rows;
-    uint32_t row1 = valid1 ? row0 + 1 : row0;
+  for (uint32_t step = 0; step < pair_steps(sg); ++step) {
+    bool valid0, valid1;
+    uint32_t row1, row0 = pair_row(step, sg, rows, valid0, valid1, row1);
     float a0 = 0.0f, a1 = 0.0f;
     if (valid0) {
       for (uint32_t l = lane; l < kChunkLanes; l += sg) {
@@ -704,9 +691,7 @@ QV_DEVICE void matvec_repacked_a8(const uint32_t* q, const qv::half* scales, con
           repacked_chunks_a8<Q8, 1>(q, o0, o1, row_scales, so0, so1, xq, xs, l / 4, c, l % 4, a0, a1);
       }
     }
-    float sum0 = qv::subgroup_sum(a0), sum1 = qv::subgroup_sum(a1);
-    if (valid0 && lane == 0) y[row0] = sum0;
-    if (valid1 && lane == 0) y[row0 + 1] = sum1;
+    store_pair(y, row0, valid0, valid1, a0, a1);
   }
 }
 

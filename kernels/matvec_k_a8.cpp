@@ -9,12 +9,13 @@
 //
 // Layout lanes: a row's super-blocks are split among 32 layout lanes, a subgroup's lanes taking
 // lanes lane, lane + size, ... (any subgroup size; lanes past 32 of a wider subgroup add zeros).
-// The step count is block-uniform and the subgroup sums sit outside any thread-dependent branch,
-// as WGSL's uniformity analysis requires.
+// Row pairs through qvops::pair_row / store_pair (common.h).
 #include "common.h"
 
-using qvops::kQuantRows;
 using qvops::kQuantThreads;
+using qvops::pair_row;
+using qvops::pair_steps;
+using qvops::store_pair;
 
 namespace {
 
@@ -164,26 +165,6 @@ QV_DEVICE void q6_k_block(const uint32_t* w, const qv::half* d, uint32_t o0, uin
   // Scale 8n + 2k + half: byte half of s[0] (k = 0), half + 2 (k = 1), of s[1] for k = 2, 3.
   a0 += q6_k_part(a0w, c0w, h0w, s0, d0, x0, x1, x2, x3, dx, 8 * half);
   a1 += q6_k_part(a1w, c1w, h1w, s1, d1, x0, x1, x2, x3, dx, 8 * half);
-}
-
-// The walk over row pairs: step `step` of a block's subgroup takes rows row0 and row0 + 1 of
-// its kQuantRows (row1 = row0 again when that is past the end: the absent row re-reads row 0).
-QV_DEVICE uint32_t pair_steps(uint32_t sg) {
-  uint32_t subgroups = (kQuantThreads + sg - 1) / sg;
-  return (kQuantRows + 2 * subgroups - 1) / (2 * subgroups);
-}
-QV_DEVICE uint32_t pair_row(uint32_t step, uint32_t sg, uint32_t rows, bool& valid0, bool& valid1, uint32_t& row1) {
-  uint32_t pair = qv::thread_id_x() / sg + step * ((kQuantThreads + sg - 1) / sg);
-  uint32_t row0 = qvops::block_row() * kQuantRows + 2 * pair;
-  valid0 = 2 * pair < kQuantRows && row0 < rows;
-  valid1 = valid0 && row0 + 1 < rows;
-  row1 = valid1 ? row0 + 1 : row0;
-  return row0;
-}
-QV_DEVICE void store_pair(float* y, uint32_t row0, bool valid0, bool valid1, float a0, float a1) {
-  float sum0 = qv::subgroup_sum(a0), sum1 = qv::subgroup_sum(a1);
-  if (valid0 && qv::subgroup_lane() == 0) y[row0] = sum0;
-  if (valid1 && qv::subgroup_lane() == 0) y[row0 + 1] = sum1;
 }
 
 }  // namespace
