@@ -1,5 +1,6 @@
 // Runs each target's own validator over every image of a fat binary: ptxas (for the image's
-// arch) on PTX, spirv-val on SPIR-V (with the Vulkan version of the image's arch). Usage:
+// arch) on PTX, spirv-val on SPIR-V (with the Vulkan version of the image's arch), and the CPU
+// ABI version CPU images of this machine's architecture export. Usage:
 // validate_images file.qfb workdir
 // Exit 0 when every PTX and SPIR-V image was accepted (at least one of each); 77 (skipped)
 // when SPIR-V passed but no ptxas exists to check the PTX.
@@ -23,6 +24,9 @@
 #include <map>
 #include <string>
 
+#include <dlfcn.h>
+
+#include "backends/cpu/cpu_abi.h"
 #include "format/fatbin.h"
 
 namespace fs = std::filesystem;
@@ -113,6 +117,31 @@ static std::string check_cooperative_matrix_words(const std::vector<std::byte>& 
   return "";
 }
 
+// A CPU image of this machine's architecture exports __qv_cpu_abi = the runtime's
+// kCpuAbiVersion (docs/abi.md "CPU"): the compiler's copy of the number agrees with the
+// runtime's. Images of other architectures cannot be opened here and are left out.
+static bool check_cpu_abi(const std::vector<std::byte>& data, const std::string& arch, const fs::path& file) {
+#if defined(__x86_64__)
+  const bool host = arch.rfind("x86_64", 0) == 0;
+#elif defined(__aarch64__)
+  const bool host = arch == "aarch64";
+#else
+  const bool host = false;
+#endif
+  if (!host) return true;
+  std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(data.data()), data.size());
+  void* handle = dlopen(file.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  const void* abi = handle ? dlsym(handle, quiver::backend::cpu::kCpuAbiSymbol) : nullptr;
+  uint32_t version = 0;
+  if (abi) std::memcpy(&version, abi, sizeof version);
+  const bool ok = version == quiver::backend::cpu::kCpuAbiVersion;
+  std::cout << (ok ? "ok    " : "FAIL  ") << "CPU image (" << arch << ") exports " << quiver::backend::cpu::kCpuAbiSymbol
+            << " = " << version << ", the runtime's CPU ABI is " << quiver::backend::cpu::kCpuAbiVersion
+            << (handle ? "" : std::string(" (dlopen: ") + dlerror() + ")") << "\n";
+  if (handle) dlclose(handle);
+  return ok;
+}
+
 static std::string find_ptxas() {
   if (std::system("command -v ptxas >/dev/null 2>&1") == 0) return "ptxas";
   if (fs::exists("/usr/local/cuda/bin/ptxas")) return "/usr/local/cuda/bin/ptxas";
@@ -134,6 +163,10 @@ int main(int argc, char** argv) {
     const auto& images = fb.manifest().images;
     for (size_t i = 0; i < images.size(); ++i) {
       const auto& img = images[i];
+      if (img.target == quiver::format::Target::CPU) {
+        failures += !check_cpu_abi(fb.image_data(i), img.arch, work / ("image" + std::to_string(i) + ".so"));
+        continue;
+      }
       if (img.target != quiver::format::Target::PTX && img.target != quiver::format::Target::SPIRV) continue;
       auto data = fb.image_data(i);
       // PTX images carry the NUL that cuModuleLoadData needs; ptxas reads text without it.

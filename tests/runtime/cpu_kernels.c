@@ -18,6 +18,13 @@ struct qv_cpu_ctx {
 _Static_assert(offsetof(struct qv_cpu_ctx, shared) == 48, "qv_cpu_ctx layout");
 _Static_assert(sizeof(struct qv_cpu_ctx) == 72, "qv_cpu_ctx layout");
 
+/* Built a second time with QV_TEST_CPU_ABI set (quiver_test_cpu_abi_future): an image for a CPU
+ * ABI later than the runtime's, which it must refuse by name. Without it the image has no
+ * __qv_cpu_abi, as images built before the symbol existed. */
+#ifdef QV_TEST_CPU_ABI
+const uint32_t __qv_cpu_abi = QV_TEST_CPU_ABI;
+#endif
+
 #define ARG_PTR(T, i) (*(T* const*)args[i])
 #define ARG_VAL(T, i) (*(const T*)args[i])
 

@@ -199,6 +199,18 @@ TEST(ModuleErrors, CpuImageThatIsNotASharedObject) {
   EXPECT_THAT(msg, AllOf(HasSubstr("image of 'junk.qfb'"), HasSubstr("ELF")));
 }
 
+// docs/abi.md "CPU": an image for a later CPU ABI may read what this runtime does not pass; the
+// load refuses it naming the versions. (The other tests' image has no __qv_cpu_abi, as images
+// built before it existed, and loads.)
+TEST(ModuleErrors, CpuImageOfALaterAbi) {
+  Device dev = Device::open("cpu");
+  std::vector<std::byte> bytes = quiver::test::make_fatbin(
+      quiver::test::test_manifest(), quiver::test::cpu_kernels_future_abi_so(), quiver::test::host_arch());
+  std::string msg = error_of([&] { dev.load(bytes, "future.qfb"); }, ErrorCode::InvalidFatBinary);
+  EXPECT_THAT(msg, AllOf(HasSubstr("image of 'future.qfb'"), HasSubstr("built for CPU ABI 1000"),
+                         HasSubstr("this runtime runs CPU ABI 1 to 2")));
+}
+
 TEST(ModuleErrors, SymbolMissingFromTheImage) {
   Device dev = Device::open("cpu");
   // A well-formed file whose CPU image claims a kernel the shared object does not define.

@@ -75,11 +75,12 @@ format::Manifest test_manifest() {
   return m;
 }
 
-std::vector<std::byte> cpu_kernels_so() {
+namespace {
+std::vector<std::byte> read_test_so(const std::string& built_at) {
   // The build tree's path first; next to the test executable when the build tree was copied
   // elsewhere (e.g. onto a GPU machine).
-  std::vector<std::string> candidates{QV_TEST_CPU_KERNELS_SO};
-  const std::string so_name = std::filesystem::path(QV_TEST_CPU_KERNELS_SO).filename().string();
+  std::vector<std::string> candidates{built_at};
+  const std::string so_name = std::filesystem::path(built_at).filename().string();
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) candidates.push_back((exe.parent_path() / so_name).string());
@@ -94,6 +95,10 @@ std::vector<std::byte> cpu_kernels_so() {
   throw std::runtime_error("cannot find the test kernels " + so_name + " (looked at " + candidates.front() +
                            (candidates.size() > 1 ? " and " + candidates.back() : std::string()) + ")");
 }
+}  // namespace
+
+std::vector<std::byte> cpu_kernels_so() { return read_test_so(QV_TEST_CPU_KERNELS_SO); }
+std::vector<std::byte> cpu_kernels_future_abi_so() { return read_test_so(QV_TEST_CPU_ABI_FUTURE_SO); }
 
 std::string host_arch() {
 #if defined(__x86_64__)

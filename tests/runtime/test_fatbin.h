@@ -15,6 +15,8 @@ format::Manifest test_manifest();
 
 // Bytes of the compiled cpu_kernels shared object.
 std::vector<std::byte> cpu_kernels_so();
+// The same kernels exporting __qv_cpu_abi = 1000: an image for a later CPU ABI.
+std::vector<std::byte> cpu_kernels_future_abi_so();
 
 // The host's arch string for CPU images ("x86_64" / "aarch64").
 std::string host_arch();

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/Object/ObjectFile.h"
@@ -22,7 +23,18 @@ constexpr uint64_t kGridDimOffset = 36;
 constexpr uint64_t kSharedOffset = 48;
 constexpr uint64_t kSubgroupSizeOffset = 72;
 
+// The CPU ABI these images are built for: runtime/backends/cpu/cpu_abi.h's kCpuAbiVersion
+// (tests/kernels/validate_images.cpp checks they agree).
+constexpr uint32_t kCpuAbiVersion = 2;
+
 }  // namespace
+
+void add_abi_version(llvm::Module& module) {
+  llvm::Type* i32 = llvm::Type::getInt32Ty(module.getContext());
+  auto* v = new llvm::GlobalVariable(module, i32, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+                                     llvm::ConstantInt::get(i32, kCpuAbiVersion), "__qv_cpu_abi");
+  v->setAlignment(llvm::Align(4));
+}
 
 void add_entry(llvm::Module& module, const ThreadFunction& fn, const llvm_common::ErrorContext& where) {
   llvm::Function* thread = module.getFunction(fn.thread_name);

@@ -40,6 +40,10 @@ constexpr unsigned kCtxIds = 10;   // thread_id, block_id, grid_dim (3 each), su
 // (fiber kernels: thread_id from ctx; block-loop kernels, exported as block_entry_name(symbol):
 // thread ids unused) or for every thread of the block (x fastest).
 void add_entry(llvm::Module& module, const ThreadFunction& fn, const llvm_common::ErrorContext& where);
+// Exports `const uint32_t __qv_cpu_abi`, the CPU ABI version the image is built for (docs/abi.md
+// "CPU"): a runtime that predates the version refuses the image by name instead of passing it
+// a context it does not know.
+void add_abi_version(llvm::Module& module);
 
 // Rewrites each floating-point atomicrmw (qv::atomic_add of float, ...) into a loop of
 // integer cmpxchg on its bits, which LLVM's own expansion then lowers like any other cmpxchg.

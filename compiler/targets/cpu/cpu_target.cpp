@@ -238,6 +238,7 @@ class CpuTarget final : public Target {
       m->setDataLayout(machine->createDataLayout());
       for (size_t i = 0; i < kernels.size(); ++i)
         cpu::add_entry(*m, threads[i], {kernels[i].name, kTargetName});
+      cpu::add_abi_version(*m);
       cpu::expand_float_atomics(*m);
       llvm_common::optimize(*m, *machine, /*no_library_calls=*/true);
       llvm_common::keep_temp(options, "cpu." + arch + ".ll", llvm_common::print(*m));

@@ -22,6 +22,16 @@ struct qv_cpu_ctx {                    // 8-byte aligned, exactly this layout
 using qv_cpu_kernel_fn = void (*)(void* const* args, qv_cpu_ctx* ctx);
 }
 
+namespace quiver::backend::cpu {
+// The ABI an image is built for: quiverc's CPU images export `const uint32_t __qv_cpu_abi`
+// (docs/abi.md "CPU"). This runtime runs images of versions 1 .. kCpuAbiVersion and those
+// without the symbol (built before it existed, for at most version 2); a later version may read
+// what this runtime does not pass, so its images are refused by name. Version 2: the 80-byte
+// qv_cpu_ctx with subgroup_size (version 1 passed 72 bytes).
+constexpr uint32_t kCpuAbiVersion = 2;
+constexpr const char* kCpuAbiSymbol = "__qv_cpu_abi";
+}  // namespace quiver::backend::cpu
+
 static_assert(offsetof(qv_cpu_ctx, block_id) == 12);
 static_assert(offsetof(qv_cpu_ctx, grid_dim) == 36);
 static_assert(offsetof(qv_cpu_ctx, shared) == 48);

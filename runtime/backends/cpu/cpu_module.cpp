@@ -307,6 +307,16 @@ std::unique_ptr<Module> load_cpu_module(CpuDevice& device, const format::FatBina
   check_elf(data, what);
   LoadedImage loaded = dlopen_from_memory(data, what);
   void* handle = loaded.handle();
+  if (const void* abi = dlsym(handle, kCpuAbiSymbol)) {
+    uint32_t version;
+    std::memcpy(&version, abi, sizeof version);
+    if (version == 0 || version > kCpuAbiVersion)
+      throw Error(ErrorCode::InvalidFatBinary,
+                  what + " is built for CPU ABI " + std::to_string(version) + "; this runtime runs CPU ABI 1 to " +
+                      std::to_string(kCpuAbiVersion) + " (docs/abi.md \"CPU\"): load it with a libquiver as new " +
+                      "as the quiverc that built it");
+  }
+  dlerror();
 
   // A set, not a scan of the image's list per kernel: 4096 x 4096 comparisons otherwise.
   const std::unordered_set<std::string_view> in_image(image.kernels.begin(), image.kernels.end());
