@@ -16,6 +16,7 @@ using quiver::backend::cuda::check_cubin;
 using quiver::backend::cuda::describe_images;
 using quiver::backend::cuda::parse_sm_arch;
 using quiver::backend::cuda::rank_cuda_images;
+using quiver::backend::cuda::use_programmatic_launch;
 using quiver::format::Target;
 
 quiver::format::Manifest with_images(std::vector<std::pair<Target, std::string>> images) {
@@ -162,6 +163,22 @@ TEST(CudaCubinCheck, RejectsWhatTheDriverWouldReadOutOfBounds) {
     bad.resize(std::uniform_int_distribution<size_t>(0, bad.size())(rng));
     (void)check_cubin(bad);
   }
+}
+
+// docs/abi.md "Overlapped launches": only a marked image, on a driver with cuLaunchKernelEx and
+// a device of compute capability 9.0 or later, unless QUIVER_CUDA_PROGRAMMATIC_LAUNCH is "0".
+TEST(CudaImageSelect, ProgrammaticLaunchNeedsImageDriverDeviceAndNoOptOut) {
+  quiver::format::Image marked, plain;
+  marked.target = plain.target = Target::CUBIN;
+  marked.arch = plain.arch = "sm_90a";
+  marked.programmatic_launch = true;
+  EXPECT_TRUE(use_programmatic_launch(marked, true, 9, nullptr));
+  EXPECT_TRUE(use_programmatic_launch(marked, true, 10, "1"));
+  EXPECT_TRUE(use_programmatic_launch(marked, true, 9, ""));
+  EXPECT_FALSE(use_programmatic_launch(marked, true, 9, "0"));    // the opt-out
+  EXPECT_FALSE(use_programmatic_launch(marked, false, 9, nullptr));   // a driver without cuLaunchKernelEx
+  EXPECT_FALSE(use_programmatic_launch(marked, true, 8, nullptr));    // before Hopper: no griddepcontrol
+  EXPECT_FALSE(use_programmatic_launch(plain, true, 9, nullptr));     // an image whose kernels do not wait
 }
 
 }  // namespace

@@ -117,8 +117,10 @@ class CudaModule final : public Module {
         info_(ImageInfo::of(fatbin.manifest().images[choice.index])), label_(fatbin.label()) {
     Context& ctx = *loaded_.context;
     const format::Image& image = fatbin.manifest().images[choice.index];
-    programmatic_ = image.programmatic_launch && ctx.driver->cuLaunchKernelEx != nullptr && ctx.cc_major >= 9 &&
-                    programmatic_launch_allowed();
+    // QUIVER_CUDA_PROGRAMMATIC_LAUNCH=0 launches every kernel only after the previous one has
+    // finished (the A/B of docs/perf, and a way to rule the overlap out when hunting a race).
+    programmatic_ = use_programmatic_launch(image, ctx.driver->cuLaunchKernelEx != nullptr, ctx.cc_major,
+                                            std::getenv("QUIVER_CUDA_PROGRAMMATIC_LAUNCH"));
     std::vector<std::byte> data = fatbin.image_data(choice.index);
     // PTX is handed to the driver as a NUL-terminated string; a cubin is read through its own
     // ELF headers (the driver takes no size), so they must stay inside the image.
@@ -226,12 +228,6 @@ class CudaModule final : public Module {
   const ImageInfo& image_info() const override { return info_; }
 
  private:
-  // QUIVER_CUDA_PROGRAMMATIC_LAUNCH=0 launches every kernel only after the previous one has
-  // finished (the A/B of docs/perf, and a way to rule the overlap out when hunting a race).
-  static bool programmatic_launch_allowed() {
-    const char* v = std::getenv("QUIVER_CUDA_PROGRAMMATIC_LAUNCH");
-    return v == nullptr || std::string(v) != "0";
-  }
   bool programmatic_ = false;   // launches carry CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
   struct Entry {
     std::string name;

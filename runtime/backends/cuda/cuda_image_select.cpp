@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string_view>
 #include <tuple>
 
 namespace quiver::backend::cuda {
@@ -117,6 +118,11 @@ std::string check_cubin(std::span<const std::byte> image) {
       return "section " + std::to_string(i) + " lies outside the image";
   }
   return "";
+}
+
+bool use_programmatic_launch(const format::Image& image, bool driver_has_launch_ex, int cc_major, const char* env) {
+  return image.programmatic_launch && driver_has_launch_ex && cc_major >= 9 &&
+         (env == nullptr || std::string_view(env) != "0");
 }
 
 }  // namespace quiver::backend::cuda

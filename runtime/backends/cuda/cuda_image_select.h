@@ -44,6 +44,13 @@ std::vector<ImageChoice> rank_cuda_images(const format::Manifest& manifest, int 
 // section contents all lie inside the `size` bytes we have. Returns "" when it does, else why not.
 std::string check_cubin(std::span<const std::byte> image);
 
+// Whether the launches of a module loaded from `image` overlap (docs/abi.md "Overlapped
+// launches": cuLaunchKernelEx with programmatic stream serialization): the image is marked
+// programmatic_launch, the driver exports cuLaunchKernelEx, the device is of compute capability
+// 9.0 or later, and QUIVER_CUDA_PROGRAMMATIC_LAUNCH (`env`: its value, null when unset) is not
+// "0".
+bool use_programmatic_launch(const format::Image& image, bool driver_has_launch_ex, int cc_major, const char* env);
+
 using format::describe_images;   // format/manifest.h
 
 }  // namespace quiver::backend::cuda
