@@ -343,23 +343,24 @@ void LlamaModel::queue_step() {
   if (norm_q8) ops::quantize_activations_q8(dev_, xn_, x_q8_, E);
   for (size_t l = 0; l < layers_.size(); ++l) {
     LlamaLayer& layer = layers_[l];
-    if (layer.fused_qkv()) {
-      // The stacked product's Q, K, V rotated and appended in one launch (llm_kernels.cpp).
-      linear(layer.qkv, xn_, qkv_, norm_q8);
-      llm_kernels::qkv_rope_append(dev_, rope_append_grid_, qkv_, position_, inv_freq_, q_rot_, layer.k_cache,
+    // Q, K, V rotated and appended in one launch (llm_kernels.cpp; llama.cpp's "normal" rope for
+    // the llama architecture, adjacent pairs (2i, 2i + 1), as the op library's GPT-J style).
+    auto rope_append = [&](const Buffer<float>& q, const Buffer<float>& k, const Buffer<float>& v, size_t k_at,
+                           size_t v_at) {
+      llm_kernels::qkv_rope_append(dev_, rope_append_grid_, q, k, v, static_cast<uint32_t>(k_at),
+                                   static_cast<uint32_t>(v_at), position_, inv_freq_, q_rot_, layer.k_cache,
                                    layer.v_cache, static_cast<uint32_t>(H), static_cast<uint32_t>(KVH),
                                    static_cast<uint32_t>(D), static_cast<uint32_t>(inv_freq_.size()),
                                    static_cast<uint32_t>(capacity_));
+    };
+    if (layer.fused_qkv()) {
+      linear(layer.qkv, xn_, qkv_, norm_q8);
+      rope_append(qkv_, qkv_, qkv_, H * D, (H + KVH) * D);
     } else {
       linear(layer.q, xn_, q_, norm_q8);
       linear(layer.k, xn_, k_, norm_q8);
       linear(layer.v, xn_, v_, norm_q8);
-      // llama.cpp's "normal" rope for the llama architecture rotates adjacent pairs (2i, 2i + 1):
-      // the op library's GPT-J style.
-      ops::rope(dev_, q_, position_, inv_freq_, q_rot_, 1, H, D, ops::RopeStyle::GptJ);
-      ops::rope(dev_, k_, position_, inv_freq_, k_rot_, 1, KVH, D, ops::RopeStyle::GptJ);
-      ops::kv_append(dev_, k_rot_, position_, layer.k_cache, 1, cache);
-      ops::kv_append(dev_, v_, position_, layer.v_cache, 1, cache);
+      rope_append(q_, k_, v_, 0, 0);
     }
     // Keys 0 .. position, the length read on the device.
     // An output projection on int8 activations takes them from the attention's combine.

@@ -68,9 +68,10 @@ QV_DEVICE void rope_or_copy(const float* src, float* dst, uint32_t i0, bool rota
 }
 
 template <uint32_t W>
-QV_DEVICE void qkv_rope_append_items(const float* qkv, const int32_t* position, const float* inv_freq, float* q_out,
-                                     float* k_cache, float* v_cache, uint32_t heads, uint32_t kv_heads,
-                                     uint32_t head_dim, uint32_t rot_half, uint32_t capacity) {
+QV_DEVICE void qkv_rope_append_items(const float* q, const float* k, const float* v, uint32_t k_at, uint32_t v_at,
+                                     const int32_t* position, const float* inv_freq, float* q_out, float* k_cache,
+                                     float* v_cache, uint32_t heads, uint32_t kv_heads, uint32_t head_dim,
+                                     uint32_t rot_half, uint32_t capacity) {
   int32_t pos = position[0];
   bool in_cache = pos >= 0 && static_cast<uint32_t>(pos) < capacity;
   float angle_pos = static_cast<float>(pos);
@@ -79,38 +80,40 @@ QV_DEVICE void qkv_rope_append_items(const float* qkv, const int32_t* position, 
   for (uint32_t g = qvops::grid_first(); g < items; g += qvops::grid_stride()) {
     uint32_t row = g / groups;   // Q's heads, then K's, then V's
     uint32_t i0 = W * (g - row * groups);
-    const float* src = qkv + row * head_dim;
     if (row < heads) {
-      rope_or_copy<W>(src, q_out + row * head_dim, i0, i0 < rot_half, angle_pos, inv_freq);
+      rope_or_copy<W>(q + row * head_dim, q_out + row * head_dim, i0, i0 < rot_half, angle_pos, inv_freq);
     } else if (in_cache && row < heads + kv_heads) {
-      uint32_t at = (static_cast<uint32_t>(pos) * kv_heads + row - heads) * head_dim;
-      rope_or_copy<W>(src, k_cache + at, i0, i0 < rot_half, angle_pos, inv_freq);
+      uint32_t h = row - heads, at = (static_cast<uint32_t>(pos) * kv_heads + h) * head_dim;
+      rope_or_copy<W>(k + (k_at + h * head_dim), k_cache + at, i0, i0 < rot_half, angle_pos, inv_freq);
     } else if (in_cache) {
-      uint32_t at = (static_cast<uint32_t>(pos) * kv_heads + row - heads - kv_heads) * head_dim;
-      rope_or_copy<W>(src, v_cache + at, i0, false, angle_pos, inv_freq);
+      uint32_t h = row - heads - kv_heads, at = (static_cast<uint32_t>(pos) * kv_heads + h) * head_dim;
+      rope_or_copy<W>(v + (v_at + h * head_dim), v_cache + at, i0, false, angle_pos, inv_freq);
     }
   }
 }
 
 }  // namespace
 
-// One decode step's stacked Q, K, V product (qkv: Q's heads, K's, V's, head_dim floats each) to
-// what the attention reads: Q rotated into q_out, K rotated into k_cache and V copied into v_cache
-// at position[0] (caches [capacity][kv_heads][head_dim]). One launch for the three row gathers,
-// two ropes and two kv_appends of the unfused step: at one token each of those is a few hundred
-// threads whose launch costs more than its work. A position outside [0, capacity) writes nothing
-// to the caches, as kv_append. rot_half = rotary dimensions / 2 (inv_freq's length); four pairs
-// a thread where whole groups of four fit (head_dim % 8 == 0, rot_half % 4 == 0).
-QV_KERNEL QV_BLOCK(256) void qkv_rope_append(const float* qkv, const int32_t* position, const float* inv_freq,
+// One decode step's Q, K, V products (head_dim floats a head: Q's heads at q, K's from element
+// k_at of k, V's from v_at of v; the three may be one buffer, the stacked product's rows) to what
+// the attention reads: Q rotated into q_out, K rotated into k_cache and V copied into v_cache at
+// position[0] (caches [capacity][kv_heads][head_dim]). One launch for the two ropes and two
+// kv_appends (and the stacked product's row gathers) of the op-by-op step: at one token each of
+// those is a few hundred threads whose launch costs more than its work. A position outside
+// [0, capacity) writes nothing to the caches, as kv_append. rot_half = rotary dimensions / 2
+// (inv_freq's length); four pairs a thread where whole groups of four fit (head_dim % 8 == 0,
+// rot_half % 4 == 0).
+QV_KERNEL QV_BLOCK(256) void qkv_rope_append(const float* q, const float* k, const float* v, uint32_t k_at,
+                                             uint32_t v_at, const int32_t* position, const float* inv_freq,
                                              float* q_out, float* k_cache, float* v_cache, uint32_t heads,
                                              uint32_t kv_heads, uint32_t head_dim, uint32_t rot_half,
                                              uint32_t capacity) {
   if (head_dim % 8 == 0 && rot_half % 4 == 0)
-    qkv_rope_append_items<4>(qkv, position, inv_freq, q_out, k_cache, v_cache, heads, kv_heads, head_dim, rot_half,
-                             capacity);
+    qkv_rope_append_items<4>(q, k, v, k_at, v_at, position, inv_freq, q_out, k_cache, v_cache, heads, kv_heads,
+                             head_dim, rot_half, capacity);
   else
-    qkv_rope_append_items<1>(qkv, position, inv_freq, q_out, k_cache, v_cache, heads, kv_heads, head_dim, rot_half,
-                             capacity);
+    qkv_rope_append_items<1>(q, k, v, k_at, v_at, position, inv_freq, q_out, k_cache, v_cache, heads, kv_heads,
+                             head_dim, rot_half, capacity);
 }
 
 namespace {
