@@ -308,7 +308,6 @@ inline void matvec_q8_0r_a8(const Device& dev, const Buffer<uint8_t>& w, const B
                            detail::QuantFormat::Q8_0R);
 }
 
-
 // The K-quants on int8 activations (xq as quantize_activations_q8 writes it for n = cols), the
 // same sum with each sub-block's integer dot products exact and scaled once (docs/numerics.md):
 // matvec_q4_k_a8 on q4_k tensors as GGUF stores them (144-byte super-blocks are whole 16-byte

@@ -388,11 +388,13 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
   else call.require_at_least("x", x, cols, "cols");
   call.require_at_least("y", y, rows, "rows");
   if (rows == 0) return;
+  // The weights as 32-bit words and as f16 (the repacked scales, q6_kr's d); int8 x as words and
+  // as float (its scales follow the quants).
+  Operand words{Elem::U32, w.size / 4, w.buffer}, halves{Elem::F16, w.size / 2, w.buffer};
+  Operand xq{Elem::U32, x.size / 4, x.buffer}, xd{Elem::F32, x.size / 4, x.buffer};
+  auto grid = call.row_grid((rows + kQuantRows - 1) / kQuantRows);
   if (a8 && !q.repacked) {
-    // kernels/matvec_k_a8.cpp: the weights as words (q6_kr: and its d as f16), x as words and float.
-    Operand words{Elem::U32, w.size / 4, w.buffer}, halves{Elem::F16, w.size / 2, w.buffer};
-    Operand xq{Elem::U32, x.size / 4, x.buffer}, xd{Elem::F32, x.size / 4, x.buffer};
-    auto grid = call.row_grid((rows + kQuantRows - 1) / kQuantRows);
+    // kernels/matvec_k_a8.cpp: q4_k needs no f16 view (its scales come with the header words).
     if (format == QuantFormat::Q6_KR)
       call.launch(op, grid, {words, halves, xq, xd, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
     else
@@ -400,23 +402,19 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
     return;
   }
   if (q.repacked) {
-    Operand quants{Elem::U32, w.size / 4, w.buffer}, scales{Elem::F16, w.size / 2, w.buffer};
-    auto grid = call.row_grid((rows + kQuantRows - 1) / kQuantRows);
     if (a8) {
-      Operand xq{Elem::U32, x.size / 4, x.buffer}, xd{Elem::F32, x.size / 4, x.buffer};
       // kernels/matvec.cpp: q4_0's SPIR-V image has its own kernel (more loads in flight a lane).
       const std::string kop = call.has_kernel(op + "_k4") ? op + "_k4" : op;
-      call.launch(kop, grid, {quants, scales, xq, xd, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
+      call.launch(kop, grid, {words, halves, xq, xd, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
     } else {
-      call.launch(op, grid, {quants, scales, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
+      call.launch(op, grid, {words, halves, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
     }
     return;
   }
   // The kernels read the blocks as 16-bit words (34, 18, 144 and 210 bytes: every block starts on
   // one), and the same memory as half for the scales.
-  Operand words{Elem::U16, w.size / 2, w.buffer}, scales{Elem::F16, w.size / 2, w.buffer};
-  call.launch(q.kernel, call.row_grid((rows + kQuantRows - 1) / kQuantRows),
-              {words, scales, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
+  Operand words16{Elem::U16, w.size / 2, w.buffer};
+  call.launch(q.kernel, grid, {words16, halves, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
 }
 
 void quantize_activations_q8(const Device& dev, Operand x, Operand xq, size_t n) {
