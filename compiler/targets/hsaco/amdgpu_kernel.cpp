@@ -143,11 +143,13 @@ void lower_dot4_to_sdot4(mlir::ModuleOp module) {
   });
 }
 
-mlir::gpu::GPUModuleOp make_gpu_kernel(mlir::ModuleOp module, mlir::func::FuncOp func,
-                                       const format::Kernel& kernel, const AmdArch& arch,
-                                       const llvm_common::ErrorContext& where) {
+namespace {
+
+mlir::gpu::GPUModuleOp outline_kernel(mlir::ModuleOp module, mlir::func::FuncOp func, unsigned wave_size) {
   mlir::MLIRContext* ctx = module.getContext();
-  std::array<uint32_t, 3> block = llvm_common::check_signature(func, kernel, where);
+  auto name = func->getAttrOfType<mlir::StringAttr>("qv.name");
+  llvm_common::ErrorContext where{name ? name.str() : func.getSymName().str(), "hsaco"};
+  std::array<uint32_t, 3> block = llvm_common::kernel_block(func, where);
   mlir::FunctionType old_type = func.getFunctionType();
   mlir::OpBuilder b(ctx);
   llvm::SmallVector<mlir::Type> inputs;
@@ -158,15 +160,15 @@ mlir::gpu::GPUModuleOp make_gpu_kernel(mlir::ModuleOp module, mlir::func::FuncOp
     inputs.push_back(t);
   }
 
-  quiver::ir::WorkgroupLayout layout = llvm_common::workgroup_layout(func, kernel, where);
+  quiver::ir::WorkgroupLayout layout = quiver::ir::workgroup_layout(func);
   auto workgroup_space = mlir::gpu::AddressSpaceAttr::get(ctx, mlir::gpu::AddressSpace::Workgroup);
   llvm::SmallVector<mlir::Type> workgroup;
-  if (kernel.shared_bytes > 0)
-    workgroup.push_back(mlir::MemRefType::get({static_cast<int64_t>(kernel.shared_bytes)}, b.getI8Type(),
+  if (layout.total_bytes > 0)
+    workgroup.push_back(mlir::MemRefType::get({static_cast<int64_t>(layout.total_bytes)}, b.getI8Type(),
                                               mlir::MemRefLayoutAttrInterface{}, workgroup_space));
 
   b.setInsertionPointToEnd(module.getBody());
-  auto gpu_module = b.create<mlir::gpu::GPUModuleOp>(func.getLoc(), "qv_hsaco_" + func.getSymName().str());
+  auto gpu_module = b.create<mlir::gpu::GPUModuleOp>(func.getLoc(), kernel_module_name(func.getSymName()));
   b.setInsertionPointToStart(gpu_module.getBody());
   auto gfunc = b.create<mlir::gpu::GPUFuncOp>(func.getLoc(), func.getSymName(),
                                               mlir::FunctionType::get(ctx, inputs, {}), workgroup);
@@ -180,9 +182,24 @@ mlir::gpu::GPUModuleOp make_gpu_kernel(mlir::ModuleOp module, mlir::func::FuncOp
     memory.push_back(llvm_common::workgroup_view(b, slot, gfunc.getWorkgroupAttributions()[0]));
   llvm_common::move_body_into(func, gfunc, layout, memory);
 
-  replace_dimension_ops(gfunc, block, arch.wave_size);
-  lower_subgroup_reductions(gpu_module, arch.wave_size, where);
+  replace_dimension_ops(gfunc, block, wave_size);
+  lower_subgroup_reductions(gpu_module, wave_size, where);
   return gpu_module;
+}
+
+}  // namespace
+
+std::string kernel_module_name(llvm::StringRef symbol) { return "qv_hsaco_" + symbol.str(); }
+
+void outline_kernels(mlir::ModuleOp module, llvm::ArrayRef<std::string> symbols, unsigned wave_size) {
+  if (wave_size != 32 && wave_size != 64)
+    throw std::runtime_error("wave-size = " + std::to_string(wave_size) + ": AMD GPUs run waves of 32 or 64 lanes");
+  for (const std::string& symbol : symbols) {
+    auto func = module.lookupSymbol<mlir::func::FuncOp>(symbol);
+    if (!func || func.isExternal() || !func->hasAttr("qv.kernel"))
+      throw std::runtime_error("no kernel '" + symbol + "' (func.func with qv.kernel and a body) in the module");
+    outline_kernel(module, func, wave_size);
+  }
 }
 
 void finish_llvm_module(llvm::Module& module, const llvm_common::ErrorContext& where) {

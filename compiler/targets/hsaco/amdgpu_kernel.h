@@ -36,19 +36,22 @@ void reject_double(mlir::func::FuncOp func, const llvm_common::ErrorContext& whe
 // declaration goes away. Only for processors with `has_dot4`.
 void lower_dot4_to_sdot4(mlir::ModuleOp module);
 
-// Moves kernel `func` into a new gpu.module as a gpu.func kernel ready for
-// convert-gpu-to-rocdl:
+// The gpu.module the kernel with symbol `symbol` is outlined into.
+std::string kernel_module_name(llvm::StringRef symbol);
+
+// Moves each kernel named in `symbols` (func.func with qv.kernel and qv.block) into a new
+// gpu.module @qv_hsaco_<symbol> at the end of `module`, in that order, as a gpu.func kernel ready
+// for convert-gpu-to-rocdl (the pass qv-hsaco-outline-kernels):
 // - buffers become memref<2^40 x T, 1>: the bare-pointer convention passes one 64-bit global
 //   pointer (address space 1) per buffer; the extent is never checked, only the pointer passed;
-// - the kernel's qv::shared allocations become views into one workgroup byte array of the
-//   manifest's shared_bytes, at ir::workgroup_layout's offsets (so the code object's LDS size is
-//   exactly the manifest's);
-// - gpu.block_dim becomes the manifest block, gpu.grid_dim the HSA dispatch packet's grid size
-//   divided by it, gpu.subgroup_size the wave size; subgroup reductions become shuffle
+// - the kernel's qv::shared allocations become views into one workgroup byte array of
+//   ir::workgroup_layout's size, at its offsets (so the code object's LDS size is the manifest's
+//   shared_bytes, which the front end computes the same way);
+// - gpu.block_dim becomes the qv.block size, gpu.grid_dim the HSA dispatch packet's grid size
+//   divided by it, gpu.subgroup_size `wave_size` (32 or 64); subgroup reductions become shuffle
 //   butterflies over the whole wave (convert-gpu-to-rocdl turns shuffles into ds_bpermute).
-mlir::gpu::GPUModuleOp make_gpu_kernel(mlir::ModuleOp module, mlir::func::FuncOp func,
-                                       const format::Kernel& kernel, const AmdArch& arch,
-                                       const llvm_common::ErrorContext& where);
+// std::runtime_error names the kernel it cannot move.
+void outline_kernels(mlir::ModuleOp module, llvm::ArrayRef<std::string> symbols, unsigned wave_size);
 
 // On the translated LLVM module: code object v5, and every kernel declared free of the hidden
 // (implicit) kernel arguments, so its kernarg segment holds exactly the manifest's parameters.

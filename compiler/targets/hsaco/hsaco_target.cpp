@@ -190,9 +190,17 @@ class HsacoTarget final : public Target {
                             quiver::ir::legalize_pipeline(legal) + (arch.has_dot4 ? ",qv-hsaco-dot4-to-sdot4" : "") +
                                 ",qv-lower-math",
                             all, options);
-    std::vector<mlir::func::FuncOp> funcs;
-    for (const format::Kernel& k : kernels)
-      funcs.push_back(llvm_common::find_kernel(*copy, k.symbol, {k.name, kTargetName}));
+    // The IR agrees with the manifest (block, parameters, workgroup bytes) before the kernels
+    // leave their func.func.
+    std::string outline = "qv-hsaco-outline-kernels{wave-size=" + std::to_string(arch.wave_size) + " kernels=";
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      ErrorContext where{kernels[i].name, kTargetName};
+      mlir::func::FuncOp func = llvm_common::find_kernel(*copy, kernels[i].symbol, where);
+      llvm_common::check_signature(func, kernels[i], where);
+      llvm_common::workgroup_layout(func, kernels[i], where);
+      outline += (i ? "," : "") + kernels[i].symbol;
+    }
+    llvm_common::run_passes(*copy, outline + "}", all, options);
 
     // Vector ops are lowered after convert-gpu-to-rocdl, once no workgroup memref (whose
     // address space the vector lowering cannot map) is left.
@@ -204,7 +212,7 @@ class HsacoTarget final : public Target {
     print_pipeline(options, kTargetName, "gpu.module", pipeline);
     for (size_t i = 0; i < kernels.size(); ++i) {
       ErrorContext where{kernels[i].name, kTargetName};
-      mlir::gpu::GPUModuleOp gpu_module = hsaco::make_gpu_kernel(*copy, funcs[i], kernels[i], arch, where);
+      auto gpu_module = copy->lookupSymbol<mlir::gpu::GPUModuleOp>(hsaco::kernel_module_name(kernels[i].symbol));
       llvm_common::run_pipeline(gpu_module, pipeline, where);
       llvm_common::move_kernel_module(gpu_module, *llvm_module);
     }

@@ -13,6 +13,7 @@
 #include "targets/ptx/exp2_ex2_approx.h"
 #include "targets/ptx/launch_waits.h"
 #include "targets/ptx/matrix_mma_sync.h"
+#include "targets/ptx/outline_kernels.h"
 #include "targets/ptx/rcp_approx.h"
 #include "targets/ptx/warpgroup_wgmma.h"
 
@@ -78,11 +79,31 @@ using RcpToRcpApproxPass = NvvmPass<kRcpToRcpApprox, ptx::lower_rcp_to_rcp_appro
 using LaunchWaitsPass = NvvmPass<kLaunchWaits, ptx::lower_launch_waits>;
 using SubgroupsToShufflesPass = ir::FunctionPass<kSubgroupsToShuffles, lower_subgroups, void>;
 
+constexpr ir::PassText kOutlineKernels{
+    "qv-ptx-outline-kernels",
+    "each named kernel as a gpu.func kernel in a gpu.module @qv_ptx_<symbol> of its own: bare-pointer buffers, "
+    "workgroup memory as .shared attributions or views of the dynamic shared memory"};
+struct OutlineKernelsPass : ir::RewritePass<OutlineKernelsPass, kOutlineKernels> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(OutlineKernelsPass)
+  OutlineKernelsPass() = default;
+  OutlineKernelsPass(const OutlineKernelsPass& other) : RewritePass(other) {}
+  ListOption<std::string> kernels{*this, "kernels", llvm::cl::desc("the kernels' symbols, in the image's order")};
+  void getDependentDialects(mlir::DialectRegistry& registry) const override {
+    RewritePass::getDependentDialects(registry);
+    registry.insert<mlir::gpu::GPUDialect, mlir::NVVM::NVVMDialect>();
+  }
+  void apply(mlir::ModuleOp module) {
+    llvm::SmallVector<std::string> symbols(kernels.begin(), kernels.end());
+    ptx::outline_kernels(module, symbols);
+  }
+};
+
 }  // namespace
 
 void register_ptx_passes() {
   ir::register_once<Dot4ToDp4aPass, MatrixToMmaSyncPass, WarpgroupToWgmmaPass, AsyncCopyToCpAsyncPass,
-                      Exp2ToEx2ApproxPass, RcpToRcpApproxPass, LaunchWaitsPass, SubgroupsToShufflesPass>(llvm_common::register_passes);
+                      Exp2ToEx2ApproxPass, RcpToRcpApproxPass, LaunchWaitsPass, SubgroupsToShufflesPass,
+                      OutlineKernelsPass>(llvm_common::register_passes);
 }
 
 }  // namespace quiver::compiler

@@ -1,9 +1,7 @@
 // PTX target: neutral IR -> gpu.module/gpu.func -> NVVM -> LLVM NVPTX -> PTX per arch, plus a
 // cubin per arch when ptxas is available (docs/abi.md "PTX / cubin").
 //
-// Buffers: the entry takes one .u64 pointer per buffer. MLIR's bare-pointer calling
-// convention needs static shapes, so each `memref<?xT>` parameter is retyped to
-// `memref<2^40 x T>` (indices are never checked against it; only the pointer is passed).
+// Buffers: the entry takes one .u64 pointer per buffer (outline_kernels.h).
 #include <algorithm>
 #include <cstdio>
 #include <regex>
@@ -24,6 +22,7 @@
 #include "targets/llvm_common/passes.h"
 #include "targets/llvm_common/process.h"
 #include "targets/ptx/launch_waits.h"
+#include "targets/ptx/outline_kernels.h"
 #include "targets/target.h"
 
 namespace quiver::compiler {
@@ -34,7 +33,6 @@ namespace {
 
 using llvm_common::ErrorContext;
 
-constexpr int64_t kBufferExtent = int64_t{1} << 40;
 constexpr const char* kTargetName = "ptx";
 // Each kernel's gpu.module, from the neutral IR to the LLVM dialect (NVVM).
 constexpr const char* kKernelPipeline =
@@ -43,59 +41,6 @@ constexpr const char* kKernelPipeline =
     "convert-gpu-to-nvvm{index-bitwidth=64 use-bare-ptr-memref-call-conv=1},"
     "reconcile-unrealized-casts";
 
-
-// Moves kernel `func` into a new gpu.module as a gpu.func kernel: buffers retyped for the
-// bare-pointer convention, workgroup allocas turned into workgroup attributions (static
-// `.shared` arrays) or, past the 48 KiB a `.shared` declaration may hold, into views of the
-// dynamic shared memory at ir::workgroup_layout's offsets (docs/abi.md, "PTX / cubin").
-mlir::gpu::GPUModuleOp make_gpu_kernel(mlir::ModuleOp module, mlir::func::FuncOp func,
-                                       const format::Kernel& kernel, const ErrorContext& where) {
-  mlir::MLIRContext* ctx = module.getContext();
-  std::array<uint32_t, 3> block = llvm_common::check_signature(func, kernel, where);
-  mlir::FunctionType old_type = func.getFunctionType();
-  llvm::SmallVector<mlir::Type> inputs;
-  for (unsigned i = 0; i < old_type.getNumInputs(); ++i) {
-    mlir::Type t = old_type.getInput(i);
-    if (auto memref = mlir::dyn_cast<mlir::MemRefType>(t)) {
-      t = mlir::MemRefType::get({kBufferExtent}, memref.getElementType());
-    }
-    inputs.push_back(t);
-  }
-  quiver::ir::WorkgroupLayout layout = llvm_common::workgroup_layout(func, kernel, where);
-  bool dynamic_shared = kernel.shared_bytes > format::kCudaStaticSharedBytes;
-  llvm::SmallVector<mlir::Type> workgroup;
-  if (!dynamic_shared)
-    for (auto& slot : layout.slots) workgroup.push_back(slot.alloca.getType());
-
-  mlir::OpBuilder b(ctx);
-  b.setInsertionPointToEnd(module.getBody());
-  auto gpu_module = b.create<mlir::gpu::GPUModuleOp>(func.getLoc(), "qv_ptx_" + func.getSymName().str());
-  b.setInsertionPointToStart(gpu_module.getBody());
-  auto gfunc = b.create<mlir::gpu::GPUFuncOp>(func.getLoc(), func.getSymName(),
-                                              mlir::FunctionType::get(ctx, inputs, {}), workgroup);
-  gfunc->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
-      {static_cast<int32_t>(block[0]), static_cast<int32_t>(block[1]), static_cast<int32_t>(block[2])}));
-  // QV_MIN_BLOCKS(n): .minnctapersm n, through the NVVM annotation convert-gpu-to-nvvm carries over.
-  if (auto min_blocks = func->getAttrOfType<mlir::IntegerAttr>("qv.min_blocks"))
-    gfunc->setAttr(mlir::NVVM::NVVMDialect::getMinctasmAttrName(), min_blocks);
-
-  mlir::Block* entry = &gfunc.getBody().front();
-  b.setInsertionPointToStart(entry);
-  llvm::SmallVector<mlir::Value> memory;
-  if (dynamic_shared) {
-    auto workgroup_space = mlir::gpu::AddressSpaceAttr::get(ctx, mlir::gpu::AddressSpace::Workgroup);
-    mlir::Value bytes = b.create<mlir::gpu::DynamicSharedMemoryOp>(
-        func.getLoc(), mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getI8Type(),
-                                             mlir::MemRefLayoutAttrInterface{}, workgroup_space));
-    for (const quiver::ir::WorkgroupSlot& slot : layout.slots)
-      memory.push_back(llvm_common::workgroup_view(b, slot, bytes));
-  } else {
-    for (mlir::BlockArgument a : gfunc.getWorkgroupAttributions()) memory.push_back(a);
-  }
-  llvm_common::move_body_into(func, gfunc, layout, memory);
-  return gpu_module;
-}
 
 // convert-gpu-to-nvvm gives each kernel that uses dynamic shared memory its own internal,
 // zero-length `__dynamic_shmem__N` global. Internal, NVPTX emits it as a one-byte *static*
@@ -204,16 +149,24 @@ class PtxTarget final : public Target {
                                 ",qv-ptx-async-copy-to-cp-async,qv-ptx-launch-waits,qv-ptx-exp2-to-ex2-approx,qv-ptx-rcp-to-rcp-approx,"
                                 "qv-lower-math",
                             all, options);
-    std::vector<mlir::func::FuncOp> funcs;
-    for (const format::Kernel& k : kernels)
-      funcs.push_back(llvm_common::find_kernel(module, k.symbol, {k.name, kTargetName}));
+    // The IR agrees with the manifest (block, parameters, workgroup bytes) before the kernels
+    // leave their func.func.
+    for (const format::Kernel& k : kernels) {
+      ErrorContext where{k.name, kTargetName};
+      mlir::func::FuncOp func = llvm_common::find_kernel(module, k.symbol, where);
+      llvm_common::check_signature(func, k, where);
+      llvm_common::workgroup_layout(func, k, where);
+    }
+    std::string outline = "qv-ptx-outline-kernels{kernels=";
+    for (size_t i = 0; i < symbols.size(); ++i) outline += (i ? "," : "") + symbols[i];
+    llvm_common::run_passes(module, outline + "}", all, options);
 
     // Lower each kernel in its own gpu.module so that an error names its kernel.
     mlir::OwningOpRef<mlir::ModuleOp> llvm_module = mlir::ModuleOp::create(module.getLoc());
     print_pipeline(options, kTargetName, "gpu.module", kKernelPipeline);
     for (size_t i = 0; i < kernels.size(); ++i) {
       ErrorContext where{kernels[i].name, kTargetName};
-      mlir::gpu::GPUModuleOp gpu_module = make_gpu_kernel(module, funcs[i], kernels[i], where);
+      auto gpu_module = module.lookupSymbol<mlir::gpu::GPUModuleOp>(ptx::kernel_module_name(kernels[i].symbol));
       llvm_common::run_pipeline(gpu_module, kKernelPipeline, where);
       share_dynamic_shared_memory(gpu_module, *llvm_module);
       llvm_common::move_kernel_module(gpu_module, *llvm_module);

@@ -1,0 +1,79 @@
+#include "targets/ptx/outline_kernels.h"
+
+#include "format/manifest.h"
+#include "ir/layout.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "targets/llvm_common/llvm_common.h"
+
+namespace quiver::compiler::ptx {
+
+namespace {
+
+// MLIR's bare-pointer calling convention needs static shapes, so each `memref<?xT>` parameter is
+// retyped to `memref<2^40 x T>` (indices are never checked against it; only the pointer is passed).
+constexpr int64_t kBufferExtent = int64_t{1} << 40;
+
+void outline_kernel(mlir::ModuleOp module, mlir::func::FuncOp func) {
+  mlir::MLIRContext* ctx = module.getContext();
+  auto name = func->getAttrOfType<mlir::StringAttr>("qv.name");
+  llvm_common::ErrorContext where{name ? name.str() : func.getSymName().str(), "ptx"};
+  std::array<uint32_t, 3> block = llvm_common::kernel_block(func, where);
+  mlir::FunctionType old_type = func.getFunctionType();
+  llvm::SmallVector<mlir::Type> inputs;
+  for (mlir::Type t : old_type.getInputs()) {
+    if (auto memref = mlir::dyn_cast<mlir::MemRefType>(t)) t = mlir::MemRefType::get({kBufferExtent}, memref.getElementType());
+    inputs.push_back(t);
+  }
+  quiver::ir::WorkgroupLayout layout = quiver::ir::workgroup_layout(func);
+  bool dynamic_shared = layout.total_bytes > format::kCudaStaticSharedBytes;
+  llvm::SmallVector<mlir::Type> workgroup;
+  if (!dynamic_shared)
+    for (auto& slot : layout.slots) workgroup.push_back(slot.alloca.getType());
+
+  mlir::OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  auto gpu_module = b.create<mlir::gpu::GPUModuleOp>(func.getLoc(), kernel_module_name(func.getSymName()));
+  b.setInsertionPointToStart(gpu_module.getBody());
+  auto gfunc = b.create<mlir::gpu::GPUFuncOp>(func.getLoc(), func.getSymName(),
+                                              mlir::FunctionType::get(ctx, inputs, {}), workgroup);
+  gfunc->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+      {static_cast<int32_t>(block[0]), static_cast<int32_t>(block[1]), static_cast<int32_t>(block[2])}));
+  // QV_MIN_BLOCKS(n): .minnctapersm n, through the NVVM annotation convert-gpu-to-nvvm carries over.
+  if (auto min_blocks = func->getAttrOfType<mlir::IntegerAttr>("qv.min_blocks"))
+    gfunc->setAttr(mlir::NVVM::NVVMDialect::getMinctasmAttrName(), min_blocks);
+
+  mlir::Block* entry = &gfunc.getBody().front();
+  b.setInsertionPointToStart(entry);
+  llvm::SmallVector<mlir::Value> memory;
+  if (dynamic_shared) {
+    auto workgroup_space = mlir::gpu::AddressSpaceAttr::get(ctx, mlir::gpu::AddressSpace::Workgroup);
+    mlir::Value bytes = b.create<mlir::gpu::DynamicSharedMemoryOp>(
+        func.getLoc(), mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getI8Type(),
+                                             mlir::MemRefLayoutAttrInterface{}, workgroup_space));
+    for (const quiver::ir::WorkgroupSlot& slot : layout.slots)
+      memory.push_back(llvm_common::workgroup_view(b, slot, bytes));
+  } else {
+    for (mlir::BlockArgument a : gfunc.getWorkgroupAttributions()) memory.push_back(a);
+  }
+  llvm_common::move_body_into(func, gfunc, layout, memory);
+}
+
+}  // namespace
+
+std::string kernel_module_name(llvm::StringRef symbol) { return "qv_ptx_" + symbol.str(); }
+
+void outline_kernels(mlir::ModuleOp module, llvm::ArrayRef<std::string> symbols) {
+  for (const std::string& symbol : symbols) {
+    auto func = module.lookupSymbol<mlir::func::FuncOp>(symbol);
+    if (!func || func.isExternal() || !func->hasAttr("qv.kernel"))
+      throw std::runtime_error("no kernel '" + symbol + "' (func.func with qv.kernel and a body) in the module");
+    outline_kernel(module, func);
+  }
+}
+
+}  // namespace quiver::compiler::ptx
