@@ -2,6 +2,7 @@
 // (the msl target runs them too, through the spirv target).
 #include "ir/passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "targets/spirv/exp2_glsl.h"
 #include "targets/spirv/matrix_coop.h"
@@ -68,11 +69,30 @@ struct MarkRightOperandsPass : ir::RewritePass<MarkRightOperandsPass, kMarkRight
   }
 };
 
+constexpr ir::PassText kWrapKernels{
+    "qv-spirv-wrap-kernels",
+    "each named kernel as a gpu.func kernel in a gpu.module @qv_spirv_<symbol> of its own, with the entry "
+    "point's LocalSize and each parameter's descriptor binding, workgroup allocas as allocs"};
+struct WrapKernelsPass : ir::RewritePass<WrapKernelsPass, kWrapKernels> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(WrapKernelsPass)
+  WrapKernelsPass() = default;
+  WrapKernelsPass(const WrapKernelsPass& other) : RewritePass(other) {}
+  ListOption<std::string> kernels{*this, "kernels", llvm::cl::desc("the kernels' symbols, in the image's order")};
+  void getDependentDialects(mlir::DialectRegistry& registry) const override {
+    RewritePass::getDependentDialects(registry);
+    registry.insert<mlir::gpu::GPUDialect, mlir::spirv::SPIRVDialect>();
+  }
+  void apply(mlir::ModuleOp module) {
+    llvm::SmallVector<std::string> symbols(kernels.begin(), kernels.end());
+    spirv_target::wrap_kernels(module, symbols);
+  }
+};
+
 }  // namespace
 
 void register_spirv_passes() {
   ir::register_once<Exp2ToGlslStandInPass, MarkRightOperandsPass, StructureControlFlowPass, TopTestedLoopsPass,
-                      ExactSignedRemainderPass>(ir::register_passes);
+                      ExactSignedRemainderPass, WrapKernelsPass>(ir::register_passes);
 }
 
 }  // namespace quiver::compiler

@@ -197,31 +197,39 @@ void structure_control_flow(mlir::func::FuncOp func, const format::Kernel& kerne
   }
 }
 
-mlir::gpu::GPUModuleOp wrap_as_gpu_kernel(mlir::func::FuncOp func, const format::Kernel& kernel) {
+namespace {
+
+void wrap_as_gpu_kernel(mlir::func::FuncOp func) {
   mlir::MLIRContext* ctx = func.getContext();
+  format::Kernel kernel;   // names the kernel in an error
+  kernel.symbol = func.getSymName().str();
+  auto block_attr = func->getAttrOfType<mlir::DenseI32ArrayAttr>("qv.block");
+  if (!block_attr || block_attr.size() != 3) fail(kernel, "qv.block must be array<i32: x, y, z>");
   auto parent = func->getParentOfType<mlir::ModuleOp>();
   mlir::Location loc = func.getLoc();
   mlir::OpBuilder b(ctx);
   b.setInsertionPointToEnd(parent.getBody());
-  auto gpu_module = b.create<mlir::gpu::GPUModuleOp>(loc, "qv_spirv_" + kernel.symbol);
+  auto gpu_module = b.create<mlir::gpu::GPUModuleOp>(loc, kernel_module_name(kernel.symbol));
 
   b.setInsertionPoint(gpu_module.getBody()->getTerminator());
   auto gpu_func = b.create<mlir::gpu::GPUFuncOp>(loc, kernel.symbol, func.getFunctionType());
   gpu_func.getBody().takeBody(func.getBody());
   gpu_func->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  llvm::SmallVector<int32_t, 3> block(kernel.block.begin(), kernel.block.end());
   gpu_func->setAttr(mlir::spirv::getEntryPointABIAttrName(),
-                    mlir::spirv::getEntryPointABIAttr(ctx, block));
+                    mlir::spirv::getEntryPointABIAttr(ctx, block_attr.asArrayRef()));
   // docs/abi.md: parameter i is binding i of set 0; scalars live in a StorageBuffer struct.
   // A word view of a buffer (ir::kBufferViewsAttr) is a second variable at its parameter's
-  // binding (Vulkan allows aliased bindings; lower.cpp decorates them Aliased).
+  // binding (Vulkan allows aliased bindings; lower.cpp decorates them Aliased); the views follow
+  // the kernel's own parameters.
   llvm::ArrayRef<int32_t> view_of;
   if (auto attr = func->getAttrOfType<mlir::DenseI32ArrayAttr>(ir::kBufferViewsAttr)) view_of = attr.asArrayRef();
+  if (view_of.size() > gpu_func.getNumArguments()) fail(kernel, "more word views than parameters");
+  const unsigned params = gpu_func.getNumArguments() - view_of.size();
   for (unsigned i = 0; i < gpu_func.getNumArguments(); ++i) {
     std::optional<mlir::spirv::StorageClass> storage;
     if (!llvm::isa<mlir::MemRefType>(gpu_func.getArgument(i).getType()))
       storage = mlir::spirv::StorageClass::StorageBuffer;
-    unsigned binding = i < kernel.params.size() ? i : unsigned(view_of[i - kernel.params.size()]);
+    unsigned binding = i < params ? i : unsigned(view_of[i - params]);
     gpu_func.setArgAttr(i, mlir::spirv::getInterfaceVarABIAttrName(),
                         mlir::spirv::getInterfaceVarABIAttr(0, binding, storage, ctx));
   }
@@ -262,7 +270,19 @@ mlir::gpu::GPUModuleOp wrap_as_gpu_kernel(mlir::func::FuncOp func, const format:
     alloca.getResult().setType(private_type);
   }
   func.erase();
-  return gpu_module;
+}
+
+}  // namespace
+
+std::string kernel_module_name(llvm::StringRef symbol) { return "qv_spirv_" + symbol.str(); }
+
+void wrap_kernels(mlir::ModuleOp module, llvm::ArrayRef<std::string> symbols) {
+  for (const std::string& symbol : symbols) {
+    auto func = module.lookupSymbol<mlir::func::FuncOp>(symbol);
+    if (!func || func.isExternal() || !func->hasAttr("qv.kernel"))
+      throw std::runtime_error("no kernel '" + symbol + "' (func.func with qv.kernel and a body) in the module");
+    wrap_as_gpu_kernel(func);
+  }
 }
 
 }  // namespace quiver::compiler::spirv_target

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "format/manifest.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
 
 namespace mlir {
 class ModuleOp;
@@ -38,11 +40,15 @@ void structure_control_flow(mlir::func::FuncOp func, const format::Kernel& kerne
 // OpSDiv truncates toward zero like C++, so the rewrite is exact wherever C++ defines a % b.
 void exact_signed_remainder(mlir::func::FuncOp func);
 
-// Moves `func` into a new gpu.module (inserted at the end of its parent module) as a gpu.func
-// kernel with spirv.entry_point_abi (LocalSize = kernel.block) and spirv.interface_var_abi
-// (set 0, binding i) on every parameter. Workgroup allocas become memref.alloc (lowered to
-// Workgroup variables), other allocas get the private address space (Function variables).
-// `func` is erased.
-mlir::gpu::GPUModuleOp wrap_as_gpu_kernel(mlir::func::FuncOp func, const format::Kernel& kernel);
+// The gpu.module the kernel with symbol `symbol` is wrapped into.
+std::string kernel_module_name(llvm::StringRef symbol);
+
+// Moves each kernel named in `symbols` (func.func with qv.kernel and qv.block) into a new
+// gpu.module @qv_spirv_<symbol> at the end of `module`, in that order, as a gpu.func kernel with
+// spirv.entry_point_abi (LocalSize = qv.block) and spirv.interface_var_abi (set 0, binding i; a
+// word view at its buffer's binding) on every parameter. Workgroup allocas become memref.alloc
+// (lowered to Workgroup variables), other allocas get the private address space (Function
+// variables). The pass qv-spirv-wrap-kernels; TargetError names the kernel it cannot move.
+void wrap_kernels(mlir::ModuleOp module, llvm::ArrayRef<std::string> symbols);
 
 }  // namespace quiver::compiler::spirv_target

@@ -224,13 +224,20 @@ class SpirvTarget final : public Target {
     register_spirv_passes();
     if (std::string error; !ir::run_pipeline(module, pipeline, error))
       throw TargetError(all_kernels(kernels), kTargetName, error);
+    // The IR agrees with the manifest (parameters, block) before the kernels leave their func.func.
     funcs = spirv_target::find_kernel_functions(module, kernels);
+    std::string wrap = "qv-spirv-wrap-kernels{kernels=";
+    for (size_t i = 0; i < kernels.size(); ++i) wrap += (i ? "," : "") + kernels[i].symbol;
+    wrap += "}";
+    print_pipeline(options, kTargetName, "builtin.module", wrap);
+    if (std::string error; !ir::run_pipeline(module, wrap, error))
+      throw TargetError(all_kernels(kernels), kTargetName, error);
 
     std::vector<TargetImage> images;
-    for (size_t i = 0; i < funcs.size(); ++i) {
+    for (size_t i = 0; i < kernels.size(); ++i) {
       const format::Kernel& kernel = kernels[i];
       log("lowering " + kernel.symbol);
-      mlir::gpu::GPUModuleOp gpu_module = spirv_target::wrap_as_gpu_kernel(funcs[i], kernel);
+      auto gpu_module = module.lookupSymbol<mlir::gpu::GPUModuleOp>(spirv_target::kernel_module_name(kernel.symbol));
       std::string error;
       mlir::spirv::ModuleOp spv = spirv_target::convert_kernel_module(gpu_module, error, coop);
       if (!spv) throw TargetError(kernel.symbol, kTargetName, "lowering to SPIR-V failed:\n" + error);
