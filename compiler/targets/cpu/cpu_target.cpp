@@ -17,6 +17,7 @@
 #include "targets/cpu/barrier_fission.h"
 #include "targets/cpu/cpu_entry.h"
 #include "targets/cpu/subgroup_lanes.h"
+#include "targets/cpu/thread_function.h"
 #include "targets/llvm_common/llvm_common.h"
 #include "targets/llvm_common/passes.h"
 
@@ -30,7 +31,6 @@ using llvm_common::ErrorContext;
 using cpu::ThreadFunction;
 
 constexpr const char* kTargetName = "cpu";
-constexpr uint64_t kBarrierOffset = 56;   // qv_cpu_ctx::barrier
 // Each kernel's per-thread function (a module of its own), to the LLVM dialect.
 constexpr const char* kThreadPipeline =
     "convert-scf-to-cf,convert-vector-to-llvm,convert-math-to-llvm,"
@@ -59,127 +59,23 @@ std::vector<std::string> host_archs() {
   return {"x86_64", "x86_64_v3", "x86_64_v4"};
 }
 
-// Turns kernel `func` into its per-thread function inside a new module (returned), lowered to
-// the LLVM dialect. See ThreadFunction for the parameter order.
-mlir::OwningOpRef<mlir::ModuleOp> make_thread_function(mlir::func::FuncOp func,
-                                                       const format::Kernel& kernel,
-                                                       ThreadFunction& info,
-                                                       const ErrorContext& where,
-                                                       const TargetOptions& options) {
-  mlir::MLIRContext* ctx = func.getContext();
-  std::array<uint32_t, 3> block = llvm_common::check_signature(func, kernel, where);
-  mlir::FunctionType type = func.getFunctionType();
+// The IR of the thread function of `kernel` (made by qv-cpu-thread-functions) in a module of its
+// own, lowered to the LLVM dialect; `info` from the manifest and the function's attributes.
+mlir::OwningOpRef<mlir::ModuleOp> lower_thread_function(mlir::func::FuncOp func, const format::Kernel& kernel,
+                                                        ThreadFunction& info, const ErrorContext& where,
+                                                        const TargetOptions& options) {
   info.symbol = kernel.symbol;
-  info.thread_name = "__qv_thread_" + kernel.symbol;
-  info.block = block;
-  for (unsigned i = 0; i < type.getNumInputs(); ++i) {
-    info.param_is_buffer.push_back(mlir::isa<mlir::MemRefType>(type.getInput(i)));
-  }
+  info.thread_name = cpu::thread_function_name(kernel.symbol);
+  info.block = kernel.block;
+  for (const format::Param& p : kernel.params) info.param_is_buffer.push_back(p.is_buffer);
   info.shared_bytes = kernel.shared_bytes;
-  bool has_barrier = false;
-  func.walk([&](mlir::gpu::BarrierOp) { has_barrier = true; });
-  if (has_barrier && !kernel.uses_barrier)
-    throw TargetError(where.kernel, where.target, "uses gpu.barrier but the manifest says uses_barrier = false");
   info.uses_barrier = kernel.uses_barrier;
+  info.block_loops = func->hasAttr(cpu::kBlockLoopsAttr);
+  if (auto kept = func->getAttrOfType<mlir::StringAttr>(cpu::kKeptAttr); kept && options.verbose)
+    fprintf(stderr, "quiverc: cpu: %s keeps %s\n", kernel.name.c_str(), kept.str().c_str());
+  for (const char* attr : {cpu::kThreadOfAttr, cpu::kBlockLoopsAttr, cpu::kKeptAttr}) func->removeAttr(attr);
 
-  // A kernel with barriers or subgroup operations in structured control flow runs its block as
-  // loops over the threads (one call per block), its subgroups as lanes of those loops; the
-  // others keep one fiber per thread (barriers) and subgroups of one thread.
-  const bool has_subgroups = cpu::has_subgroup_operations(func);
-  bool lanes = !has_subgroups;   // whether gpu.subgroup_size is the runtime's width
-  if (has_barrier || has_subgroups) {
-    std::string why_not;
-    info.block_loops = cpu::block_to_thread_loops(func, block, lanes, why_not);
-    if (!has_subgroups) lanes = info.block_loops;
-    if (options.verbose && !info.block_loops && has_barrier)
-      fprintf(stderr, "quiverc: cpu: %s keeps fibers: %s\n", kernel.name.c_str(), why_not.c_str());
-    else if (options.verbose && has_subgroups && !lanes)
-      fprintf(stderr, "quiverc: cpu: %s keeps subgroups of one thread: %s\n", kernel.name.c_str(), why_not.c_str());
-  }
-
-  quiver::ir::WorkgroupLayout layout = llvm_common::workgroup_layout(func, kernel, where);
-
-  // New parameters: shared memory, ctx, then thread_id, block_id, grid_dim (xyz each), the
-  // subgroup size.
-  mlir::OpBuilder b(ctx);
-  mlir::Type index = b.getIndexType();
-  auto ptr = mlir::LLVM::LLVMPointerType::get(ctx);
-  auto bytes = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getI8Type());
-  llvm::SmallVector<mlir::Type> inputs(type.getInputs());
-  inputs.push_back(bytes);
-  inputs.push_back(ptr);
-  inputs.append(cpu::kCtxIds, index);
-  mlir::Block& entry = func.getBody().front();
   mlir::Location loc = func.getLoc();
-  mlir::Value shared = entry.addArgument(bytes, loc);
-  mlir::Value ctx_arg = entry.addArgument(ptr, loc);
-  std::array<mlir::Value, cpu::kCtxIds> ids;
-  for (auto& v : ids) v = entry.addArgument(index, loc);
-  func.setFunctionType(mlir::FunctionType::get(ctx, inputs, {}));
-  func.setName(info.thread_name);
-  func->removeAttr("qv.kernel");
-
-  b.setInsertionPointToStart(&entry);
-  for (auto& slot : layout.slots) {
-    mlir::MemRefType t = slot.alloca.getType();
-    auto plain = mlir::MemRefType::get(t.getShape(), t.getElementType());
-    mlir::Value offset = b.create<mlir::arith::ConstantIndexOp>(loc, slot.offset);
-    mlir::Value view = b.create<mlir::memref::ViewOp>(slot.alloca.getLoc(), plain, shared, offset, mlir::ValueRange{});
-    slot.alloca.getResult().replaceAllUsesWith(view);
-    slot.alloca.erase();
-  }
-
-  std::string unsupported;
-  func.walk([&](mlir::Operation* op) {
-    if (!op->getDialect() || op->getDialect()->getNamespace() != "gpu") return;
-    mlir::OpBuilder ob(op);
-    mlir::Location l = op->getLoc();
-    auto dim_index = [](mlir::gpu::Dimension d) { return static_cast<unsigned>(d); };
-    mlir::Value replacement;
-    if (auto o = mlir::dyn_cast<mlir::gpu::ThreadIdOp>(op)) {
-      replacement = ids[0 + dim_index(o.getDimension())];
-    } else if (auto o = mlir::dyn_cast<mlir::gpu::BlockIdOp>(op)) {
-      replacement = ids[3 + dim_index(o.getDimension())];
-    } else if (auto o = mlir::dyn_cast<mlir::gpu::GridDimOp>(op)) {
-      replacement = ids[6 + dim_index(o.getDimension())];
-    } else if (auto o = mlir::dyn_cast<mlir::gpu::BlockDimOp>(op)) {
-      replacement = ob.create<mlir::arith::ConstantIndexOp>(l, block[dim_index(o.getDimension())]);
-    } else if (mlir::isa<mlir::gpu::SubgroupSizeOp>(op)) {
-      // The runtime's width (qv_cpu_ctx::subgroup_size), or 1 where the subgroup operations
-      // below are a single thread's (docs/abi.md "CPU").
-      replacement = lanes ? ids[9] : ob.create<mlir::arith::ConstantIndexOp>(l, 1).getResult();
-    } else if (mlir::isa<mlir::gpu::LaneIdOp>(op)) {
-      replacement = ob.create<mlir::arith::ConstantIndexOp>(l, 0);
-    } else if (auto o = mlir::dyn_cast<mlir::gpu::SubgroupReduceOp>(op)) {
-      replacement = o.getValue();   // a reduction over one lane is its value
-    } else if (auto o = mlir::dyn_cast<mlir::gpu::ShuffleOp>(op)) {
-      // One lane: the only valid source is lane 0, reached exactly when the offset is 0 in
-      // every mode (xor, down, up, idx); the value is then this lane's own.
-      mlir::Value zero = ob.create<mlir::arith::ConstantIntOp>(l, 0, o.getOffset().getType());
-      mlir::Value valid = ob.create<mlir::arith::CmpIOp>(l, mlir::arith::CmpIPredicate::eq, o.getOffset(), zero);
-      o.getShuffleResult().replaceAllUsesWith(o.getValue());
-      o.getValid().replaceAllUsesWith(valid);
-      op->erase();
-      return;
-    } else if (mlir::isa<mlir::gpu::BarrierOp>(op)) {
-      // ctx->barrier(ctx)
-      mlir::Value slot = ob.create<mlir::LLVM::GEPOp>(l, ptr, ob.getI8Type(), ctx_arg,
-                                                      llvm::ArrayRef<mlir::LLVM::GEPArg>{static_cast<int32_t>(kBarrierOffset)});
-      mlir::Value fn = ob.create<mlir::LLVM::LoadOp>(l, ptr, slot);
-      auto fn_type = mlir::LLVM::LLVMFunctionType::get(mlir::LLVM::LLVMVoidType::get(ctx), {ptr});
-      ob.create<mlir::LLVM::CallOp>(l, fn_type, mlir::ValueRange{fn, ctx_arg});
-      op->erase();
-      return;
-    } else {
-      if (unsupported.empty()) unsupported = op->getName().getStringRef().str();
-      return;
-    }
-    op->getResult(0).replaceAllUsesWith(replacement);
-    op->erase();
-  });
-  if (!unsupported.empty())
-    throw TargetError(where.kernel, where.target, "'" + unsupported + "' is not supported on the CPU");
-
   mlir::OwningOpRef<mlir::ModuleOp> sub = mlir::ModuleOp::create(loc);
   func->moveBefore(sub->getBody(), sub->getBody()->end());
   llvm_common::verify(*sub, where);
@@ -212,16 +108,29 @@ class CpuTarget final : public Target {
     quiver::ir::LegalizeOptions legal;
     legal.f16_as_bits = legal.bf16_as_bits = true;
     llvm_common::run_passes(module, quiver::ir::legalize_pipeline(legal) + ",qv-lower-math", all, options);
-    std::vector<mlir::func::FuncOp> funcs;
-    for (const format::Kernel& k : kernels)
-      funcs.push_back(llvm_common::find_kernel(module, k.symbol, {k.name, kTargetName}));
+    // The IR agrees with the manifest (block, parameters, workgroup bytes, barriers) before the
+    // kernels become thread functions.
+    std::string threads_pass = "qv-cpu-thread-functions{kernels=";
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      ErrorContext where{kernels[i].name, kTargetName};
+      mlir::func::FuncOp func = llvm_common::find_kernel(module, kernels[i].symbol, where);
+      llvm_common::check_signature(func, kernels[i], where);
+      llvm_common::workgroup_layout(func, kernels[i], where);
+      bool has_barrier = false;
+      func.walk([&](mlir::gpu::BarrierOp) { has_barrier = true; });
+      if (has_barrier && !kernels[i].uses_barrier)
+        throw TargetError(where.kernel, where.target, "uses gpu.barrier but the manifest says uses_barrier = false");
+      threads_pass += (i ? "," : "") + kernels[i].symbol;
+    }
+    llvm_common::run_passes(module, threads_pass + "}", all, options);
     print_pipeline(options, kTargetName, "builtin.module", kThreadPipeline);
 
     mlir::OwningOpRef<mlir::ModuleOp> llvm_module = mlir::ModuleOp::create(module.getLoc());
     std::vector<ThreadFunction> threads(kernels.size());
     for (size_t i = 0; i < kernels.size(); ++i) {
       ErrorContext where{kernels[i].name, kTargetName};
-      mlir::OwningOpRef<mlir::ModuleOp> sub = make_thread_function(funcs[i], kernels[i], threads[i], where, options);
+      auto func = module.lookupSymbol<mlir::func::FuncOp>(cpu::thread_function_name(kernels[i].symbol));
+      mlir::OwningOpRef<mlir::ModuleOp> sub = lower_thread_function(func, kernels[i], threads[i], where, options);
       llvm_module->getBody()->getOperations().splice(llvm_module->getBody()->end(),
                                                      sub->getBody()->getOperations());
     }
@@ -269,11 +178,29 @@ constexpr ir::PassText kSubgroupsToLanes{
     "runs its subgroups as lanes of its thread loops: a loop over the subgroups around a loop over gpu.subgroup_size "
     "lanes, split at each subgroup operation"};
 using SubgroupsToLanesPass = ir::FunctionPass<kSubgroupsToLanes, cpu::subgroups_to_lanes_in_module>;
+constexpr ir::PassText kThreadFunctions{
+    "qv-cpu-thread-functions",
+    "each named kernel as its per-thread function __qv_thread_<symbol>: its block as thread loops where it can, "
+    "the gpu ids, shared memory and ctx as arguments, barriers as calls of ctx->barrier"};
+struct ThreadFunctionsPass : ir::RewritePass<ThreadFunctionsPass, kThreadFunctions> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ThreadFunctionsPass)
+  ThreadFunctionsPass() = default;
+  ThreadFunctionsPass(const ThreadFunctionsPass& other) : RewritePass(other) {}
+  ListOption<std::string> kernels{*this, "kernels", llvm::cl::desc("the kernels' symbols, in the image's order")};
+  void getDependentDialects(mlir::DialectRegistry& registry) const override {
+    RewritePass::getDependentDialects(registry);
+    registry.insert<mlir::LLVM::LLVMDialect>();
+  }
+  void apply(mlir::ModuleOp module) {
+    llvm::SmallVector<std::string> symbols(kernels.begin(), kernels.end());
+    cpu::make_thread_functions(module, symbols);
+  }
+};
 }  // namespace
 
 // The cpu target's pipelines name upstream passes, those of the LLVM-based targets and its own.
 void register_cpu_passes() {
-  ir::register_once<BarriersToLoopsPass, SubgroupsToLanesPass>(llvm_common::register_passes);
+  ir::register_once<BarriersToLoopsPass, SubgroupsToLanesPass, ThreadFunctionsPass>(llvm_common::register_passes);
 }
 
 }  // namespace quiver::compiler
