@@ -1,12 +1,16 @@
 // The spirv target's passes on the neutral IR, before each kernel becomes a spirv.module
 // (the msl target runs them too, through the spirv target).
+#include <set>
+
 #include "ir/passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "targets/spirv/exp2_glsl.h"
 #include "targets/spirv/matrix_coop.h"
+#include "targets/spirv/lower.h"
 #include "targets/spirv/prepare.h"
+#include "targets/spirv/specialize.h"
 #include "targets/spirv/top_tested_loops.h"
 
 namespace quiver::compiler {
@@ -88,11 +92,43 @@ struct WrapKernelsPass : ir::RewritePass<WrapKernelsPass, kWrapKernels> {
   }
 };
 
+// The steps on one kernel's spirv.module, after MLIR's conversion, that take what the manifest
+// says of its parameters (their access, QV_SPECIALIZE) as options.
+constexpr ir::PassText kReadOnlyBindings{
+    "qv-spirv-read-only-bindings",
+    "the descriptor-set-0 variables at the named bindings decorated NonWritable (none where the kernel loads from "
+    "a binding it may write)"};
+struct ReadOnlyBindingsPass : ir::RewritePass<ReadOnlyBindingsPass, kReadOnlyBindings, mlir::spirv::ModuleOp> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ReadOnlyBindingsPass)
+  ReadOnlyBindingsPass() = default;
+  ReadOnlyBindingsPass(const ReadOnlyBindingsPass& other) : RewritePass(other) {}
+  ListOption<unsigned> bindings{*this, "bindings", llvm::cl::desc("the bindings of the parameters the kernel only reads")};
+  void apply(mlir::spirv::ModuleOp module) {
+    spirv_target::mark_read_only_bindings(module, std::set<uint32_t>(bindings.begin(), bindings.end()));
+  }
+};
+constexpr ir::PassText kSpecializeParameters{
+    "qv-spirv-specialize-parameters",
+    "the loads of the named scalar parameters of a kernel as specialization constants with SpecId = the parameter's index"};
+struct SpecializeParametersPass
+    : ir::RewritePass<SpecializeParametersPass, kSpecializeParameters, mlir::spirv::ModuleOp> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SpecializeParametersPass)
+  SpecializeParametersPass() = default;
+  SpecializeParametersPass(const SpecializeParametersPass& other) : RewritePass(other) {}
+  Option<std::string> kernel{*this, "kernel", llvm::cl::desc("the kernel's symbol (its bindings are <symbol>_arg_<i>)")};
+  ListOption<unsigned> parameters{*this, "parameters", llvm::cl::desc("the QV_SPECIALIZE parameters' indices")};
+  void apply(mlir::spirv::ModuleOp module) {
+    if (kernel.empty()) throw std::runtime_error("qv-spirv-specialize-parameters needs kernel=<symbol>");
+    spirv_target::specialize_parameters(module, kernel, std::vector<unsigned>(parameters.begin(), parameters.end()));
+  }
+};
+
 }  // namespace
 
 void register_spirv_passes() {
   ir::register_once<Exp2ToGlslStandInPass, MarkRightOperandsPass, StructureControlFlowPass, TopTestedLoopsPass,
-                      ExactSignedRemainderPass, WrapKernelsPass>(ir::register_passes);
+                      ExactSignedRemainderPass, WrapKernelsPass, ReadOnlyBindingsPass,
+                      SpecializeParametersPass>(ir::register_passes);
 }
 
 }  // namespace quiver::compiler

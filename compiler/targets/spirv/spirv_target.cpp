@@ -241,11 +241,19 @@ class SpirvTarget final : public Target {
       std::string error;
       mlir::spirv::ModuleOp spv = spirv_target::convert_kernel_module(gpu_module, error, coop);
       if (!spv) throw TargetError(kernel.symbol, kTargetName, "lowering to SPIR-V failed:\n" + error);
-      std::set<uint32_t> read_only;
+      // The manifest's word on the parameters: which the kernel only reads, which are QV_SPECIALIZE.
+      std::string read_only, spec;
       for (uint32_t p = 0; p < kernel.params.size(); ++p)
-        if (kernel.params[p].access == format::Access::Read) read_only.insert(p);
-      spirv_target::mark_read_only_bindings(spv, read_only);
-      spirv_target::specialize_parameters(spv, kernel.symbol, specialized[i]);
+        if (kernel.params[p].access == format::Access::Read) read_only += (read_only.empty() ? "" : ",") + std::to_string(p);
+      for (unsigned p : specialized[i]) spec += (spec.empty() ? "" : ",") + std::to_string(p);
+      std::string steps;
+      if (!read_only.empty()) steps = "qv-spirv-read-only-bindings{bindings=" + read_only + "}";
+      if (!spec.empty())
+        steps += std::string(steps.empty() ? "" : ",") + "qv-spirv-specialize-parameters{kernel=" + kernel.symbol + " parameters=" + spec + "}";
+      if (!steps.empty()) {
+        print_pipeline(options, kTargetName, "spirv.module", steps);
+        if (!ir::run_pipeline(spv, steps, error)) throw TargetError(kernel.symbol, kTargetName, error);
+      }
       // The kernel's module made whole on its own: minimal version, capabilities and extensions,
       // entry point interfaces, memory model.
       mlir::OwningOpRef<mlir::spirv::ModuleOp> own = spirv_target::combine_modules({spv}, error, coop);
