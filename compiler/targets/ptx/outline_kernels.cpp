@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "targets/llvm_common/llvm_common.h"
@@ -73,6 +74,28 @@ void outline_kernels(mlir::ModuleOp module, llvm::ArrayRef<std::string> symbols)
     if (!func || func.isExternal() || !func->hasAttr("qv.kernel"))
       throw std::runtime_error("no kernel '" + symbol + "' (func.func with qv.kernel and a body) in the module");
     outline_kernel(module, func);
+  }
+}
+
+void share_dynamic_shared_memory(mlir::ModuleOp module) {
+  constexpr llvm::StringLiteral kPrefix = "__dynamic_shmem__", kShared = "__qv_dynamic_shared";
+  // The module may hold one such name several times (one per spliced kernel): no symbol lookups.
+  module.walk([&](mlir::LLVM::AddressOfOp a) {
+    if (a.getGlobalName().starts_with(kPrefix)) a.setGlobalName(kShared);
+  });
+  mlir::LLVM::GlobalOp kept;
+  for (mlir::LLVM::GlobalOp g : llvm::make_early_inc_range(module.getOps<mlir::LLVM::GlobalOp>())) {
+    if (!g.getSymName().starts_with(kPrefix)) continue;
+    if (kept) {
+      g.erase();
+      continue;
+    }
+    kept = g;
+    g.setSymName(kShared);
+    g.setLinkage(mlir::LLVM::Linkage::External);
+    g.getInitializerRegion().getBlocks().clear();
+    g.removeValueAttr();
+    g->moveBefore(module.getBody(), module.getBody()->begin());
   }
 }
 

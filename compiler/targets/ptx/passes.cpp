@@ -98,12 +98,18 @@ struct OutlineKernelsPass : ir::RewritePass<OutlineKernelsPass, kOutlineKernels>
   }
 };
 
+constexpr ir::PassText kShareDynamicSharedMemory{
+    "qv-ptx-share-dynamic-shared-memory",
+    "the lowered kernels' __dynamic_shmem__ globals as one external zero-length array __qv_dynamic_shared "
+    "at the module's start (extern __shared__)"};
+using ShareDynamicSharedMemoryPass = NvvmPass<kShareDynamicSharedMemory, ptx::share_dynamic_shared_memory>;
+
 }  // namespace
 
 void register_ptx_passes() {
   ir::register_once<Dot4ToDp4aPass, MatrixToMmaSyncPass, WarpgroupToWgmmaPass, AsyncCopyToCpAsyncPass,
                       Exp2ToEx2ApproxPass, RcpToRcpApproxPass, LaunchWaitsPass, SubgroupsToShufflesPass,
-                      OutlineKernelsPass>(llvm_common::register_passes);
+                      OutlineKernelsPass, ShareDynamicSharedMemoryPass>(llvm_common::register_passes);
 }
 
 }  // namespace quiver::compiler

@@ -42,35 +42,6 @@ constexpr const char* kKernelPipeline =
     "reconcile-unrealized-casts";
 
 
-// convert-gpu-to-nvvm gives each kernel that uses dynamic shared memory its own internal,
-// zero-length `__dynamic_shmem__N` global. Internal, NVPTX emits it as a one-byte *static*
-// `.shared` variable, which moves the dynamic memory off offset 0 and past the launch's size;
-// and the per-kernel gpu.modules, spliced into one module, would repeat the name. This makes it
-// one `.extern .shared` array of the module that every kernel addresses, as nvcc's `extern
-// __shared__` is.
-constexpr const char* kDynamicSharedName = "__qv_dynamic_shared";
-void share_dynamic_shared_memory(mlir::gpu::GPUModuleOp gpu_module, mlir::ModuleOp llvm_module) {
-  llvm::SmallVector<mlir::LLVM::GlobalOp> globals;
-  gpu_module.walk([&](mlir::LLVM::GlobalOp g) {
-    if (g.getSymName().starts_with("__dynamic_shmem__")) globals.push_back(g);
-  });
-  for (mlir::LLVM::GlobalOp g : globals) {
-    std::string old_name = g.getSymName().str();
-    gpu_module.walk([&](mlir::LLVM::AddressOfOp a) {
-      if (a.getGlobalName() == old_name) a.setGlobalName(kDynamicSharedName);
-    });
-    if (llvm_module.lookupSymbol(kDynamicSharedName)) {
-      g.erase();
-      continue;
-    }
-    g.setSymName(kDynamicSharedName);
-    g.setLinkage(mlir::LLVM::Linkage::External);
-    g.getInitializerRegion().getBlocks().clear();
-    g.removeValueAttr();
-    g->moveBefore(llvm_module.getBody(), llvm_module.getBody()->begin());
-  }
-}
-
 std::string ptx_features(const std::string& arch) {
   // PTX ISA 7.8 covers sm_80..sm_90 and is accepted by CUDA 12+/13 drivers and ptxas;
   // sm_90a needs 8.0.
@@ -168,9 +139,9 @@ class PtxTarget final : public Target {
       ErrorContext where{kernels[i].name, kTargetName};
       auto gpu_module = module.lookupSymbol<mlir::gpu::GPUModuleOp>(ptx::kernel_module_name(kernels[i].symbol));
       llvm_common::run_pipeline(gpu_module, kKernelPipeline, where);
-      share_dynamic_shared_memory(gpu_module, *llvm_module);
       llvm_common::move_kernel_module(gpu_module, *llvm_module);
     }
+    llvm_common::run_passes(*llvm_module, "qv-ptx-share-dynamic-shared-memory", all, options);
     // Named after the first arch: each group of archs lowered on its own (arch_groups) has its own.
     llvm_common::keep_temp(options, "ptx." + archs.front() + ".llvm.mlir", llvm_common::print(*llvm_module));
 
