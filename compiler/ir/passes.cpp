@@ -157,6 +157,17 @@ std::string legalize_pipeline(const LegalizeOptions& options) {
   return pipeline;
 }
 
+llvm::SmallVector<mlir::func::FuncOp> named_kernels(mlir::ModuleOp module, llvm::ArrayRef<std::string> symbols) {
+  llvm::SmallVector<mlir::func::FuncOp> kernels;
+  for (const std::string& symbol : symbols) {
+    auto func = module.lookupSymbol<mlir::func::FuncOp>(symbol);
+    if (!func || func.isExternal() || !func->hasAttr("qv.kernel"))
+      throw std::runtime_error("no kernel '" + symbol + "' (func.func with qv.kernel and a body) in the module");
+    kernels.push_back(func);
+  }
+  return kernels;
+}
+
 bool run_pipeline(mlir::Operation* op, llvm::StringRef pipeline, std::string& error) {
   register_passes();
   mlir::PassManager pm(op->getContext(), op->getName().getStringRef());

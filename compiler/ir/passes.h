@@ -7,6 +7,7 @@
 #include <string>
 
 #include "llvm/ADT/StringRef.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "ir/normalize.h"
@@ -30,6 +31,10 @@ std::string legalize_pipeline(const LegalizeOptions& options);
 // on its own op name. False with `error` holding the parse error or the failing passes'
 // diagnostics (their messages, "; "-separated).
 bool run_pipeline(mlir::Operation* op, llvm::StringRef pipeline, std::string& error);
+
+// The kernels (func.func with qv.kernel and a body) named by a pass's kernels= option, in that
+// order; std::runtime_error names the first that is not one.
+llvm::SmallVector<mlir::func::FuncOp> named_kernels(mlir::ModuleOp module, llvm::ArrayRef<std::string> symbols);
 
 // A pass's argument (qv-<what it does>) and description.
 struct PassText {
@@ -71,6 +76,25 @@ class FunctionPass : public RewritePass<FunctionPass<text, rewrite, Op, Dialects
   void apply(OpOrPointer op) {
     rewrite(op);
   }
+};
+
+// A pass on a module with the option kernels=<symbols> (the kernels it takes, in that order) that
+// calls `rewrite(module, symbols)`; `Dialects` as FunctionPass's.
+template <const PassText& text, auto rewrite, typename... Dialects>
+class KernelListPass : public RewritePass<KernelListPass<text, rewrite, Dialects...>, text> {
+ public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(KernelListPass)
+  KernelListPass() = default;
+  KernelListPass(const KernelListPass& other) : RewritePass<KernelListPass, text>(other) {}
+  void getDependentDialects(mlir::DialectRegistry& registry) const override {
+    register_dialects(registry);
+    (registry.insert<Dialects>(), ...);
+  }
+  void apply(mlir::ModuleOp module) { rewrite(module, llvm::SmallVector<std::string>(kernels.begin(), kernels.end())); }
+
+ private:
+  mlir::Pass::ListOption<std::string> kernels{*this, "kernels",
+                                              llvm::cl::desc("the kernels' symbols, in the image's order")};
 };
 
 // Registers the passes `P...` (any number of times: registering a pass type is idempotent).

@@ -25,20 +25,7 @@ constexpr ir::PassText kThreadFunctions{
     "qv-cpu-thread-functions",
     "each named kernel as its per-thread function __qv_thread_<symbol>: its block as thread loops where it can, "
     "the gpu ids, shared memory and ctx as arguments, barriers as calls of ctx->barrier"};
-struct ThreadFunctionsPass : ir::RewritePass<ThreadFunctionsPass, kThreadFunctions> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ThreadFunctionsPass)
-  ThreadFunctionsPass() = default;
-  ThreadFunctionsPass(const ThreadFunctionsPass& other) : RewritePass(other) {}
-  ListOption<std::string> kernels{*this, "kernels", llvm::cl::desc("the kernels' symbols, in the image's order")};
-  void getDependentDialects(mlir::DialectRegistry& registry) const override {
-    RewritePass::getDependentDialects(registry);
-    registry.insert<mlir::LLVM::LLVMDialect>();
-  }
-  void apply(mlir::ModuleOp module) {
-    llvm::SmallVector<std::string> symbols(kernels.begin(), kernels.end());
-    cpu::make_thread_functions(module, symbols);
-  }
-};
+using ThreadFunctionsPass = ir::KernelListPass<kThreadFunctions, cpu::make_thread_functions, mlir::LLVM::LLVMDialect>;
 }  // namespace
 
 // The cpu target's pipelines name upstream passes, those of the LLVM-based targets and its own.

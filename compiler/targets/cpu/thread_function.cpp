@@ -2,6 +2,7 @@
 #include "targets/cpu/thread_function.h"
 
 #include "ir/layout.h"
+#include "ir/passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -140,12 +141,7 @@ void make_thread_function(mlir::func::FuncOp func) {
 std::string thread_function_name(llvm::StringRef symbol) { return "__qv_thread_" + symbol.str(); }
 
 void make_thread_functions(mlir::ModuleOp module, llvm::ArrayRef<std::string> symbols) {
-  for (const std::string& symbol : symbols) {
-    auto func = module.lookupSymbol<mlir::func::FuncOp>(symbol);
-    if (!func || func.isExternal() || !func->hasAttr("qv.kernel"))
-      throw std::runtime_error("no kernel '" + symbol + "' (func.func with qv.kernel and a body) in the module");
-    make_thread_function(func);
-  }
+  for (mlir::func::FuncOp func : quiver::ir::named_kernels(module, symbols)) make_thread_function(func);
 }
 
 }  // namespace quiver::compiler::cpu

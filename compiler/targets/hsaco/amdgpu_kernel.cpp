@@ -4,6 +4,7 @@
 
 #include "ir/intrinsics.h"
 #include "ir/layout.h"
+#include "ir/passes.h"
 #include "ir/math.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/IR/Constants.h"
@@ -145,7 +146,7 @@ void lower_dot4_to_sdot4(mlir::ModuleOp module) {
 
 namespace {
 
-mlir::gpu::GPUModuleOp outline_kernel(mlir::ModuleOp module, mlir::func::FuncOp func, unsigned wave_size) {
+void outline_kernel(mlir::ModuleOp module, mlir::func::FuncOp func, unsigned wave_size) {
   mlir::MLIRContext* ctx = module.getContext();
   auto name = func->getAttrOfType<mlir::StringAttr>("qv.name");
   llvm_common::ErrorContext where{name ? name.str() : func.getSymName().str(), "hsaco"};
@@ -167,14 +168,8 @@ mlir::gpu::GPUModuleOp outline_kernel(mlir::ModuleOp module, mlir::func::FuncOp 
     workgroup.push_back(mlir::MemRefType::get({static_cast<int64_t>(layout.total_bytes)}, b.getI8Type(),
                                               mlir::MemRefLayoutAttrInterface{}, workgroup_space));
 
-  b.setInsertionPointToEnd(module.getBody());
-  auto gpu_module = b.create<mlir::gpu::GPUModuleOp>(func.getLoc(), kernel_module_name(func.getSymName()));
-  b.setInsertionPointToStart(gpu_module.getBody());
-  auto gfunc = b.create<mlir::gpu::GPUFuncOp>(func.getLoc(), func.getSymName(),
-                                              mlir::FunctionType::get(ctx, inputs, {}), workgroup);
-  gfunc->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
-      {static_cast<int32_t>(block[0]), static_cast<int32_t>(block[1]), static_cast<int32_t>(block[2])}));
+  mlir::gpu::GPUFuncOp gfunc =
+      llvm_common::create_kernel_func(module, func, kernel_module_name(func.getSymName()), inputs, workgroup, block);
 
   b.setInsertionPointToStart(&gfunc.getBody().front());
   llvm::SmallVector<mlir::Value> memory;
@@ -183,8 +178,7 @@ mlir::gpu::GPUModuleOp outline_kernel(mlir::ModuleOp module, mlir::func::FuncOp 
   llvm_common::move_body_into(func, gfunc, layout, memory);
 
   replace_dimension_ops(gfunc, block, wave_size);
-  lower_subgroup_reductions(gpu_module, wave_size, where);
-  return gpu_module;
+  lower_subgroup_reductions(gfunc->getParentOfType<mlir::gpu::GPUModuleOp>(), wave_size, where);
 }
 
 }  // namespace
@@ -194,12 +188,7 @@ std::string kernel_module_name(llvm::StringRef symbol) { return "qv_hsaco_" + sy
 void outline_kernels(mlir::ModuleOp module, llvm::ArrayRef<std::string> symbols, unsigned wave_size) {
   if (wave_size != 32 && wave_size != 64)
     throw std::runtime_error("wave-size = " + std::to_string(wave_size) + ": AMD GPUs run waves of 32 or 64 lanes");
-  for (const std::string& symbol : symbols) {
-    auto func = module.lookupSymbol<mlir::func::FuncOp>(symbol);
-    if (!func || func.isExternal() || !func->hasAttr("qv.kernel"))
-      throw std::runtime_error("no kernel '" + symbol + "' (func.func with qv.kernel and a body) in the module");
-    outline_kernel(module, func, wave_size);
-  }
+  for (mlir::func::FuncOp func : quiver::ir::named_kernels(module, symbols)) outline_kernel(module, func, wave_size);
 }
 
 void finish_llvm_module(llvm::Module& module, const llvm_common::ErrorContext& where) {

@@ -147,6 +147,21 @@ void align_vector_accesses(mlir::Operation* op) {
   });
 }
 
+mlir::gpu::GPUFuncOp create_kernel_func(mlir::ModuleOp module, mlir::func::FuncOp func, const std::string& module_name,
+                                        llvm::ArrayRef<mlir::Type> inputs, llvm::ArrayRef<mlir::Type> workgroup,
+                                        const std::array<uint32_t, 3>& block) {
+  mlir::OpBuilder b(module.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  auto gpu_module = b.create<mlir::gpu::GPUModuleOp>(func.getLoc(), module_name);
+  b.setInsertionPointToStart(gpu_module.getBody());
+  auto gfunc = b.create<mlir::gpu::GPUFuncOp>(func.getLoc(), func.getSymName(),
+                                              mlir::FunctionType::get(module.getContext(), inputs, {}), workgroup);
+  gfunc->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+      {static_cast<int32_t>(block[0]), static_cast<int32_t>(block[1]), static_cast<int32_t>(block[2])}));
+  return gfunc;
+}
+
 quiver::ir::WorkgroupLayout workgroup_layout(mlir::func::FuncOp func, const format::Kernel& kernel,
                                              const ErrorContext& where) {
   quiver::ir::WorkgroupLayout layout;

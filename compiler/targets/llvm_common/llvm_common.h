@@ -44,6 +44,14 @@ std::array<uint32_t, 3> kernel_block(mlir::func::FuncOp func, const ErrorContext
 std::array<uint32_t, 3> check_signature(mlir::func::FuncOp func, const format::Kernel& kernel,
                                         const ErrorContext& where);
 
+// A new gpu.module @`module_name` at the end of `module` holding an empty gpu.func kernel named
+// as `func`, of parameters `inputs` and workgroup attributions `workgroup`, with the known block
+// size `block`: where a kernel's body moves (move_body_into) on the targets lowered by MLIR's
+// gpu conversions.
+mlir::gpu::GPUFuncOp create_kernel_func(mlir::ModuleOp module, mlir::func::FuncOp func, const std::string& module_name,
+                                        llvm::ArrayRef<mlir::Type> inputs, llvm::ArrayRef<mlir::Type> workgroup,
+                                        const std::array<uint32_t, 3>& block);
+
 // ir::workgroup_layout of kernel `func`: TargetError when it cannot be laid out or needs more
 // than the manifest's shared_bytes.
 quiver::ir::WorkgroupLayout workgroup_layout(mlir::func::FuncOp func, const format::Kernel& kernel,

@@ -2,6 +2,7 @@
 
 #include "format/manifest.h"
 #include "ir/layout.h"
+#include "ir/passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -36,14 +37,8 @@ void outline_kernel(mlir::ModuleOp module, mlir::func::FuncOp func) {
     for (auto& slot : layout.slots) workgroup.push_back(slot.alloca.getType());
 
   mlir::OpBuilder b(ctx);
-  b.setInsertionPointToEnd(module.getBody());
-  auto gpu_module = b.create<mlir::gpu::GPUModuleOp>(func.getLoc(), kernel_module_name(func.getSymName()));
-  b.setInsertionPointToStart(gpu_module.getBody());
-  auto gfunc = b.create<mlir::gpu::GPUFuncOp>(func.getLoc(), func.getSymName(),
-                                              mlir::FunctionType::get(ctx, inputs, {}), workgroup);
-  gfunc->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
-      {static_cast<int32_t>(block[0]), static_cast<int32_t>(block[1]), static_cast<int32_t>(block[2])}));
+  mlir::gpu::GPUFuncOp gfunc =
+      llvm_common::create_kernel_func(module, func, kernel_module_name(func.getSymName()), inputs, workgroup, block);
   // QV_MIN_BLOCKS(n): .minnctapersm n, through the NVVM annotation convert-gpu-to-nvvm carries over.
   if (auto min_blocks = func->getAttrOfType<mlir::IntegerAttr>("qv.min_blocks"))
     gfunc->setAttr(mlir::NVVM::NVVMDialect::getMinctasmAttrName(), min_blocks);
@@ -69,12 +64,7 @@ void outline_kernel(mlir::ModuleOp module, mlir::func::FuncOp func) {
 std::string kernel_module_name(llvm::StringRef symbol) { return "qv_ptx_" + symbol.str(); }
 
 void outline_kernels(mlir::ModuleOp module, llvm::ArrayRef<std::string> symbols) {
-  for (const std::string& symbol : symbols) {
-    auto func = module.lookupSymbol<mlir::func::FuncOp>(symbol);
-    if (!func || func.isExternal() || !func->hasAttr("qv.kernel"))
-      throw std::runtime_error("no kernel '" + symbol + "' (func.func with qv.kernel and a body) in the module");
-    outline_kernel(module, func);
-  }
+  for (mlir::func::FuncOp func : quiver::ir::named_kernels(module, symbols)) outline_kernel(module, func);
 }
 
 void share_dynamic_shared_memory(mlir::ModuleOp module) {

@@ -83,20 +83,7 @@ constexpr ir::PassText kOutlineKernels{
     "qv-ptx-outline-kernels",
     "each named kernel as a gpu.func kernel in a gpu.module @qv_ptx_<symbol> of its own: bare-pointer buffers, "
     "workgroup memory as .shared attributions or views of the dynamic shared memory"};
-struct OutlineKernelsPass : ir::RewritePass<OutlineKernelsPass, kOutlineKernels> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(OutlineKernelsPass)
-  OutlineKernelsPass() = default;
-  OutlineKernelsPass(const OutlineKernelsPass& other) : RewritePass(other) {}
-  ListOption<std::string> kernels{*this, "kernels", llvm::cl::desc("the kernels' symbols, in the image's order")};
-  void getDependentDialects(mlir::DialectRegistry& registry) const override {
-    RewritePass::getDependentDialects(registry);
-    registry.insert<mlir::gpu::GPUDialect, mlir::NVVM::NVVMDialect>();
-  }
-  void apply(mlir::ModuleOp module) {
-    llvm::SmallVector<std::string> symbols(kernels.begin(), kernels.end());
-    ptx::outline_kernels(module, symbols);
-  }
-};
+using OutlineKernelsPass = ir::KernelListPass<kOutlineKernels, ptx::outline_kernels, mlir::gpu::GPUDialect, mlir::NVVM::NVVMDialect>;
 
 constexpr ir::PassText kShareDynamicSharedMemory{
     "qv-ptx-share-dynamic-shared-memory",

@@ -77,20 +77,7 @@ constexpr ir::PassText kWrapKernels{
     "qv-spirv-wrap-kernels",
     "each named kernel as a gpu.func kernel in a gpu.module @qv_spirv_<symbol> of its own, with the entry "
     "point's LocalSize and each parameter's descriptor binding, workgroup allocas as allocs"};
-struct WrapKernelsPass : ir::RewritePass<WrapKernelsPass, kWrapKernels> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(WrapKernelsPass)
-  WrapKernelsPass() = default;
-  WrapKernelsPass(const WrapKernelsPass& other) : RewritePass(other) {}
-  ListOption<std::string> kernels{*this, "kernels", llvm::cl::desc("the kernels' symbols, in the image's order")};
-  void getDependentDialects(mlir::DialectRegistry& registry) const override {
-    RewritePass::getDependentDialects(registry);
-    registry.insert<mlir::gpu::GPUDialect, mlir::spirv::SPIRVDialect>();
-  }
-  void apply(mlir::ModuleOp module) {
-    llvm::SmallVector<std::string> symbols(kernels.begin(), kernels.end());
-    spirv_target::wrap_kernels(module, symbols);
-  }
-};
+using WrapKernelsPass = ir::KernelListPass<kWrapKernels, spirv_target::wrap_kernels, mlir::gpu::GPUDialect, mlir::spirv::SPIRVDialect>;
 
 // The steps on one kernel's spirv.module, after MLIR's conversion, that take what the manifest
 // says of its parameters (their access, QV_SPECIALIZE) as options.

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "ir/legalize.h"
+#include "ir/passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -277,12 +278,7 @@ void wrap_as_gpu_kernel(mlir::func::FuncOp func) {
 std::string kernel_module_name(llvm::StringRef symbol) { return "qv_spirv_" + symbol.str(); }
 
 void wrap_kernels(mlir::ModuleOp module, llvm::ArrayRef<std::string> symbols) {
-  for (const std::string& symbol : symbols) {
-    auto func = module.lookupSymbol<mlir::func::FuncOp>(symbol);
-    if (!func || func.isExternal() || !func->hasAttr("qv.kernel"))
-      throw std::runtime_error("no kernel '" + symbol + "' (func.func with qv.kernel and a body) in the module");
-    wrap_as_gpu_kernel(func);
-  }
+  for (mlir::func::FuncOp func : quiver::ir::named_kernels(module, symbols)) wrap_as_gpu_kernel(func);
 }
 
 }  // namespace quiver::compiler::spirv_target
