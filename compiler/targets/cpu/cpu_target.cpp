@@ -70,7 +70,7 @@ mlir::OwningOpRef<mlir::ModuleOp> lower_thread_function(mlir::func::FuncOp func,
   info.block_loops = func->hasAttr(cpu::kBlockLoopsAttr);
   if (auto kept = func->getAttrOfType<mlir::StringAttr>(cpu::kKeptAttr); kept && options.verbose)
     fprintf(stderr, "quiverc: cpu: %s keeps %s\n", kernel.name.c_str(), kept.str().c_str());
-  for (const char* attr : {cpu::kThreadOfAttr, cpu::kBlockLoopsAttr, cpu::kKeptAttr}) func->removeAttr(attr);
+  for (const char* attr : {cpu::kBlockLoopsAttr, cpu::kKeptAttr}) func->removeAttr(attr);
 
   mlir::Location loc = func.getLoc();
   mlir::OwningOpRef<mlir::ModuleOp> sub = mlir::ModuleOp::create(loc);

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "targets/cpu/barrier_fission.h"
 #include "targets/cpu/cpu_entry.h"
+#include "targets/llvm_common/llvm_common.h"
 
 namespace quiver::compiler::cpu {
 
@@ -17,17 +18,11 @@ namespace {
 
 constexpr uint64_t kBarrierOffset = 56;   // qv_cpu_ctx::barrier
 
-std::array<uint32_t, 3> block_of(mlir::func::FuncOp func, const std::string& symbol) {
-  auto attr = func->getAttrOfType<mlir::DenseI32ArrayAttr>("qv.block");
-  if (!attr || attr.size() != 3 || attr[0] <= 0 || attr[1] <= 0 || attr[2] <= 0)
-    throw std::runtime_error("kernel '" + symbol + "': qv.block must be array<i32: x, y, z> of positive sizes");
-  return {static_cast<uint32_t>(attr[0]), static_cast<uint32_t>(attr[1]), static_cast<uint32_t>(attr[2])};
-}
-
 void make_thread_function(mlir::func::FuncOp func) {
   mlir::MLIRContext* ctx = func.getContext();
   const std::string symbol = func.getSymName().str();
-  std::array<uint32_t, 3> block = block_of(func, symbol);
+  auto name = func->getAttrOfType<mlir::StringAttr>("qv.name");
+  std::array<uint32_t, 3> block = llvm_common::kernel_block(func, {name ? name.str() : symbol, "cpu"});
   mlir::FunctionType type = func.getFunctionType();
   bool has_barrier = false;
   func.walk([&](mlir::gpu::BarrierOp) { has_barrier = true; });
@@ -47,7 +42,6 @@ void make_thread_function(mlir::func::FuncOp func) {
     else if (has_subgroups && !lanes) kept = "subgroups of one thread: " + why_not;
   }
   mlir::OpBuilder attrs(ctx);
-  func->setAttr(kThreadOfAttr, attrs.getStringAttr(symbol));
   if (block_loops) func->setAttr(kBlockLoopsAttr, attrs.getUnitAttr());
   if (!kept.empty()) func->setAttr(kKeptAttr, attrs.getStringAttr(kept));
 
@@ -133,7 +127,6 @@ void make_thread_function(mlir::func::FuncOp func) {
   });
   if (!unsupported.empty())
     throw std::runtime_error("kernel '" + symbol + "': '" + unsupported + "' is not supported on the CPU");
-
 }
 
 }  // namespace

@@ -11,7 +11,6 @@
 namespace quiver::compiler::cpu {
 
 // What the driver reads off a thread function (and removes) to make its entry (cpu_entry.h):
-inline constexpr const char* kThreadOfAttr = "qv.cpu.thread_of";      // the kernel's symbol
 inline constexpr const char* kBlockLoopsAttr = "qv.cpu.block_loops";  // one call runs the block
 inline constexpr const char* kKeptAttr = "qv.cpu.kept";  // what stays per thread, and why ("fibers: ...")
 

@@ -10,7 +10,6 @@
 // CHECK-SAME: %arg0: memref<?xf32>, %arg1: memref<?xi8>, %arg2: !llvm.ptr, %arg3: index, %arg4: index,
 // CHECK-SAME: %arg5: index, %arg6: index, %arg7: index, %arg8: index, %arg9: index, %arg10: index,
 // CHECK-SAME: %arg11: index, %arg12: index)
-// CHECK-SAME: qv.cpu.thread_of = "ids"
 // CHECK-NOT: qv.cpu.block_loops
 // CHECK: %[[VIEW:.*]] = memref.view %arg1[%{{.*}}][] : memref<?xi8> to memref<64xf32>
 // CHECK: %[[C64:.*]] = arith.constant 64 : index
