@@ -7,6 +7,7 @@
 #include "targets/spirv/atomic.h"
 #include "targets/spirv/integer_dot.h"
 #include "targets/spirv/matrix_coop.h"
+#include "targets/spirv/prepare.h"
 
 #include "mlir/Conversion/ArithToSPIRV/ArithToSPIRV.h"
 #include "mlir/Conversion/ControlFlowToSPIRV/ControlFlowToSPIRV.h"
@@ -23,12 +24,9 @@
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
-#include "mlir/Dialect/SPIRV/Linking/ModuleCombiner.h"
-#include "mlir/Dialect/SPIRV/Transforms/Passes.h"
 #include "mlir/Dialect/SPIRV/Transforms/SPIRVConversion.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Target/SPIRV/Serialization.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -75,19 +73,6 @@ std::optional<mlir::spirv::StorageClass> map_memory_space(mlir::Attribute space)
   return mlir::spirv::mapMemorySpaceToVulkanStorageClass(space);
 }
 
-bool run_pass(mlir::spirv::ModuleOp module, std::unique_ptr<mlir::Pass> pass, std::string& error,
-              const char* what) {
-  mlir::MLIRContext* ctx = module.getContext();
-  DiagnosticCollector diags(ctx);
-  mlir::PassManager pm(ctx, mlir::spirv::ModuleOp::getOperationName());
-  pm.addPass(std::move(pass));
-  if (mlir::failed(pm.run(module))) {
-    error = diags.take(std::string(what) + " failed");
-    return false;
-  }
-  return true;
-}
-
 // Erases dead unrealized casts; any other non-SPIR-V op left is an op this target cannot lower.
 bool only_spirv_remains(mlir::spirv::ModuleOp module, std::string& error) {
   bool erased = true;
@@ -113,8 +98,8 @@ bool only_spirv_remains(mlir::spirv::ModuleOp module, std::string& error) {
   return error.empty();
 }
 
-// Variables sharing a (set, binding) — a buffer and its word views — may address the same
-// bytes: the Aliased decoration keeps the driver from reordering accesses across them.
+}  // namespace
+
 void mark_aliased_bindings(mlir::spirv::ModuleOp module) {
   std::map<std::pair<uint32_t, uint32_t>, llvm::SmallVector<mlir::spirv::GlobalVariableOp>> by_binding;
   module.walk([&](mlir::spirv::GlobalVariableOp var) {
@@ -128,8 +113,6 @@ void mark_aliased_bindings(mlir::spirv::ModuleOp module) {
         var->setAttr(mlir::spirv::SPIRVDialect::getAttributeName(mlir::spirv::Decoration::Aliased),
                      mlir::UnitAttr::get(module.getContext()));
 }
-
-}  // namespace
 
 void mark_read_only_bindings(mlir::spirv::ModuleOp module, const std::set<uint32_t>& bindings) {
   // A kernel that also reads memory it writes keeps no decoration: NVIDIA's driver (580) then
@@ -183,6 +166,9 @@ mlir::spirv::TargetEnvAttr vulkan12_target_env(mlir::MLIRContext* ctx, bool coop
                                          mlir::spirv::ClientAPI::Vulkan);
 }
 
+namespace {
+
+// The conversion of one kernel's gpu.module; on failure null and `error` set.
 mlir::spirv::ModuleOp convert_kernel_module(mlir::gpu::GPUModuleOp gpu_module, std::string& error,
                                             bool cooperative_matrix) {
   mlir::MLIRContext* ctx = gpu_module.getContext();
@@ -236,17 +222,46 @@ mlir::spirv::ModuleOp convert_kernel_module(mlir::gpu::GPUModuleOp gpu_module, s
   }
   spv_module->setAttr(mlir::spirv::getTargetEnvAttrName(), env);
   if (!only_spirv_remains(spv_module, error)) return {};
-  if (!run_pass(spv_module, mlir::spirv::createSPIRVLowerABIAttributesPass(), error,
-                "spirv-lower-abi-attrs"))
-    return {};
-  mark_aliased_bindings(spv_module);
   return spv_module;
 }
 
-// SPIR-V 1.4 entry points list every global variable they use, workgroup memory included.
-// Without that, a driver must assume each entry point uses all the module's workgroup arrays
-// (NVIDIA's does, and then refuses kernels whose sum exceeds 48 KiB). Vulkan 1.2 takes 1.4.
+}  // namespace
+
+void convert_kernels(mlir::ModuleOp module, llvm::ArrayRef<std::string> symbols, bool cooperative_matrix) {
+  for (const std::string& symbol : symbols) {
+    auto gpu_module = module.lookupSymbol<mlir::gpu::GPUModuleOp>(kernel_module_name(symbol));
+    if (!gpu_module) throw std::runtime_error("no gpu.module @" + kernel_module_name(symbol) + " in the module");
+    std::string error;
+    if (!convert_kernel_module(gpu_module, error, cooperative_matrix))
+      throw std::runtime_error(symbol + ": " + error);
+  }
+}
+
+namespace {
+
+// The module's VCE triple, which spirv-update-vce deduces and the steps after it refine.
+mlir::spirv::VerCapExtAttr deduced_vce(mlir::spirv::ModuleOp module, const char* pass) {
+  std::optional<mlir::spirv::VerCapExtAttr> vce = module.getVceTriple();
+  if (!vce) throw std::runtime_error(std::string(pass) + " needs the module's VCE triple: run spirv-update-vce before it");
+  return *vce;
+}
+
+// The module's triple with at least `version`, and `capability` and `extension` where given.
+void refine_vce(mlir::spirv::ModuleOp module, mlir::spirv::VerCapExtAttr vce, mlir::spirv::Version version,
+                std::optional<mlir::spirv::Capability> capability,
+                std::optional<mlir::spirv::Extension> extension = std::nullopt) {
+  llvm::SmallVector<mlir::spirv::Capability> caps(vce.getCapabilities());
+  llvm::SmallVector<mlir::spirv::Extension> exts(vce.getExtensions());
+  if (capability && !llvm::is_contained(caps, *capability)) caps.push_back(*capability);
+  if (extension && !llvm::is_contained(exts, *extension)) exts.push_back(*extension);
+  module.setVceTripleAttr(
+      mlir::spirv::VerCapExtAttr::get(std::max(vce.getVersion(), version), caps, exts, module.getContext()));
+}
+
+}  // namespace
+
 void list_interfaces(mlir::spirv::ModuleOp module) {
+  mlir::spirv::VerCapExtAttr vce = deduced_vce(module, "qv-spirv-list-interfaces");
   module.walk([&](mlir::spirv::EntryPointOp entry) {
     auto fn = module.lookupSymbol<mlir::spirv::FuncOp>(entry.getFnAttr().getValue());
     if (!fn) return;
@@ -255,77 +270,19 @@ void list_interfaces(mlir::spirv::ModuleOp module) {
     fn.walk([&](mlir::spirv::AddressOfOp addr) { vars.insert(addr.getVariableAttr()); });
     entry.setInterfaceAttr(mlir::ArrayAttr::get(module.getContext(), vars.getArrayRef()));
   });
-  mlir::spirv::VerCapExtAttr vce = *module.getVceTriple();
-  if (vce.getVersion() < mlir::spirv::Version::V_1_4)
-    module.setVceTripleAttr(mlir::spirv::VerCapExtAttr::get(
-        mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 32),
-                               static_cast<int64_t>(mlir::spirv::Version::V_1_4)),
-        vce.getCapabilitiesAttr(), vce.getExtensionsAttr()));
+  if (vce.getVersion() < mlir::spirv::Version::V_1_4) refine_vce(module, vce, mlir::spirv::Version::V_1_4, std::nullopt);
 }
 
-// SPV_KHR_cooperative_matrix requires shaders to use the Vulkan memory model. Nothing quiver
-// emits depends on GLSL450's model: barriers carry explicit AcquireRelease semantics for the
-// memory they order, and no access is decorated Coherent or Volatile.
 void use_vulkan_memory_model(mlir::spirv::ModuleOp module) {
-  mlir::MLIRContext* ctx = module.getContext();
-  module->setAttr("memory_model", mlir::spirv::MemoryModelAttr::get(ctx, mlir::spirv::MemoryModel::Vulkan));
-  mlir::spirv::VerCapExtAttr vce = *module.getVceTriple();
-  llvm::SmallVector<mlir::spirv::Capability> caps(vce.getCapabilities());
-  llvm::SmallVector<mlir::spirv::Extension> exts(vce.getExtensions());
-  if (!llvm::is_contained(caps, mlir::spirv::Capability::VulkanMemoryModel))
-    caps.push_back(mlir::spirv::Capability::VulkanMemoryModel);
-  if (!llvm::is_contained(exts, mlir::spirv::Extension::SPV_KHR_vulkan_memory_model))
-    exts.push_back(mlir::spirv::Extension::SPV_KHR_vulkan_memory_model);
-  module.setVceTripleAttr(mlir::spirv::VerCapExtAttr::get(vce.getVersion(), caps, exts, ctx));
+  mlir::spirv::VerCapExtAttr vce = deduced_vce(module, "qv-spirv-vulkan-memory-model");
+  if (!llvm::is_contained(vce.getCapabilities(), mlir::spirv::Capability::CooperativeMatrixKHR)) return;
+  module->setAttr("memory_model", mlir::spirv::MemoryModelAttr::get(module.getContext(), mlir::spirv::MemoryModel::Vulkan));
+  refine_vce(module, vce, vce.getVersion(), mlir::spirv::Capability::VulkanMemoryModel,
+             mlir::spirv::Extension::SPV_KHR_vulkan_memory_model);
 }
 
-mlir::OwningOpRef<mlir::spirv::ModuleOp> combine_modules(
-    llvm::ArrayRef<mlir::spirv::ModuleOp> modules, std::string& error, bool cooperative_matrix) {
-  if (modules.empty()) {
-    error = "no kernels to combine";
-    return {};
-  }
-  mlir::spirv::ModuleOp first = modules.front();
-  mlir::MLIRContext* ctx = first.getContext();
-  DiagnosticCollector diags(ctx);
-  mlir::OpBuilder builder(ctx);   // no insertion point: the combined module stands alone
-  // The combiner merges global variables that look identical (same type, same attributes),
-  // which is right for builtins but wrong for workgroup arrays: two qv::shared arrays of one
-  // type would become one. A unique attribute keeps them apart; it is removed afterwards.
-  const char* kUnique = "qv.unique_workgroup";
-  size_t counter = 0;
-  for (mlir::spirv::ModuleOp m : modules)
-    m.walk([&](mlir::spirv::GlobalVariableOp var) {
-      auto ptr = llvm::dyn_cast<mlir::spirv::PointerType>(var.getType());
-      if (ptr && ptr.getStorageClass() == mlir::spirv::StorageClass::Workgroup)
-        var->setAttr(kUnique, builder.getI64IntegerAttr(static_cast<int64_t>(counter++)));
-    });
-  mlir::OwningOpRef<mlir::spirv::ModuleOp> combined =
-      mlir::spirv::combine(modules, builder, nullptr);
-  if (!combined) {
-    error = diags.take("combining the kernels' SPIR-V modules failed");
-    return {};
-  }
-  combined->walk([&](mlir::spirv::GlobalVariableOp var) { var->removeAttr(kUnique); });
-  (*combined)->setAttr(mlir::spirv::getTargetEnvAttrName(), vulkan12_target_env(ctx, cooperative_matrix));
-  if (!update_vce(*combined, error)) return {};
-  list_interfaces(*combined);
-  // Only a module with cooperative matrices: SPV_KHR_cooperative_matrix requires the Vulkan
-  // memory model, under which device-scope atomics would need one more capability and device
-  // feature (VulkanMemoryModelDeviceScope); a kernel of the cooperative-matrix arch without
-  // matrices (its image is its own) keeps GLSL450's model, as the portable images do.
-  if (cooperative_matrix && llvm::is_contained(combined->getVceTriple()->getCapabilities(),
-                                               mlir::spirv::Capability::CooperativeMatrixKHR))
-    use_vulkan_memory_model(*combined);
-  return combined;
-}
-
-bool update_vce(mlir::spirv::ModuleOp module, std::string& error) {
-  if (!module->hasAttr(mlir::spirv::getTargetEnvAttrName()))
-    module->setAttr(mlir::spirv::getTargetEnvAttrName(), vulkan12_target_env(module.getContext()));
-  if (!run_pass(module, mlir::spirv::createSPIRVUpdateVCEPass(), error, "spirv-update-vce")) return false;
-  // MLIR 19's VCE deduction does not see the capability a BuiltIn decoration needs: a module that
-  // reads the subgroup lane or size (and does no subgroup arithmetic) would lack GroupNonUniform.
+void require_subgroup_builtin_capability(mlir::spirv::ModuleOp module) {
+  mlir::spirv::VerCapExtAttr vce = deduced_vce(module, "qv-spirv-subgroup-builtin-capability");
   bool subgroup_builtin = false;
   module.walk([&](mlir::spirv::GlobalVariableOp var) {
     // The decoration lives in the "built_in" attribute (GlobalVariableOp::getBuiltin reads another).
@@ -334,16 +291,8 @@ bool update_vce(mlir::spirv::ModuleOp module, std::string& error) {
     if (builtin && (builtin.getValue() == "SubgroupLocalInvocationId" || builtin.getValue() == "SubgroupSize"))
       subgroup_builtin = true;
   });
-  auto vce = module.getVceTriple();
-  if (subgroup_builtin && vce) {
-    llvm::SmallVector<mlir::spirv::Capability> caps(vce->getCapabilities());
-    if (!llvm::is_contained(caps, mlir::spirv::Capability::GroupNonUniform)) {
-      caps.push_back(mlir::spirv::Capability::GroupNonUniform);
-      llvm::SmallVector<mlir::spirv::Extension> exts(vce->getExtensions());
-      module.setVceTripleAttr(mlir::spirv::VerCapExtAttr::get(vce->getVersion(), caps, exts, module.getContext()));
-    }
-  }
-  return true;
+  if (subgroup_builtin && !llvm::is_contained(vce.getCapabilities(), mlir::spirv::Capability::GroupNonUniform))
+    refine_vce(module, vce, vce.getVersion(), mlir::spirv::Capability::GroupNonUniform);
 }
 
 bool serialize_module(mlir::spirv::ModuleOp module, std::vector<uint32_t>& words,

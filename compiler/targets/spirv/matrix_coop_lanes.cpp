@@ -4,6 +4,7 @@
 
 #include "ir/dialect/QvDialect.h"
 #include "ir/matrix.h"
+#include "ir/passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -12,6 +13,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
+#include "targets/spirv/matrix_coop.h"
 
 namespace quiver::compiler::spirv_target {
 namespace {
@@ -471,5 +473,20 @@ bool lanes_applicable(mlir::func::FuncOp fn, std::string& why) {
 }
 
 void move_accumulator_math_to_lanes(mlir::func::FuncOp fn) { LaneRewriter(fn).run(); }
+
+void move_kernels_accumulator_math_to_lanes(mlir::ModuleOp module, llvm::ArrayRef<std::string> symbols) {
+  for (mlir::func::FuncOp fn : ir::named_kernels(module, symbols)) {
+    const std::string symbol = fn.getSymName().str();
+    std::string why;
+    if (!lanes_applicable(fn, why)) throw std::runtime_error(symbol + ": lane shares cannot take its tiles: " + why);
+    move_accumulator_math_to_lanes(fn);
+    if (!coop_lowerable(fn, why)) throw std::runtime_error(symbol + ": internal: lane shares left " + why);
+    fn.walk([](mlir::gpu::SubgroupSizeOp op) {
+      mlir::OpBuilder b(op);
+      op.replaceAllUsesWith(b.create<mlir::arith::ConstantIndexOp>(op.getLoc(), kShareSubgroupSize).getResult());
+      op.erase();
+    });
+  }
+}
 
 }  // namespace quiver::compiler::spirv_target

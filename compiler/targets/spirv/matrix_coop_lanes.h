@@ -42,4 +42,10 @@ bool lanes_applicable(mlir::func::FuncOp fn, std::string& why);
 // visible after it.
 void move_accumulator_math_to_lanes(mlir::func::FuncOp fn);
 
+// The pass qv-spirv-accumulator-math-to-lanes: move_accumulator_math_to_lanes on each kernel of
+// `symbols`, whose subgroup size then folds to 32 (the image requires it: divisions by the
+// subgroup size fold, loops over lanes unroll). std::runtime_error names a kernel lane shares
+// cannot take, and why.
+void move_kernels_accumulator_math_to_lanes(mlir::ModuleOp module, llvm::ArrayRef<std::string> symbols);
+
 }  // namespace quiver::compiler::spirv_target

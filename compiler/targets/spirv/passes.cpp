@@ -1,5 +1,6 @@
-// The spirv target's passes on the neutral IR, before each kernel becomes a spirv.module
-// (the msl target runs them too, through the spirv target).
+// The spirv target's passes: on the neutral IR, the conversion of each kernel's gpu.module, and
+// on each kernel's spirv.module until it is whole (the msl target runs them too, through the
+// spirv target).
 #include <set>
 
 #include "ir/passes.h"
@@ -7,7 +8,9 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "targets/spirv/exp2_glsl.h"
+#include "mlir/Dialect/SPIRV/Transforms/Passes.h"
 #include "targets/spirv/matrix_coop.h"
+#include "targets/spirv/matrix_coop_lanes.h"
 #include "targets/spirv/lower.h"
 #include "targets/spirv/prepare.h"
 #include "targets/spirv/specialize.h"
@@ -79,8 +82,56 @@ constexpr ir::PassText kWrapKernels{
     "point's LocalSize and each parameter's descriptor binding, workgroup allocas as allocs"};
 using WrapKernelsPass = ir::KernelListPass<kWrapKernels, spirv_target::wrap_kernels, mlir::gpu::GPUDialect, mlir::spirv::SPIRVDialect>;
 
-// The steps on one kernel's spirv.module, after MLIR's conversion, that take what the manifest
-// says of its parameters (their access, QV_SPECIALIZE) as options.
+constexpr ir::PassText kAccumulatorMathToLanes{
+    "qv-spirv-accumulator-math-to-lanes",
+    "in the named kernels, accumulator math cooperative matrices lack (row statistics, to_matrix_a, exp2, max) on "
+    "per-lane shares through a subgroup scratch; their subgroup size folds to 32"};
+using AccumulatorMathToLanesPass = ir::KernelListPass<kAccumulatorMathToLanes, spirv_target::move_kernels_accumulator_math_to_lanes>;
+
+constexpr ir::PassText kConvertKernels{
+    "qv-spirv-convert-kernels",
+    "each named kernel's gpu.module @qv_spirv_<symbol> converted to a spirv.module beside it (MLIR's conversions "
+    "to the spirv dialect and quiver's subgroup, atomic, cooperative-matrix and integer-dot patterns)"};
+struct ConvertKernelsPass : ir::RewritePass<ConvertKernelsPass, kConvertKernels> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ConvertKernelsPass)
+  ConvertKernelsPass() = default;
+  ConvertKernelsPass(const ConvertKernelsPass& other) : RewritePass(other) {}
+  ListOption<std::string> kernels{*this, "kernels", llvm::cl::desc("the kernels' symbols")};
+  Option<bool> cooperative_matrix{*this, "cooperative-matrix",
+                                  llvm::cl::desc("SPIR-V 1.6 with matrix tiles as cooperative matrices and "
+                                                 "qv.dot4_i8 as OpSDot (the vulkan1.3_coopmat image)"),
+                                  llvm::cl::init(false)};
+  void getDependentDialects(mlir::DialectRegistry& registry) const override {
+    RewritePass::getDependentDialects(registry);
+    registry.insert<mlir::spirv::SPIRVDialect>();
+  }
+  void apply(mlir::ModuleOp module) {
+    spirv_target::convert_kernels(module, llvm::SmallVector<std::string>(kernels.begin(), kernels.end()),
+                                  cooperative_matrix);
+  }
+};
+
+// The steps on one kernel's spirv.module after MLIR's conversion and spirv-lower-abi-attrs.
+constexpr ir::PassText kAliasSharedBindings{
+    "qv-spirv-alias-shared-bindings", "variables sharing a descriptor binding (a buffer and its word views) decorated Aliased"};
+constexpr ir::PassText kSubgroupBuiltinCapability{
+    "qv-spirv-subgroup-builtin-capability",
+    "GroupNonUniform required where the module reads the subgroup lane or size builtins (after spirv-update-vce)"};
+constexpr ir::PassText kListInterfaces{
+    "qv-spirv-list-interfaces",
+    "each entry point's interface lists every global variable its function uses; SPIR-V 1.4 at least"};
+constexpr ir::PassText kVulkanMemoryModel{
+    "qv-spirv-vulkan-memory-model", "a module using cooperative matrices takes the Vulkan memory model"};
+using AliasSharedBindingsPass =
+    ir::FunctionPass<kAliasSharedBindings, spirv_target::mark_aliased_bindings, mlir::spirv::ModuleOp>;
+using SubgroupBuiltinCapabilityPass =
+    ir::FunctionPass<kSubgroupBuiltinCapability, spirv_target::require_subgroup_builtin_capability, mlir::spirv::ModuleOp>;
+using ListInterfacesPass = ir::FunctionPass<kListInterfaces, spirv_target::list_interfaces, mlir::spirv::ModuleOp>;
+using VulkanMemoryModelPass =
+    ir::FunctionPass<kVulkanMemoryModel, spirv_target::use_vulkan_memory_model, mlir::spirv::ModuleOp>;
+
+// The steps on one kernel's spirv.module that take what the manifest says of its parameters
+// (their access, QV_SPECIALIZE) as options.
 constexpr ir::PassText kReadOnlyBindings{
     "qv-spirv-read-only-bindings",
     "the descriptor-set-0 variables at the named bindings decorated NonWritable (none where the kernel loads from "
@@ -110,12 +161,20 @@ struct SpecializeParametersPass
   }
 };
 
+// The pipelines also name upstream's passes on a spirv.module.
+void register_ir_and_upstream_spirv_passes() {
+  ir::register_passes();
+  mlir::spirv::registerSPIRVLowerABIAttributesPass();
+  mlir::spirv::registerSPIRVUpdateVCEPass();
+}
+
 }  // namespace
 
 void register_spirv_passes() {
-  ir::register_once<Exp2ToGlslStandInPass, MarkRightOperandsPass, StructureControlFlowPass, TopTestedLoopsPass,
-                      ExactSignedRemainderPass, WrapKernelsPass, ReadOnlyBindingsPass,
-                      SpecializeParametersPass>(ir::register_passes);
+  ir::register_once<Exp2ToGlslStandInPass, MarkRightOperandsPass, AccumulatorMathToLanesPass, StructureControlFlowPass,
+                    TopTestedLoopsPass, ExactSignedRemainderPass, WrapKernelsPass, ConvertKernelsPass,
+                    AliasSharedBindingsPass, SubgroupBuiltinCapabilityPass, ListInterfacesPass, VulkanMemoryModelPass,
+                    ReadOnlyBindingsPass, SpecializeParametersPass>(register_ir_and_upstream_spirv_passes);
 }
 
 }  // namespace quiver::compiler

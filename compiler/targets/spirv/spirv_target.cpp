@@ -146,6 +146,7 @@ class SpirvTarget final : public Target {
     auto log = [&](const std::string& what) {
       if (options.verbose) llvm::errs() << "spirv: " << what << "\n";
     };
+    register_spirv_passes();
 
     std::vector<mlir::func::FuncOp> funcs = spirv_target::find_kernel_functions(module, kernels);
     for (size_t i = 0; i < funcs.size(); ++i) spirv_target::check_kernel_types(funcs[i], kernels[i]);
@@ -156,34 +157,35 @@ class SpirvTarget final : public Target {
     std::vector<std::vector<std::string>> requirements(kernels.size());
     std::string pipeline;   // what the cooperative-matrix image needs first, then legalisation
     if (coop) {
-      llvm::SmallVector<mlir::func::FuncOp> on_matrices;
+      // Which kernels the image takes on cooperative matrices, and which of those through lane
+      // shares for the accumulator math the extension lacks (matrix_coop_lanes.h): an analysis
+      // whose answers are the passes' options.
+      llvm::SmallVector<mlir::func::FuncOp> on_matrices, on_lanes;
       for (size_t i = 0; i < funcs.size(); ++i) {
         std::string why, lanes_why;
         if (spirv_target::coop_lowerable(funcs[i], why)) {
           on_matrices.push_back(funcs[i]);
-          requirements[i] = spirv_target::cooperative_matrix_requirements({funcs[i]});
         } else if (spirv_target::lanes_applicable(funcs[i], lanes_why)) {
-          // Row statistics, to_matrix_a and other accumulator math run on lane shares.
-          spirv_target::move_accumulator_math_to_lanes(funcs[i]);
-          std::string still;
-          if (!spirv_target::coop_lowerable(funcs[i], still))
-            throw TargetError(kernels[i].symbol, kTargetName, "internal: lane shares left " + still);
           log(kernels[i].symbol + " runs accumulator math on lane shares (" + why + ")");
           on_matrices.push_back(funcs[i]);
-          requirements[i] = spirv_target::cooperative_matrix_requirements({funcs[i]});
-          // The image will require 32-invocation subgroups: the kernel may count on them
-          // (divisions by the subgroup size fold, loops over lanes unroll).
+          on_lanes.push_back(funcs[i]);
+          // The image will require 32-invocation subgroups: the kernel may count on them.
           requirements[i].push_back(spirv_target::kShareSubgroupRequirement);
-          funcs[i].walk([](mlir::gpu::SubgroupSizeOp op) {
-            mlir::OpBuilder b(op);
-            op.replaceAllUsesWith(
-                b.create<mlir::arith::ConstantIndexOp>(op.getLoc(), spirv_target::kShareSubgroupSize).getResult());
-            op.erase();
-          });
         } else {
           log(kernels[i].symbol + " keeps the portable tiles in " + kCoopArch + ": " + why);
         }
       }
+      if (!on_lanes.empty()) {
+        const std::string lanes = "qv-spirv-accumulator-math-to-lanes" + kernel_list("kernels", on_lanes);
+        print_pipeline(options, kTargetName, "builtin.module", lanes);
+        if (std::string error; !ir::run_pipeline(module, lanes, error))
+          throw TargetError(all_kernels(kernels), kTargetName, error);
+      }
+      for (size_t i = 0; i < funcs.size(); ++i)
+        if (llvm::is_contained(on_matrices, funcs[i])) {
+          std::vector<std::string> coop_needs = spirv_target::cooperative_matrix_requirements({funcs[i]});
+          requirements[i].insert(requirements[i].begin(), coop_needs.begin(), coop_needs.end());
+        }
       // Block tiles: workgroup-scope cooperative products where every operation has that form.
       llvm::SmallVector<mlir::func::FuncOp> on_blocks;
       for (size_t i = 0; i < funcs.size(); ++i) {
@@ -221,14 +223,11 @@ class SpirvTarget final : public Target {
                 ",qv-lower-math,qv-spirv-structure-control-flow,qv-spirv-top-tested-loops,"
                 "qv-spirv-exact-signed-remainder";
     print_pipeline(options, kTargetName, "builtin.module", pipeline);
-    register_spirv_passes();
     if (std::string error; !ir::run_pipeline(module, pipeline, error))
       throw TargetError(all_kernels(kernels), kTargetName, error);
     // The IR agrees with the manifest (parameters, block) before the kernels leave their func.func.
     funcs = spirv_target::find_kernel_functions(module, kernels);
-    std::string wrap = "qv-spirv-wrap-kernels{kernels=";
-    for (size_t i = 0; i < kernels.size(); ++i) wrap += (i ? "," : "") + kernels[i].symbol;
-    wrap += "}";
+    const std::string wrap = "qv-spirv-wrap-kernels" + kernel_list("kernels", funcs);
     print_pipeline(options, kTargetName, "builtin.module", wrap);
     if (std::string error; !ir::run_pipeline(module, wrap, error))
       throw TargetError(all_kernels(kernels), kTargetName, error);
@@ -236,46 +235,44 @@ class SpirvTarget final : public Target {
     std::vector<TargetImage> images;
     for (size_t i = 0; i < kernels.size(); ++i) {
       const format::Kernel& kernel = kernels[i];
-      log("lowering " + kernel.symbol);
-      auto gpu_module = module.lookupSymbol<mlir::gpu::GPUModuleOp>(spirv_target::kernel_module_name(kernel.symbol));
-      std::string error;
-      mlir::spirv::ModuleOp spv = spirv_target::convert_kernel_module(gpu_module, error, coop);
-      if (!spv) throw TargetError(kernel.symbol, kTargetName, "lowering to SPIR-V failed:\n" + error);
-      // The manifest's word on the parameters: which the kernel only reads, which are QV_SPECIALIZE.
+      const std::string convert = "qv-spirv-convert-kernels{kernels=" + kernel.symbol +
+                                  (coop ? " cooperative-matrix=true}" : "}");
+      print_pipeline(options, kTargetName, "builtin.module", convert);
+      if (std::string error; !ir::run_pipeline(module, convert, error))
+        throw TargetError(kernel.symbol, kTargetName, "lowering to SPIR-V failed:\n" + error);
+      auto spv = module.lookupSymbol<mlir::spirv::ModuleOp>("__spv__" + spirv_target::kernel_module_name(kernel.symbol));
+      if (!spv) throw TargetError(kernel.symbol, kTargetName, "internal: the conversion left no spirv.module");
+      // The kernel's module made whole on its own: ABI lowered, what the manifest says of its
+      // parameters (which it only reads, which are QV_SPECIALIZE), minimal version, capabilities
+      // and extensions, entry point interfaces, memory model.
       std::string read_only, spec;
       for (uint32_t p = 0; p < kernel.params.size(); ++p)
         if (kernel.params[p].access == format::Access::Read) read_only += (read_only.empty() ? "" : ",") + std::to_string(p);
       for (unsigned p : specialized[i]) spec += (spec.empty() ? "" : ",") + std::to_string(p);
-      std::string steps;
-      if (!read_only.empty()) steps = "qv-spirv-read-only-bindings{bindings=" + read_only + "}";
-      if (!spec.empty())
-        steps += std::string(steps.empty() ? "" : ",") + "qv-spirv-specialize-parameters{kernel=" + kernel.symbol + " parameters=" + spec + "}";
-      if (!steps.empty()) {
-        print_pipeline(options, kTargetName, "spirv.module", steps);
-        if (!ir::run_pipeline(spv, steps, error)) throw TargetError(kernel.symbol, kTargetName, error);
-      }
-      // The kernel's module made whole on its own: minimal version, capabilities and extensions,
-      // entry point interfaces, memory model.
-      mlir::OwningOpRef<mlir::spirv::ModuleOp> own = spirv_target::combine_modules({spv}, error, coop);
-      if (!own) throw TargetError(kernel.symbol, kTargetName, error);
-      images.push_back(kernel_image(*own, kernel, image_arch, std::move(requirements[i]), options, coop));
+      std::string steps = "spirv-lower-abi-attrs,qv-spirv-alias-shared-bindings";
+      if (!read_only.empty()) steps += ",qv-spirv-read-only-bindings{bindings=" + read_only + "}";
+      if (!spec.empty()) steps += ",qv-spirv-specialize-parameters{kernel=" + kernel.symbol + " parameters=" + spec + "}";
+      steps += ",spirv-update-vce,qv-spirv-subgroup-builtin-capability,qv-spirv-list-interfaces,qv-spirv-vulkan-memory-model";
+      print_pipeline(options, kTargetName, "spirv.module", steps);
+      if (std::string error; !ir::run_pipeline(spv, steps, error)) throw TargetError(kernel.symbol, kTargetName, error);
+      images.push_back(kernel_image(spv, kernel, image_arch, std::move(requirements[i]), options, coop));
     }
     return images;
   }
 
   // Serializes (and for the portable arch validates) one kernel's module into its image.
-  TargetImage kernel_image(mlir::spirv::ModuleOp own, const format::Kernel& kernel, const std::string& image_arch,
+  TargetImage kernel_image(mlir::spirv::ModuleOp spv, const format::Kernel& kernel, const std::string& image_arch,
                            std::vector<std::string> requirements, const TargetOptions& options, bool coop) {
     // Kept files: one pair per kernel and arch (both archs of one build share the directory).
     const std::string temp = options.keep_temps_dir + "/spirv." + image_arch + "." + kernel.symbol;
-    if (!options.keep_temps_dir.empty()) write_mlir(temp + ".mlir", own);
+    if (!options.keep_temps_dir.empty()) write_mlir(temp + ".mlir", spv);
 
     std::string error;
     std::vector<uint32_t> words;
-    if (!spirv_target::serialize_module(own, words, error)) throw TargetError(kernel.symbol, kTargetName, error);
+    if (!spirv_target::serialize_module(spv, words, error)) throw TargetError(kernel.symbol, kTargetName, error);
     if (glsl_exp2_) {
       size_t stand_ins = 0;
-      own.walk([&](mlir::spirv::GLExpOp) { ++stand_ins; });
+      spv.walk([&](mlir::spirv::GLExpOp) { ++stand_ins; });
       size_t retagged = spirv_target::retag_exp_as_exp2(words);
       if (retagged != stand_ins)
         throw TargetError(kernel.symbol, kTargetName,
@@ -300,7 +297,7 @@ class SpirvTarget final : public Target {
     image.requirements = std::move(requirements);
     // OpSDot (the Vulkan 1.3 arch's qv::dot4_i8) needs the device's integer dot product.
     bool integer_dot = false;
-    own.walk([&](mlir::spirv::SDotOp) { integer_dot = true; });
+    spv.walk([&](mlir::spirv::SDotOp) { integer_dot = true; });
     if (integer_dot) image.requirements.push_back(spirv_target::kIntegerDotRequirement);
     image.data.resize(words.size() * sizeof(uint32_t));
     std::memcpy(image.data.data(), words.data(), image.data.size());
