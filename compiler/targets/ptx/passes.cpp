@@ -91,12 +91,31 @@ constexpr ir::PassText kShareDynamicSharedMemory{
     "at the module's start (extern __shared__)"};
 using ShareDynamicSharedMemoryPass = NvvmPass<kShareDynamicSharedMemory, ptx::share_dynamic_shared_memory>;
 
+constexpr ir::PassText kPlaceLaunchWaits{
+    "qv-ptx-place-launch-waits",
+    "on the kernels' LLVM-dialect module, per arch: with overlap, every kernel waits (at its entry where it has no "
+    "griddepcontrol.wait, else also before each return) and lets dependents launch after each wait; without, no "
+    "waits"};
+struct PlaceLaunchWaitsPass : ir::RewritePass<PlaceLaunchWaitsPass, kPlaceLaunchWaits> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PlaceLaunchWaitsPass)
+  PlaceLaunchWaitsPass() = default;
+  PlaceLaunchWaitsPass(const PlaceLaunchWaitsPass& other) : RewritePass(other) {}
+  Option<bool> overlap{*this, "overlap",
+                       llvm::cl::desc("the arch has griddepcontrol (sm_90 and later): launches may overlap"),
+                       llvm::cl::init(false)};
+  void getDependentDialects(mlir::DialectRegistry& registry) const override {
+    RewritePass::getDependentDialects(registry);
+    registry.insert<mlir::LLVM::LLVMDialect, mlir::NVVM::NVVMDialect>();
+  }
+  void apply(mlir::ModuleOp module) { ptx::place_launch_waits(module, overlap); }
+};
+
 }  // namespace
 
 void register_ptx_passes() {
   ir::register_once<Dot4ToDp4aPass, MatrixToMmaSyncPass, WarpgroupToWgmmaPass, AsyncCopyToCpAsyncPass,
                       Exp2ToEx2ApproxPass, RcpToRcpApproxPass, LaunchWaitsPass, SubgroupsToShufflesPass,
-                      OutlineKernelsPass, ShareDynamicSharedMemoryPass>(llvm_common::register_passes);
+                      OutlineKernelsPass, ShareDynamicSharedMemoryPass, PlaceLaunchWaitsPass>(llvm_common::register_passes);
 }
 
 }  // namespace quiver::compiler

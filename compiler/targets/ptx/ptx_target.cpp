@@ -10,7 +10,6 @@
 #include "ir/math.h"
 #include "ir/warpgroup.h"
 #include "llvm/ADT/TypeSwitch.h"
-#include "llvm/Transforms/Utils/Cloning.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -145,9 +144,7 @@ class PtxTarget final : public Target {
     // Named after the first arch: each group of archs lowered on its own (arch_groups) has its own.
     llvm_common::keep_temp(options, "ptx." + archs.front() + ".llvm.mlir", llvm_common::print(*llvm_module));
 
-    llvm::LLVMContext llvm_context;
     llvm_common::run_passes(*llvm_module, "qv-align-vector-accesses,qv-align-workgroup-globals", all, options);
-    std::unique_ptr<llvm::Module> base = llvm_common::translate(*llvm_module, llvm_context, all);
 
     std::vector<std::string> cuda_dirs{"/usr/local/cuda/bin"};
     std::optional<std::filesystem::path> ptxas = llvm_common::find_executable("ptxas", {});
@@ -155,9 +152,13 @@ class PtxTarget final : public Target {
 
     std::vector<TargetImage> images;
     for (const std::string& arch : archs) {
-      std::unique_ptr<llvm::Module> m = llvm::CloneModule(*base);
+      // The waits differ per arch: each arch lowers a copy of the module.
       const bool overlap = ptx::has_launch_waits(arch);
-      ptx::place_launch_waits(*m, overlap);
+      mlir::OwningOpRef<mlir::ModuleOp> arch_module = llvm_module->clone();
+      llvm_common::run_passes(*arch_module, std::string("qv-ptx-place-launch-waits{overlap=") + (overlap ? "true" : "false") + "}",
+                              all, options);
+      llvm::LLVMContext llvm_context;
+      std::unique_ptr<llvm::Module> m = llvm_common::translate(*arch_module, llvm_context, all);
       auto machine = llvm_common::create_target_machine("nvptx64-nvidia-cuda", arch, ptx_features(arch), all);
       llvm_common::optimize(*m, *machine, /*no_library_calls=*/true);
       llvm_common::keep_temp(options, "ptx." + arch + ".ll", llvm_common::print(*m));
