@@ -28,80 +28,66 @@ void lower_math_or_say_so(mlir::ModuleOp module) {
   }
 }
 
-constexpr PassText kFoldBlockDims{
-    "qv-fold-block-dims",
-    "gpu.block_dim becomes the kernel's qv.block size; gpu.thread_id along an axis of size 1 becomes 0"};
-constexpr PassText kPromotePrivateVariables{"qv-promote-private-variables",
-                                            "mem2reg of each thread's own memref.alloca (never of workgroup arrays)"};
-constexpr PassText kExpandDot4I8{"qv-expand-dot4-i8", "qv.dot4_i8 as exact byte-lane arithmetic"};
-constexpr PassText kEraseAsyncCopyMarks{
-    "qv-erase-async-copy-marks", "drops the qv.copy_async_commit / wait marks: the copies are already synchronous"};
-constexpr PassText kEraseLaunchWaits{
-    "qv-erase-launch-waits", "drops qv.wait_prior_launches: the target's launches never overlap"};
-constexpr PassText kLowerMath{"qv-lower-math",
-                              "the portable math lowering: only the exactly rounded math ops remain (ir/math.h)"};
-using FoldBlockDimsPass = FunctionPass<kFoldBlockDims, fold_block_dims>;
-using PromotePrivateVariablesPass = FunctionPass<kPromotePrivateVariables, promote_private_variables>;
-using ExpandDot4I8Pass = FunctionPass<kExpandDot4I8, expand_dot4_i8>;
-using EraseAsyncCopyMarksPass = FunctionPass<kEraseAsyncCopyMarks, erase_async_copy_marks>;
-using EraseLaunchWaitsPass = FunctionPass<kEraseLaunchWaits, erase_launch_waits>;
-using LowerMathPass = FunctionPass<kLowerMath, lower_math_or_say_so>;
+}  // namespace
 
-// A tile expansion (matrix or block tiles) on every function but the kernels its `keep` option
-// names, which keep their tiles for the target.
-template <const PassText& text, void (*expand)(mlir::ModuleOp, llvm::function_ref<bool(mlir::func::FuncOp)>)>
-class ExpandTilesPass : public RewritePass<ExpandTilesPass<text, expand>, text> {
+#define GEN_PASS_DECL
+#define GEN_PASS_DEF_FOLDBLOCKDIMS
+#define GEN_PASS_DEF_PROMOTEPRIVATEVARIABLES
+#define GEN_PASS_DEF_EXPANDMATRIX
+#define GEN_PASS_DEF_EXPANDBLOCKTILES
+#define GEN_PASS_DEF_EXPANDWARPGROUP
+#define GEN_PASS_DEF_EXPANDDOT4I8
+#define GEN_PASS_DEF_ERASEASYNCCOPYMARKS
+#define GEN_PASS_DEF_ERASELAUNCHWAITS
+#define GEN_PASS_DEF_SCALARIZEVECTORS
+#define GEN_PASS_DEF_FLOAT16ASBITS
+#define GEN_PASS_DEF_LOWERMATH
+#include "ir/Passes.h.inc"
+
+namespace {
+
+using FoldBlockDimsPass = RewritePass<impl::FoldBlockDimsBase, fold_block_dims>;
+using PromotePrivateVariablesPass = RewritePass<impl::PromotePrivateVariablesBase, promote_private_variables>;
+using ExpandDot4I8Pass = RewritePass<impl::ExpandDot4I8Base, expand_dot4_i8>;
+using EraseAsyncCopyMarksPass = RewritePass<impl::EraseAsyncCopyMarksBase, erase_async_copy_marks>;
+using EraseLaunchWaitsPass = RewritePass<impl::EraseLaunchWaitsBase, erase_launch_waits>;
+using LowerMathPass = RewritePass<impl::LowerMathBase, lower_math_or_say_so>;
+
+// A tile expansion (matrix or block tiles) on every function but the kernels `keep` names,
+// which keep their tiles for the target.
+template <template <typename> class Generated,
+          void (*expand)(mlir::ModuleOp, llvm::function_ref<bool(mlir::func::FuncOp)>)>
+class ExpandTilesPass : public Rewriting<Generated<ExpandTilesPass<Generated, expand>>> {
  public:
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ExpandTilesPass)
-  ExpandTilesPass() = default;
-  ExpandTilesPass(const ExpandTilesPass& other) : RewritePass<ExpandTilesPass, text>(other) {}
-  typename RewritePass<ExpandTilesPass, text>::template ListOption<std::string> keep{
-      *this, "keep", llvm::cl::desc("kernels whose tiles the target lowers itself")};
-  void apply(mlir::ModuleOp module) {
-    if (keep.empty()) return expand(module, nullptr);
-    expand(module, [&](mlir::func::FuncOp fn) { return !llvm::is_contained(keep, fn.getSymName().str()); });
+  using Rewriting<Generated<ExpandTilesPass>>::Rewriting;
+  void runOnOperation() override {
+    this->rewrite([this](mlir::ModuleOp module) {
+      if (this->keep.empty()) return expand(module, nullptr);
+      expand(module, [&](mlir::func::FuncOp fn) { return !llvm::is_contained(this->keep, fn.getSymName().str()); });
+    });
   }
 };
-constexpr PassText kExpandMatrix{"qv-expand-matrix",
-                                 "the portable fallback of the qv.matrix_* intrinsics (every lane holds the whole tile)"};
-constexpr PassText kExpandBlockTiles{
-    "qv-expand-block-tiles", "the portable fallback of the qv.block_* intrinsics (each thread holds a share of the tile)"};
-using ExpandMatrixPass = ExpandTilesPass<kExpandMatrix, expand_matrix_ops>;
-using ExpandBlockTilesPass = ExpandTilesPass<kExpandBlockTiles, expand_block_ops>;
+using ExpandMatrixPass = ExpandTilesPass<impl::ExpandMatrixBase, expand_matrix_ops>;
+using ExpandBlockTilesPass = ExpandTilesPass<impl::ExpandBlockTilesBase, expand_block_ops>;
 
-constexpr PassText kExpandWarpgroup{
-    "qv-expand-warpgroup", "qv.warpgroup_store* element stores and (unless keep-mma) the portable warpgroup products"};
-struct ExpandWarpgroupPass : RewritePass<ExpandWarpgroupPass, kExpandWarpgroup> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ExpandWarpgroupPass)
-  ExpandWarpgroupPass() = default;
-  ExpandWarpgroupPass(const ExpandWarpgroupPass& other) : RewritePass(other) {}
-  Option<bool> keep_mma{*this, "keep-mma", llvm::cl::desc("keep qv.warpgroup_mma / wait / store_swizzled for the target"),
-                        llvm::cl::init(false)};
-  void apply(mlir::ModuleOp module) { expand_warpgroup_ops(module, keep_mma); }
+struct ExpandWarpgroupPass : Rewriting<impl::ExpandWarpgroupBase<ExpandWarpgroupPass>> {
+  using Rewriting::Rewriting;
+  void runOnOperation() override {
+    rewrite([&](mlir::ModuleOp m) { expand_warpgroup_ops(m, keep_mma); });
+  }
 };
-
-constexpr PassText kScalarizeVectors{"qv-scalarize-vectors", "no vector values: every vector op becomes scalar ops"};
-struct ScalarizeVectorsPass : RewritePass<ScalarizeVectorsPass, kScalarizeVectors> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ScalarizeVectorsPass)
-  ScalarizeVectorsPass() = default;
-  ScalarizeVectorsPass(const ScalarizeVectorsPass& other) : RewritePass(other) {}
-  Option<bool> wide_buffer_access{*this, "wide-buffer-access",
-                                  llvm::cl::desc("4-, 8- and 16-byte buffer accesses through 32-bit word views"),
-                                  llvm::cl::init(false)};
-  Option<bool> keep_tiles{*this, "keep-tiles", llvm::cl::desc("matrix and block tiles stay whole values"),
-                          llvm::cl::init(false)};
-  void apply(mlir::ModuleOp module) { scalarize_vectors(module, wide_buffer_access, keep_tiles); }
+struct ScalarizeVectorsPass : Rewriting<impl::ScalarizeVectorsBase<ScalarizeVectorsPass>> {
+  using Rewriting::Rewriting;
+  void runOnOperation() override {
+    rewrite([&](mlir::ModuleOp m) { scalarize_vectors(m, wide_buffer_access, keep_tiles); });
+  }
 };
-
-constexpr PassText kFloat16AsBits{"qv-16bit-floats-as-bits",
-                                  "f16 / bf16 carried as i16, their conversions and arithmetic in integer and f32 ops"};
-struct Float16AsBitsPass : RewritePass<Float16AsBitsPass, kFloat16AsBits> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(Float16AsBitsPass)
-  Float16AsBitsPass() = default;
-  Float16AsBitsPass(const Float16AsBitsPass& other) : RewritePass(other) {}
-  Option<bool> f16{*this, "f16", llvm::cl::desc("carry f16 as its bits"), llvm::cl::init(false)};
-  Option<bool> bf16{*this, "bf16", llvm::cl::desc("carry bf16 as its bits"), llvm::cl::init(false)};
-  void apply(mlir::ModuleOp module) { carry_16bit_floats_as_bits(module, f16, bf16); }
+struct Float16AsBitsPass : Rewriting<impl::Float16AsBitsBase<Float16AsBitsPass>> {
+  using Rewriting::Rewriting;
+  void runOnOperation() override {
+    rewrite([&](mlir::ModuleOp m) { carry_16bit_floats_as_bits(m, f16, bf16); });
+  }
 };
 
 std::string flag(const char* name, bool value) { return std::string(name) + (value ? "=true" : "=false"); }
@@ -120,8 +106,8 @@ void register_passes() {
     mlir::registerCSEPass();
     mlir::registerLiftControlFlowToSCFPass();
     register_pass<FoldBlockDimsPass, PromotePrivateVariablesPass, ExpandMatrixPass, ExpandBlockTilesPass,
-                  ExpandWarpgroupPass, ExpandDot4I8Pass, EraseAsyncCopyMarksPass, EraseLaunchWaitsPass, ScalarizeVectorsPass,
-                  Float16AsBitsPass, LowerMathPass>();
+                  ExpandWarpgroupPass, ExpandDot4I8Pass, EraseAsyncCopyMarksPass, EraseLaunchWaitsPass,
+                  ScalarizeVectorsPass, Float16AsBitsPass, LowerMathPass>();
     mlir::PassPipelineRegistration<>("qv-normalize", "the front end's normalisation (" + normalize_pipeline() + ")",
                                      [](mlir::OpPassManager& pm) { (void)add_pipeline(pm, normalize_pipeline()); });
     mlir::PassPipelineRegistration<>("qv-structure", "control flow lifted to scf (" + structure_pipeline() + ")",

@@ -36,25 +36,25 @@ bool run_pipeline(mlir::Operation* op, llvm::StringRef pipeline, std::string& er
 // order; std::runtime_error names the first that is not one.
 llvm::SmallVector<mlir::func::FuncOp> named_kernels(mlir::ModuleOp module, llvm::ArrayRef<std::string> symbols);
 
-// A pass's argument (qv-<what it does>) and description.
-struct PassText {
-  llvm::StringLiteral argument;
-  llvm::StringLiteral description;
-};
-
-// The base of a quiver pass on `Op` (any op for void): Derived defines apply(Op); a
-// std::exception thrown by apply is the pass's failure, its message the error diagnostic on
-// the op.
-template <typename Derived, const PassText& text, typename Op = mlir::ModuleOp>
-class RewritePass : public mlir::PassWrapper<Derived, mlir::OperationPass<Op>> {
+// The base of every quiver pass, over the class mlir-tblgen generates from its folder's
+// Passes.td (impl::<Name>Base<Derived>: its name, summary, anchor and options): the neutral IR's
+// dialects as dependent dialects (quiver-opt loads only those its input names), and rewrite(f),
+// which runs f(op) and makes a std::exception it throws the pass's failure, its message an
+// error on the op.
+template <typename Generated>
+class Rewriting : public Generated {
  public:
-  llvm::StringRef getArgument() const override { return text.argument; }
-  llvm::StringRef getDescription() const override { return text.description; }
-  // The neutral IR's dialects: quiver-opt loads only those its input names.
-  void getDependentDialects(mlir::DialectRegistry& registry) const override { register_dialects(registry); }
-  void runOnOperation() override {
+  using Generated::Generated;
+  void getDependentDialects(mlir::DialectRegistry& registry) const override {
+    Generated::getDependentDialects(registry);
+    register_dialects(registry);
+  }
+
+ protected:
+  template <typename Rewrite>
+  void rewrite(Rewrite&& run) {
     try {
-      static_cast<Derived*>(this)->apply(this->getOperation());
+      run(this->getOperation());
     } catch (const std::exception& e) {
       this->getOperation()->emitError(e.what());
       this->signalPassFailure();
@@ -62,53 +62,47 @@ class RewritePass : public mlir::PassWrapper<Derived, mlir::OperationPass<Op>> {
   }
 };
 
-// A pass without options that calls `rewrite` on its op; `Dialects` are those whose ops it
-// creates beyond the neutral IR's.
-template <const PassText& text, auto rewrite, typename Op = mlir::ModuleOp, typename... Dialects>
-class FunctionPass : public RewritePass<FunctionPass<text, rewrite, Op, Dialects...>, text, Op> {
+// A pass without options that runs `kRewrite` on its op, over the generated base `Generated`
+// (impl::<Name>Base): using <Name>Pass = ir::RewritePass<impl::<Name>Base, rewrite>.
+template <template <typename> class Generated, auto kRewrite>
+class RewritePass : public Rewriting<Generated<RewritePass<Generated, kRewrite>>> {
  public:
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FunctionPass)
-  void getDependentDialects(mlir::DialectRegistry& registry) const override {
-    register_dialects(registry);
-    (registry.insert<Dialects>(), ...);
-  }
-  template <typename OpOrPointer>
-  void apply(OpOrPointer op) {
-    rewrite(op);
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RewritePass)
+  void runOnOperation() override { this->rewrite(kRewrite); }
+};
+
+// A pass whose one option is kernels=<symbols> (PassBase.td's KernelListPass) that runs
+// `kRewrite(module, symbols)`.
+template <template <typename> class Generated, auto kRewrite>
+class KernelListRewritePass : public Rewriting<Generated<KernelListRewritePass<Generated, kRewrite>>> {
+ public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(KernelListRewritePass)
+  using Rewriting<Generated<KernelListRewritePass>>::Rewriting;
+  void runOnOperation() override {
+    this->rewrite([this](mlir::ModuleOp module) {
+      kRewrite(module, llvm::SmallVector<std::string>(this->kernels.begin(), this->kernels.end()));
+    });
   }
 };
 
-// A pass on a module with the option kernels=<symbols> (the kernels it takes, in that order) that
-// calls `rewrite(module, symbols)`; `Dialects` as FunctionPass's.
-template <const PassText& text, auto rewrite, typename... Dialects>
-class KernelListPass : public RewritePass<KernelListPass<text, rewrite, Dialects...>, text> {
- public:
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(KernelListPass)
-  KernelListPass() = default;
-  KernelListPass(const KernelListPass& other) : RewritePass<KernelListPass, text>(other) {}
-  void getDependentDialects(mlir::DialectRegistry& registry) const override {
-    register_dialects(registry);
-    (registry.insert<Dialects>(), ...);
-  }
-  void apply(mlir::ModuleOp module) { rewrite(module, llvm::SmallVector<std::string>(kernels.begin(), kernels.end())); }
+// A list option's values (kernels=, keep=) as strings.
+template <typename ListOption>
+llvm::SmallVector<std::string> values(const ListOption& option) {
+  return llvm::SmallVector<std::string>(option.begin(), option.end());
+}
 
- private:
-  mlir::Pass::ListOption<std::string> kernels{*this, "kernels",
-                                              llvm::cl::desc("the kernels' symbols, in the image's order")};
-};
-
-// Registers the passes `P...` (any number of times: registering a pass type is idempotent).
+// Registers the passes `P...` (registering a pass type again is harmless).
 template <typename... P>
 void register_pass() {
   (mlir::registerPass([] { return std::unique_ptr<mlir::Pass>(std::make_unique<P>()); }), ...);
 }
 
-// A folder's registration: `first` (the registrations its pipelines also name), then `P...`;
-// once per program, since the pass registry is not thread-safe.
-template <typename... P>
-void register_once(void (*first)()) {
+// A folder's registration, once per program since MLIR's pass registry is not thread-safe:
+// `first` (the registrations its pipelines also name), then its passes `P...`.
+template <void (*first)(), typename... P>
+void register_once() {
   static std::once_flag once;
-  std::call_once(once, [first] {
+  std::call_once(once, [] {
     first();
     register_pass<P...>();
   });

@@ -1,5 +1,4 @@
-// The cpu target's passes: a kernel's block as thread loops, its subgroups as lanes, and the
-// kernel as its per-thread function.
+// The cpu target's passes (Passes.td).
 #include "ir/passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "targets/cpu/barrier_fission.h"
@@ -7,30 +6,31 @@
 #include "targets/cpu/thread_function.h"
 #include "targets/llvm_common/passes.h"
 
-namespace quiver::compiler {
+namespace quiver::compiler::cpu {
+
+#define GEN_PASS_DECL
+#define GEN_PASS_DEF_BARRIERSTOLOOPS
+#define GEN_PASS_DEF_SUBGROUPSTOLANES
+#define GEN_PASS_DEF_THREADFUNCTIONS
+#include "targets/cpu/Passes.h.inc"
 
 namespace {
-constexpr ir::PassText kBarriersToLoops{
-    "qv-cpu-barriers-to-loops",
-    "each func.func with gpu.barrier and qv.block runs its block as loops over the threads, split at the "
-    "barriers (those under other than scf.for / scf.if / scf.while stay as they are)"};
-using BarriersToLoopsPass = ir::FunctionPass<kBarriersToLoops, cpu::barriers_to_loops_in_module>;
-constexpr ir::PassText kSubgroupsToLanes{
-    "qv-cpu-subgroups-to-lanes",
-    "each func.func with subgroup operations, qv.block and no gpu.barrier (run qv-cpu-barriers-to-loops first) "
-    "runs its subgroups as lanes of its thread loops: a loop over the subgroups around a loop over gpu.subgroup_size "
-    "lanes, split at each subgroup operation"};
-using SubgroupsToLanesPass = ir::FunctionPass<kSubgroupsToLanes, cpu::subgroups_to_lanes_in_module>;
-constexpr ir::PassText kThreadFunctions{
-    "qv-cpu-thread-functions",
-    "each named kernel as its per-thread function __qv_thread_<symbol>: its block as thread loops where it can, "
-    "the gpu ids, shared memory and ctx as arguments, barriers as calls of ctx->barrier"};
-using ThreadFunctionsPass = ir::KernelListPass<kThreadFunctions, cpu::make_thread_functions, mlir::LLVM::LLVMDialect>;
+
+using BarriersToLoopsPass = ir::RewritePass<impl::BarriersToLoopsBase, barriers_to_loops_in_module>;
+using SubgroupsToLanesPass = ir::RewritePass<impl::SubgroupsToLanesBase, subgroups_to_lanes_in_module>;
+using ThreadFunctionsPass = ir::KernelListRewritePass<impl::ThreadFunctionsBase, make_thread_functions>;
+
 }  // namespace
+
+
+}  // namespace quiver::compiler::cpu
+
+namespace quiver::compiler {
 
 // The cpu target's pipelines name upstream passes, those of the LLVM-based targets and its own.
 void register_cpu_passes() {
-  ir::register_once<BarriersToLoopsPass, SubgroupsToLanesPass, ThreadFunctionsPass>(llvm_common::register_passes);
+  using namespace cpu;
+  ir::register_once<llvm_common::register_passes, BarriersToLoopsPass, SubgroupsToLanesPass, ThreadFunctionsPass>();
 }
 
 }  // namespace quiver::compiler

@@ -1,4 +1,4 @@
-// The hsaco target's passes.
+// The hsaco target's passes (Passes.td).
 #include "ir/passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -6,39 +6,33 @@
 #include "targets/hsaco/amdgpu_kernel.h"
 #include "targets/llvm_common/passes.h"
 
-namespace quiver::compiler {
+namespace quiver::compiler::hsaco {
+
+#define GEN_PASS_DECL
+#define GEN_PASS_DEF_DOT4TOSDOT4
+#define GEN_PASS_DEF_OUTLINEKERNELS
+#include "targets/hsaco/Passes.h.inc"
 
 namespace {
 
-constexpr ir::PassText kDot4ToSdot4{"qv-hsaco-dot4-to-sdot4", "qv.dot4_i8 as llvm.amdgcn.sdot4 (processors with dot4)"};
-using Dot4ToSdot4Pass =
-    ir::FunctionPass<kDot4ToSdot4, hsaco::lower_dot4_to_sdot4, mlir::ModuleOp, mlir::LLVM::LLVMDialect>;
-
-constexpr ir::PassText kOutlineKernels{
-    "qv-hsaco-outline-kernels",
-    "each named kernel as a gpu.func kernel in a gpu.module @qv_hsaco_<symbol> of its own: global bare-pointer "
-    "buffers, workgroup memory as views of one byte array, block and grid sizes and the wave size as values"};
-struct OutlineKernelsPass : ir::RewritePass<OutlineKernelsPass, kOutlineKernels> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(OutlineKernelsPass)
-  OutlineKernelsPass() = default;
-  OutlineKernelsPass(const OutlineKernelsPass& other) : RewritePass(other) {}
-  ListOption<std::string> kernels{*this, "kernels", llvm::cl::desc("the kernels' symbols, in the image's order")};
-  Option<unsigned> wave_size{*this, "wave-size", llvm::cl::desc("lanes of a wave: 64 (GCN, CDNA) or 32 (RDNA)"),
-                             llvm::cl::init(64)};
-  void getDependentDialects(mlir::DialectRegistry& registry) const override {
-    RewritePass::getDependentDialects(registry);
-    registry.insert<mlir::gpu::GPUDialect, mlir::LLVM::LLVMDialect, mlir::ROCDL::ROCDLDialect>();
-  }
-  void apply(mlir::ModuleOp module) {
-    llvm::SmallVector<std::string> symbols(kernels.begin(), kernels.end());
-    hsaco::outline_kernels(module, symbols, wave_size);
+using Dot4ToSdot4Pass = ir::RewritePass<impl::Dot4ToSdot4Base, lower_dot4_to_sdot4>;
+struct OutlineKernelsPass : ir::Rewriting<impl::OutlineKernelsBase<OutlineKernelsPass>> {
+  using Rewriting::Rewriting;
+  void runOnOperation() override {
+    rewrite([&](mlir::ModuleOp m) { outline_kernels(m, ir::values(kernels), wave_size); });
   }
 };
 
 }  // namespace
 
+
+}  // namespace quiver::compiler::hsaco
+
+namespace quiver::compiler {
+
 void register_hsaco_passes() {
-  ir::register_once<Dot4ToSdot4Pass, OutlineKernelsPass>(llvm_common::register_passes);
+  using namespace hsaco;
+  ir::register_once<llvm_common::register_passes, Dot4ToSdot4Pass, OutlineKernelsPass>();
 }
 
 }  // namespace quiver::compiler

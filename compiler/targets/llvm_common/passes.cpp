@@ -7,26 +7,22 @@
 
 namespace quiver::compiler::llvm_common {
 
+#define GEN_PASS_DECL
+#define GEN_PASS_DEF_MATHTOLLVMINTRINSICS
+#define GEN_PASS_DEF_ALIGNVECTORACCESSES
+#define GEN_PASS_DEF_ALIGNWORKGROUPGLOBALS
+#include "targets/llvm_common/Passes.h.inc"
+
 namespace {
 
-constexpr ir::PassText kMathToLlvmIntrinsics{
-    "qv-math-to-llvm-intrinsics",
-    "the exact math ops qv-lower-math leaves become calls of LLVM's generic intrinsics (llvm.sqrt.f32, ...)"};
-constexpr ir::PassText kAlignVectorAccesses{
-    "qv-align-vector-accesses",
-    "llvm.load / llvm.store of a vector get the alignment of the vector's size (qv::load / qv::store's promise)"};
-constexpr ir::PassText kAlignWorkgroupGlobals{
-    "qv-align-workgroup-globals",
-    "workgroup (address space 3) llvm.mlir.global arrays get the alignment ir::workgroup_layout assumes"};
-using MathToLlvmIntrinsicsPass =
-    ir::FunctionPass<kMathToLlvmIntrinsics, math_to_intrinsics, void, mlir::LLVM::LLVMDialect>;
-using AlignVectorAccessesPass = ir::FunctionPass<kAlignVectorAccesses, align_vector_accesses, void>;
-using AlignWorkgroupGlobalsPass = ir::FunctionPass<kAlignWorkgroupGlobals, align_workgroup_globals, void>;
+using MathToLlvmIntrinsicsPass = ir::RewritePass<impl::MathToLlvmIntrinsicsBase, math_to_intrinsics>;
+using AlignVectorAccessesPass = ir::RewritePass<impl::AlignVectorAccessesBase, align_vector_accesses>;
+using AlignWorkgroupGlobalsPass = ir::RewritePass<impl::AlignWorkgroupGlobalsBase, align_workgroup_globals>;
 
 }  // namespace
 
 void register_passes() {
-  ir::register_once<MathToLlvmIntrinsicsPass, AlignVectorAccessesPass, AlignWorkgroupGlobalsPass>(ir::register_passes);
+  ir::register_once<ir::register_passes, MathToLlvmIntrinsicsPass, AlignVectorAccessesPass, AlignWorkgroupGlobalsPass>();
 }
 
 void run_passes(mlir::ModuleOp module, const std::string& pipeline, const ErrorContext& where,
