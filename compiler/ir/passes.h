@@ -62,6 +62,12 @@ class Rewriting : public Generated {
   }
 };
 
+// A list option's values (kernels=, keep=) as strings.
+template <typename ListOption>
+llvm::SmallVector<std::string> values(const ListOption& option) {
+  return llvm::SmallVector<std::string>(option.begin(), option.end());
+}
+
 // A pass without options that runs `kRewrite` on its op, over the generated base `Generated`
 // (impl::<Name>Base): using <Name>Pass = ir::RewritePass<impl::<Name>Base, rewrite>.
 template <template <typename> class Generated, auto kRewrite>
@@ -79,17 +85,9 @@ class KernelListRewritePass : public Rewriting<Generated<KernelListRewritePass<G
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(KernelListRewritePass)
   using Rewriting<Generated<KernelListRewritePass>>::Rewriting;
   void runOnOperation() override {
-    this->rewrite([this](mlir::ModuleOp module) {
-      kRewrite(module, llvm::SmallVector<std::string>(this->kernels.begin(), this->kernels.end()));
-    });
+    this->rewrite([this](mlir::ModuleOp module) { kRewrite(module, values(this->kernels)); });
   }
 };
-
-// A list option's values (kernels=, keep=) as strings.
-template <typename ListOption>
-llvm::SmallVector<std::string> values(const ListOption& option) {
-  return llvm::SmallVector<std::string>(option.begin(), option.end());
-}
 
 // Registers the passes `P...` (registering a pass type again is harmless).
 template <typename... P>

@@ -107,19 +107,16 @@ class CpuTarget final : public Target {
     llvm_common::run_passes(module, quiver::ir::legalize_pipeline(legal) + ",qv-lower-math", all, options);
     // The IR agrees with the manifest (block, parameters, workgroup bytes, barriers) before the
     // kernels become thread functions.
-    std::string threads_pass = "qv-cpu-thread-functions{kernels=";
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      ErrorContext where{kernels[i].name, kTargetName};
-      mlir::func::FuncOp func = llvm_common::find_kernel(module, kernels[i].symbol, where);
-      llvm_common::check_signature(func, kernels[i], where);
-      llvm_common::workgroup_layout(func, kernels[i], where);
+    const std::string kernel_list = llvm_common::checked_kernel_list(module, kernels, kTargetName);
+    for (const format::Kernel& kernel : kernels) {
       bool has_barrier = false;
-      func.walk([&](mlir::gpu::BarrierOp) { has_barrier = true; });
-      if (has_barrier && !kernels[i].uses_barrier)
-        throw TargetError(where.kernel, where.target, "uses gpu.barrier but the manifest says uses_barrier = false");
-      threads_pass += (i ? "," : "") + kernels[i].symbol;
+      llvm_common::find_kernel(module, kernel.symbol, {kernel.name, kTargetName}).walk([&](mlir::gpu::BarrierOp) {
+        has_barrier = true;
+      });
+      if (has_barrier && !kernel.uses_barrier)
+        throw TargetError(kernel.name, kTargetName, "uses gpu.barrier but the manifest says uses_barrier = false");
     }
-    llvm_common::run_passes(module, threads_pass + "}", all, options);
+    llvm_common::run_passes(module, "qv-cpu-thread-functions{kernels=" + kernel_list + "}", all, options);
     print_pipeline(options, kTargetName, "builtin.module", kThreadPipeline);
 
     mlir::OwningOpRef<mlir::ModuleOp> llvm_module = mlir::ModuleOp::create(module.getLoc());

@@ -192,15 +192,10 @@ class HsacoTarget final : public Target {
                             all, options);
     // The IR agrees with the manifest (block, parameters, workgroup bytes) before the kernels
     // leave their func.func.
-    std::string outline = "qv-hsaco-outline-kernels{wave-size=" + std::to_string(arch.wave_size) + " kernels=";
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      ErrorContext where{kernels[i].name, kTargetName};
-      mlir::func::FuncOp func = llvm_common::find_kernel(*copy, kernels[i].symbol, where);
-      llvm_common::check_signature(func, kernels[i], where);
-      llvm_common::workgroup_layout(func, kernels[i], where);
-      outline += (i ? "," : "") + kernels[i].symbol;
-    }
-    llvm_common::run_passes(*copy, outline + "}", all, options);
+    llvm_common::run_passes(*copy,
+                            "qv-hsaco-outline-kernels{wave-size=" + std::to_string(arch.wave_size) + " kernels=" +
+                                llvm_common::checked_kernel_list(*copy, kernels, kTargetName) + "}",
+                            all, options);
 
     // Vector ops are lowered after convert-gpu-to-rocdl, once no workgroup memref (whose
     // address space the vector lowering cannot map) is left.

@@ -177,6 +177,19 @@ quiver::ir::WorkgroupLayout workgroup_layout(mlir::func::FuncOp func, const form
   return layout;
 }
 
+std::string checked_kernel_list(mlir::ModuleOp module, std::span<const format::Kernel> kernels,
+                                const std::string& target) {
+  std::string symbols;
+  for (const format::Kernel& kernel : kernels) {
+    ErrorContext where{kernel.name, target};
+    mlir::func::FuncOp func = find_kernel(module, kernel.symbol, where);
+    check_signature(func, kernel, where);
+    workgroup_layout(func, kernel, where);
+    symbols += (symbols.empty() ? "" : ",") + kernel.symbol;
+  }
+  return symbols;
+}
+
 mlir::Value workgroup_view(mlir::OpBuilder& b, const quiver::ir::WorkgroupSlot& slot, mlir::Value bytes) {
   mlir::memref::AllocaOp alloca = slot.alloca;   // MLIR's op handles have no const accessors
   mlir::Value offset = b.create<mlir::arith::ConstantIndexOp>(alloca.getLoc(), slot.offset);

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -43,6 +44,12 @@ std::array<uint32_t, 3> kernel_block(mlir::func::FuncOp func, const ErrorContext
 // mismatch otherwise. Both LLVM-based targets rely on this before rewriting the signature.
 std::array<uint32_t, 3> check_signature(mlir::func::FuncOp func, const format::Kernel& kernel,
                                         const ErrorContext& where);
+
+// Checks, for each of `kernels` in order, that its IR agrees with its manifest entry (it exists,
+// check_signature, workgroup_layout) before a pass takes it out of its func.func, and returns
+// the symbols as a kernels= option's value ("a,b,c"). TargetError names the kernel that does not.
+std::string checked_kernel_list(mlir::ModuleOp module, std::span<const format::Kernel> kernels,
+                                const std::string& target);
 
 // A new gpu.module @`module_name` at the end of `module` holding an empty gpu.func kernel named
 // as `func`, of parameters `inputs` and workgroup attributions `workgroup`, with the known block

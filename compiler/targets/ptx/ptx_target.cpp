@@ -121,15 +121,9 @@ class PtxTarget final : public Target {
                             all, options);
     // The IR agrees with the manifest (block, parameters, workgroup bytes) before the kernels
     // leave their func.func.
-    for (const format::Kernel& k : kernels) {
-      ErrorContext where{k.name, kTargetName};
-      mlir::func::FuncOp func = llvm_common::find_kernel(module, k.symbol, where);
-      llvm_common::check_signature(func, k, where);
-      llvm_common::workgroup_layout(func, k, where);
-    }
-    std::string outline = "qv-ptx-outline-kernels{kernels=";
-    for (size_t i = 0; i < symbols.size(); ++i) outline += (i ? "," : "") + symbols[i];
-    llvm_common::run_passes(module, outline + "}", all, options);
+    llvm_common::run_passes(
+        module, "qv-ptx-outline-kernels{kernels=" + llvm_common::checked_kernel_list(module, kernels, kTargetName) + "}",
+        all, options);
 
     // Lower each kernel in its own gpu.module so that an error names its kernel.
     mlir::OwningOpRef<mlir::ModuleOp> llvm_module = mlir::ModuleOp::create(module.getLoc());
