@@ -149,8 +149,8 @@ class PtxTarget final : public Target {
       // The waits differ per arch: each arch lowers a copy of the module.
       const bool overlap = ptx::has_launch_waits(arch);
       mlir::OwningOpRef<mlir::ModuleOp> arch_module = llvm_module->clone();
-      llvm_common::run_passes(*arch_module, std::string("qv-ptx-place-launch-waits{overlap=") + (overlap ? "true" : "false") + "}",
-                              all, options);
+      const std::string waits = std::string("qv-ptx-place-launch-waits{overlap=") + (overlap ? "true" : "false") + "}";
+      llvm_common::run_passes(*arch_module, waits, all, options);
       llvm::LLVMContext llvm_context;
       std::unique_ptr<llvm::Module> m = llvm_common::translate(*arch_module, llvm_context, all);
       auto machine = llvm_common::create_target_machine("nvptx64-nvidia-cuda", arch, ptx_features(arch), all);
