@@ -389,6 +389,73 @@ QV_DEVICE void store_pair(float* y, uint32_t row0, bool valid0, bool valid1, flo
   if (valid1 && qv::subgroup_lane() == 0) y[row0 + 1] = sum1;
 }
 
+// The int8-activation products' walk (kernels/matvec.cpp's *_a8, matvec_k_a8.cpp): a block of
+// kQuantThreads threads takes P row pairs (the grid is rows / (2 P) blocks), its subgroups
+// min(P, subgroups) pairs a step. Where the block has more subgroups than pairs, `parts`
+// subgroups share a pair, each walking its own share of the row (split_range), and their sums
+// meet in workgroup memory (split_store). Each product has a kernel of 4 pairs a block and one of
+// 2 (`_split`): a 4096-row product at 4 pairs a block is 512 blocks, under half of what an H200's
+// multiprocessors hold, and most of the memory requests it could have in flight are not. P is a
+// template argument so that a kernel's walk folds to constants where the subgroup size is one
+// (a run-time P cost the 4-pair kernels 5-10% on an H200). Subgroup counts are powers of two, so
+// parts > 1 means one step.
+template <uint32_t P>
+QV_DEVICE uint32_t split_per_step(uint32_t sg) {
+  uint32_t subgroups = (kQuantThreads + sg - 1) / sg;
+  return subgroups < P ? subgroups : P;
+}
+template <uint32_t P>
+QV_DEVICE uint32_t split_steps(uint32_t sg) {
+  return P / split_per_step<P>(sg);
+}
+template <uint32_t P>
+QV_DEVICE uint32_t split_parts(uint32_t sg) {
+  return ((kQuantThreads + sg - 1) / sg) / split_per_step<P>(sg);
+}
+// This subgroup's share [begin, end) of a row's n steps (chunks, super-blocks).
+template <uint32_t P>
+QV_DEVICE void split_range(uint32_t n, uint32_t sg, uint32_t& begin, uint32_t& end) {
+  uint32_t parts = split_parts<P>(sg), part = (qv::thread_id_x() / sg) / split_per_step<P>(sg);
+  begin = n * part / parts;
+  end = n * (part + 1) / parts;
+}
+// As pair_row: rows row0 and row1 (= row0 when row0 + 1 is past the end) of step `step`.
+template <uint32_t P>
+QV_DEVICE uint32_t split_row(uint32_t step, uint32_t sg, uint32_t rows, bool& valid0, bool& valid1, uint32_t& row1) {
+  uint32_t per_step = split_per_step<P>(sg);
+  uint32_t row0 = block_row() * 2 * P + 2 * ((qv::thread_id_x() / sg) % per_step + step * per_step);
+  valid0 = row0 < rows;
+  valid1 = valid0 && row0 + 1 < rows;
+  row1 = valid1 ? row0 + 1 : row0;
+  return row0;
+}
+// The pair's sums: stored by the subgroup (one part) or added over the parts in a fixed order.
+// Called by every thread of the block (the barrier), outside any thread-dependent branch.
+template <uint32_t P>
+QV_DEVICE void split_store(float* y, uint32_t row0, bool valid0, bool valid1, float a0, float a1, uint32_t sg,
+                           uint32_t rows) {
+  float sum0 = qv::subgroup_sum(a0), sum1 = qv::subgroup_sum(a1);
+  uint32_t parts = split_parts<P>(sg);
+  if (parts == 1) {
+    if (valid0 && qv::subgroup_lane() == 0) y[row0] = sum0;
+    if (valid1 && qv::subgroup_lane() == 0) y[row0 + 1] = sum1;
+    return;
+  }
+  qv::shared<float, 2 * kQuantThreads> partial;   // two sums a subgroup, even of size 1
+  uint32_t t = qv::thread_id_x(), g = t / sg;
+  if (qv::subgroup_lane() == 0) {
+    partial[2 * g] = sum0;
+    partial[2 * g + 1] = sum1;
+  }
+  qv::barrier();
+  uint32_t row = block_row() * 2 * P + t;   // thread t < 2 P adds row t's parts (one step: P pairs)
+  if (t < 2 * P && row < rows) {
+    float s = 0.0f;
+    for (uint32_t p = 0; p < parts; ++p) s += partial[2 * (t / 2 + p * P) + t % 2];
+    y[row] = s;
+  }
+}
+
 // Signed bytes b - 8 of a word of four nibbles b (0 .. 15): + 0x78 keeps each byte below 0x100
 // (no carry), ^ 0x80 then reads 120 + b as b - 8 in two's complement.
 QV_DEVICE uint32_t nibbles_minus_8(uint32_t v) { return (v + 0x78787878u) ^ 0x80808080u; }

@@ -2,20 +2,17 @@
 // writes it: the cols int8 quants as words xq, then cols / 32 float scales): matvec_q4_k_a8 on
 // q4_k tensors as GGUF stores them, matvec_q6_kr_a8 on q6_k super-blocks with their f16 d moved
 // behind the rest (ops::repack_q6_k). As matvec_q4_0r_a8 (kernels/matvec.cpp): blocks of
-// kQuantThreads threads and kQuantRows rows, a subgroup per two rows at a time, each weight load 16
-// bytes, the quants' products summed exactly by qv::dot4_i8 and scaled once per 16 or 32
-// elements. The f32-activation q4_k / q6_k kernels read 16-bit words (210-byte q6_k blocks allow
-// nothing wider) and reached 0.49 / 0.55 of a copy of their bytes on an H200.
+// kQuantThreads threads on 4 row pairs (2 in the `_split` kernels, qvops::split_row), a subgroup
+// per two rows, each weight load 16 bytes, the quants' products summed exactly by qv::dot4_i8 and
+// scaled once per 16 or 32 elements. The f32-activation q4_k / q6_k kernels read 16-bit words
+// (210-byte q6_k blocks allow nothing wider) and reached 0.49 / 0.55 of a copy of their bytes on
+// an H200.
 //
 // Layout lanes: a row's super-blocks are split among 32 layout lanes, a subgroup's lanes taking
 // lanes lane, lane + size, ... (any subgroup size; lanes past 32 of a wider subgroup add zeros).
-// Row pairs through qvops::pair_row / store_pair (common.h).
 #include "common.h"
 
 using qvops::kQuantThreads;
-using qvops::pair_row;
-using qvops::pair_steps;
-using qvops::store_pair;
 
 namespace {
 
@@ -171,52 +168,75 @@ QV_DEVICE void q6_k_block(const uint32_t* w, const qv::half* d, uint32_t o0, uin
 
 // w: the q4_k tensor's bytes as words; xq, xd: the activations' buffer as words and as float.
 // A lane issues two super-blocks' weight loads before their arithmetic (eight of 16 bytes).
-QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q4_k_a8(const uint32_t* w, const uint32_t* xq, const float* xd, float* y,
-                                                      uint32_t rows, uint32_t cols) {
-  uint32_t sg = qv::subgroup_size(), blocks = cols / kSuperElems, span = kLayoutLanes / kQ4KLanes;
+template <uint32_t P>
+QV_DEVICE void matvec_q4_k_rows(const uint32_t* w, const uint32_t* xq, const float* xd, float* y, uint32_t rows,
+                                uint32_t cols) {
+  uint32_t sg = qv::subgroup_size(), blocks = cols / kSuperElems, span = kLayoutLanes / kQ4KLanes, first, end;
+  qvops::split_range<P>(blocks, sg, first, end);
   const float* xs = xd + cols / 4;   // the activations' scales follow their quants
-  for (uint32_t step = 0; step < pair_steps(sg); ++step) {
+  for (uint32_t step = 0; step < qvops::split_steps<P>(sg); ++step) {
     bool valid0, valid1;
-    uint32_t row1, row0 = pair_row(step, sg, rows, valid0, valid1, row1);
+    uint32_t row1, row0 = qvops::split_row<P>(step, sg, rows, valid0, valid1, row1);
     float a0 = 0.0f, a1 = 0.0f;
     if (valid0) {
       uint32_t o0 = row0 * blocks * kQ4KWords, o1 = row1 * blocks * kQ4KWords;
       for (uint32_t l = qv::subgroup_lane(); l < kLayoutLanes; l += sg) {
-        uint32_t p = l % kQ4KLanes, b = l / kQ4KLanes;
-        for (; b + span < blocks; b += 2 * span) {
+        uint32_t p = l % kQ4KLanes, b = first + l / kQ4KLanes;
+        for (; b + span < end; b += 2 * span) {
           qv::vec<uint32_t, 4> h0, q0, h1, q1, h2, q2, h3, q3;
           q4_k_loads(w, o0, o1, b, p, h0, q0, h1, q1);
           q4_k_loads(w, o0, o1, b + span, p, h2, q2, h3, q3);
           q4_k_math(h0, q0, h1, q1, xq, xs, b, p, a0, a1);
           q4_k_math(h2, q2, h3, q3, xq, xs, b + span, p, a0, a1);
         }
-        if (b < blocks) {
+        if (b < end) {
           qv::vec<uint32_t, 4> h0, q0, h1, q1;
           q4_k_loads(w, o0, o1, b, p, h0, q0, h1, q1);
           q4_k_math(h0, q0, h1, q1, xq, xs, b, p, a0, a1);
         }
       }
     }
-    store_pair(y, row0, valid0, valid1, a0, a1);
+    qvops::split_store<P>(y, row0, valid0, valid1, a0, a1, sg, rows);
   }
 }
 
 // w, d: ops::repack_q6_k's bytes as words and as f16 (the d from byte rows * cols / 256 * 208).
 // A super-block's six weight loads of a row pair are issued together (q6_k_block).
-QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q6_kr_a8(const uint32_t* w, const qv::half* d, const uint32_t* xq,
-                                                       const float* xd, float* y, uint32_t rows, uint32_t cols) {
-  uint32_t sg = qv::subgroup_size(), blocks = cols / kSuperElems, span = kLayoutLanes / kQ6KLanes;
+template <uint32_t P>
+QV_DEVICE void matvec_q6_kr_rows(const uint32_t* w, const qv::half* d, const uint32_t* xq, const float* xd, float* y,
+                                 uint32_t rows, uint32_t cols) {
+  uint32_t sg = qv::subgroup_size(), blocks = cols / kSuperElems, span = kLayoutLanes / kQ6KLanes, first, end;
+  qvops::split_range<P>(blocks, sg, first, end);
   const qv::half* ds = d + rows * blocks * (2 * kQ6KWords);
   const float* xs = xd + cols / 4;
-  for (uint32_t step = 0; step < pair_steps(sg); ++step) {
+  for (uint32_t step = 0; step < qvops::split_steps<P>(sg); ++step) {
     bool valid0, valid1;
-    uint32_t row1, row0 = pair_row(step, sg, rows, valid0, valid1, row1);
+    uint32_t row1, row0 = qvops::split_row<P>(step, sg, rows, valid0, valid1, row1);
     float a0 = 0.0f, a1 = 0.0f;
     if (valid0) {
       for (uint32_t l = qv::subgroup_lane(); l < kLayoutLanes; l += sg)
-        for (uint32_t b = l / kQ6KLanes; b < blocks; b += span)
+        for (uint32_t b = first + l / kQ6KLanes; b < end; b += span)
           q6_k_block(w, ds, row0 * blocks, row1 * blocks, xq, xs, b, l % kQ6KLanes, a0, a1);
     }
-    store_pair(y, row0, valid0, valid1, a0, a1);
+    qvops::split_store<P>(y, row0, valid0, valid1, a0, a1, sg, rows);
   }
+}
+
+// The kernels: 4 row pairs a block, and 2 with each pair's super-blocks split between two
+// subgroups (`_split`, for the products of few rows: qvops::split_row).
+QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q4_k_a8(const uint32_t* w, const uint32_t* xq, const float* xd, float* y,
+                                                      uint32_t rows, uint32_t cols) {
+  matvec_q4_k_rows<4>(w, xq, xd, y, rows, cols);
+}
+QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q4_k_a8_split(const uint32_t* w, const uint32_t* xq, const float* xd,
+                                                            float* y, uint32_t rows, uint32_t cols) {
+  matvec_q4_k_rows<2>(w, xq, xd, y, rows, cols);
+}
+QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q6_kr_a8(const uint32_t* w, const qv::half* d, const uint32_t* xq,
+                                                       const float* xd, float* y, uint32_t rows, uint32_t cols) {
+  matvec_q6_kr_rows<4>(w, d, xq, xd, y, rows, cols);
+}
+QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q6_kr_a8_split(const uint32_t* w, const qv::half* d, const uint32_t* xq,
+                                                             const float* xd, float* y, uint32_t rows, uint32_t cols) {
+  matvec_q6_kr_rows<2>(w, d, xq, xd, y, rows, cols);
 }

@@ -1,6 +1,9 @@
 // quiver::ops entry points: check every argument (messages name the op and the argument), pick
 // the kernel instantiation for the element type, launch. The kernels are kernels/*.cpp.
 #include <cmath>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "ops/op_call.h"
@@ -371,6 +374,21 @@ size_t require_blocks(const OpCall& call, const QuantLayout& q, Operand w, size_
 }
 }  // namespace
 
+namespace {
+// The int8-activation products of few rows take their `_split` kernel (kernels/common.h,
+// split_row: 2 row pairs a block, each pair's row split between two subgroups, twice the blocks).
+size_t a8_split_rows(const OpCall& call) {
+  const char* e = std::getenv("QUIVER_QUANT_SPLIT_ROWS");
+  if (e == nullptr) return 4096;
+  size_t rows = 0;
+  const char* end = e + std::strlen(e);
+  auto [p, ec] = std::from_chars(e, end, rows);
+  if (ec != std::errc() || p != end || p == e)
+    call.fail(std::string("QUIVER_QUANT_SPLIT_ROWS=") + e + " is not a row count (digits only)");
+  return rows;
+}
+}  // namespace
+
 void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t rows, size_t cols,
                       QuantFormat format) {
   const QuantLayout q = quant_layout(format);
@@ -393,19 +411,24 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
   Operand words{Elem::U32, w.size / 4, w.buffer}, halves{Elem::F16, w.size / 2, w.buffer};
   Operand xq{Elem::U32, x.size / 4, x.buffer}, xd{Elem::F32, x.size / 4, x.buffer};
   auto grid = call.row_grid((rows + kQuantRows - 1) / kQuantRows);
+  // The int8-activation kernels (kernels/matvec.cpp, matvec_k_a8.cpp): q4_0's SPIR-V image has
+  // its own (more loads in flight a lane); 4 row pairs a block, or 2 in the `_split` kernels.
+  std::string a8_op = a8 && call.has_kernel(op + "_k4") ? op + "_k4" : op;
+  const bool split = a8 && rows <= a8_split_rows(call) && call.has_kernel(a8_op + "_split");
+  if (split) a8_op += "_split";
+  const size_t a8_rows = split ? kQuantRows / 2 : kQuantRows;
+  auto a8_grid = call.row_grid((rows + a8_rows - 1) / a8_rows);
   if (a8 && !q.repacked) {
     // kernels/matvec_k_a8.cpp: q4_k needs no f16 view (its scales come with the header words).
     if (format == QuantFormat::Q6_KR)
-      call.launch(op, grid, {words, halves, xq, xd, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
+      call.launch(a8_op, a8_grid, {words, halves, xq, xd, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
     else
-      call.launch(op, grid, {words, xq, xd, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
+      call.launch(a8_op, a8_grid, {words, xq, xd, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
     return;
   }
   if (q.repacked) {
     if (a8) {
-      // kernels/matvec.cpp: q4_0's SPIR-V image has its own kernel (more loads in flight a lane).
-      const std::string kop = call.has_kernel(op + "_k4") ? op + "_k4" : op;
-      call.launch(kop, grid, {words, halves, xq, xd, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
+      call.launch(a8_op, a8_grid, {words, halves, xq, xd, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
     } else {
       call.launch(op, grid, {words, halves, x, y, call.dim(rows, "rows"), call.dim(cols, "cols")});
     }

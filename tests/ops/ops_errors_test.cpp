@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -46,11 +47,22 @@ TEST(OpsErrors, LibraryIsBuiltInAndListsItsKernels) {
   std::vector<std::string> names = ops::library(dev()).kernel_names();
   for (const char* k : {"rms_norm<float>", "rms_norm<bf16>", "softmax<half>", "attention<float, 128>",
                         "attention<bf16, 64>", "matvec<half>", "matvec_w16<bf16>", "matvec_w16<half>", "matvec_q4_0",
-                        "matvec_q4_0r", "matvec_q8_0r", "matvec_q4_0r_a8", "matvec_q8_0r_a8",
-                        "quantize_activations_q8", "add_rms_norm_q8", "dequantize_q4_0r<half>", "matvec_q4_k", "matvec_q6_k", "matvec_q4_k_a8", "matvec_q6_kr_a8",
+                        "matvec_q4_0r", "matvec_q8_0r", "matvec_q4_0r_a8", "matvec_q8_0r_a8", "matvec_q8_0r_a8_split",
+                        "quantize_activations_q8", "add_rms_norm_q8", "dequantize_q4_0r<half>", "matvec_q4_k", "matvec_q6_k", "matvec_q4_k_a8", "matvec_q6_kr_a8", "matvec_q4_k_a8_split", "matvec_q6_kr_a8_split",
                         "dequantize_q6_kr<half>", "matmul_w8a8", "argmax<bf16>",
                         "add<half>", "mul<float>", "kv_append<bf16>"})
     EXPECT_NE(std::find(names.begin(), names.end(), k), names.end()) << k;
+}
+
+// The split-kernel threshold is read at each call; a value that is not a row count names itself.
+TEST(OpsErrors, QuantSplitRowsVariable) {
+  auto w = zeros<uint8_t>(ops::q8_0_bytes(1, 1024));
+  auto xq = zeros<uint8_t>(ops::activation_q8_bytes(1024));
+  auto y = gate::poisoned<float>(1);
+  ASSERT_EQ(::setenv("QUIVER_QUANT_SPLIT_ROWS", "4k", 1), 0);
+  expect_error([&] { ops::matvec_q8_0r_a8(dev(), w, xq, y, 1, 1024); },
+               "matvec_q8_0r_a8: QUIVER_QUANT_SPLIT_ROWS=4k is not a row count (digits only)", &y);
+  ::unsetenv("QUIVER_QUANT_SPLIT_ROWS");
 }
 
 TEST(OpsErrors, RmsNormSizes) {

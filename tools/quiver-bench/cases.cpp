@@ -341,6 +341,10 @@ std::vector<Case> all_cases(bool quick) {
     add_quant_case(cases, 4096, 14336, f);
   for (auto f : {QuantFormat::Q8_0R, QuantFormat::Q4_0R, QuantFormat::Q4_K, QuantFormat::Q6_KR})
     add_quant_case(cases, 4096, 14336, f, /*a8=*/true);
+  // The other products of a Llama-3-8B decode step: q, k, v stacked, and gate, up stacked.
+  for (size_t r : {6144, 28672})
+    for (auto f : {QuantFormat::Q8_0R, QuantFormat::Q4_0R, QuantFormat::Q4_K, QuantFormat::Q6_KR})
+      add_quant_case(cases, r, 4096, f, /*a8=*/true);
   for (size_t n : {4096, 8192}) {
     add_matmul_case<quiver::bf16>(cases, n);
     add_matmul_case<quiver::half>(cases, n);
