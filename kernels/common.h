@@ -456,10 +456,6 @@ QV_DEVICE void split_store(float* y, uint32_t row0, bool valid0, bool valid1, fl
   }
 }
 
-// Signed bytes b - 8 of a word of four nibbles b (0 .. 15): + 0x78 keeps each byte below 0x100
-// (no carry), ^ 0x80 then reads 120 + b as b - 8 in two's complement.
-QV_DEVICE uint32_t nibbles_minus_8(uint32_t v) { return (v + 0x78787878u) ^ 0x80808080u; }
-
 // ---- int8 activations (ops::quantize_activations_q8's rounding) --------------------------------
 // Four elements of a 32-element block as one word of int8 q = v * (127 / max|block|) rounded to
 // nearest, ties away from zero (inv = 0 for a block of zeros), and the block's maximum from its

@@ -115,7 +115,8 @@ QV_DEVICE float repacked_value(const uint32_t* q, const qv::half* scales, uint32
   uint32_t lane = 4 * g + (Q8 ? j / 8 : j / 4);
   uint32_t word = q[r * blocks * WB + c * 32 * WB + WB * lane + (Q8 ? 2 * i + (j % 8) / 4 : i)];
   uint32_t byte = (word >> (8 * (j % 4))) & 255u;
-  int32_t quant = Q8 ? static_cast<int32_t>(byte ^ 0x80u) - 128 : static_cast<int32_t>(l < 16 ? byte & 15u : byte >> 4) - 8;
+  // q4_0's nibbles are stored as q XOR 8 (ops::repack_q4_0).
+  int32_t quant = Q8 ? static_cast<int32_t>(byte ^ 0x80u) - 128 : static_cast<int32_t>((l < 16 ? byte & 15u : byte >> 4) ^ 8u) - 8;
   float d = static_cast<float>(scales[2 * rows * blocks * WB + r * blocks + 32 * c + 4 * g + i]);
   return d * static_cast<float>(quant);
 }

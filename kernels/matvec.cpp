@@ -15,7 +15,6 @@
 
 using qvops::from_f32;
 using qvops::kRowThreads;
-using qvops::nibbles_minus_8;
 
 constexpr uint32_t kQBlock = 32;         // elements per quantization block
 constexpr uint32_t kQ8Words = 17;        // 16-bit words per q8_0 block (34 bytes)
@@ -472,8 +471,8 @@ QV_DEVICE void repacked_block(qv::vec<uint32_t, 4> v0, qv::vec<uint32_t, 4> w0, 
     a0 = qv::fma(d0, I < 2 ? q8_sum(v0[k], v0[k + 1], x0, x1) : q8_sum(w0[k], w0[k + 1], x0, x1), a0);
     a1 = qv::fma(d1, I < 2 ? q8_sum(v1[k], v1[k + 1], x0, x1) : q8_sum(w1[k], w1[k + 1], x0, x1), a1);
   } else {
-    a0 = qv::fma(d0, q4_sum(v0[I], x0, x1), a0);
-    a1 = qv::fma(d1, q4_sum(v1[I], x0, x1), a1);
+    a0 = qv::fma(d0, q4_sum(v0[I] ^ 0x88888888u, x0, x1), a0);   // the nibbles back to q (stored q ^ 8)
+    a1 = qv::fma(d1, q4_sum(v1[I] ^ 0x88888888u, x0, x1), a1);
   }
 }
 
@@ -618,10 +617,12 @@ QV_DEVICE void repacked_block_a8(qv::vec<uint32_t, 4> v0, qv::vec<uint32_t, 4> w
     q0 = qv::dot4_i8(a01, xw[1], qv::dot4_i8(a00, xw[0], 0));
     q1 = qv::dot4_i8(a11, xw[1], qv::dot4_i8(a10, xw[0], 0));
   } else {
+    // The nibbles (stored q ^ 8) at the top of their bytes are the signed bytes 16 (q - 8): q0 and
+    // q1 are 16 times the blocks' sums, which matvec_repacked_a8 takes back once a row.
     uint32_t xlo = xq[8 * bi + p], xhi = xq[8 * bi + 4 + p];   // elements 4 p .., 16 + 4 p ..
     uint32_t u0 = v0[I], u1 = v1[I];
-    q0 = qv::dot4_i8(nibbles_minus_8((u0 >> 4) & 0x0F0F0F0Fu), xhi, qv::dot4_i8(nibbles_minus_8(u0 & 0x0F0F0F0Fu), xlo, 0));
-    q1 = qv::dot4_i8(nibbles_minus_8((u1 >> 4) & 0x0F0F0F0Fu), xhi, qv::dot4_i8(nibbles_minus_8(u1 & 0x0F0F0F0Fu), xlo, 0));
+    q0 = qv::dot4_i8(u0 & 0xF0F0F0F0u, xhi, qv::dot4_i8((u0 << 4) & 0xF0F0F0F0u, xlo, 0));
+    q1 = qv::dot4_i8(u1 & 0xF0F0F0F0u, xhi, qv::dot4_i8((u1 << 4) & 0xF0F0F0F0u, xlo, 0));
   }
   a0 = qv::fma(static_cast<float>(s0[I]) * dx, static_cast<float>(q0), a0);
   a1 = qv::fma(static_cast<float>(s1[I]) * dx, static_cast<float>(q1), a1);
@@ -692,6 +693,12 @@ QV_DEVICE void matvec_repacked_a8(const uint32_t* q, const qv::half* scales, con
         for (; c < end; ++c)
           repacked_chunks_a8<Q8, 1>(q, o0, o1, row_scales, so0, so1, xq, xs, l / 4, c, l % 4, a0, a1);
       }
+    }
+    // q4_0's sums are 16 times the row's (repacked_block_a8): scaling by a power of two is exact,
+    // so the result is what the sums of q - 8 would give.
+    if constexpr (!Q8) {
+      a0 *= 0.0625f;
+      a1 *= 0.0625f;
     }
     qvops::split_store<P>(y, row0, valid0, valid1, a0, a1, sg, rows);
   }

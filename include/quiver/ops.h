@@ -267,8 +267,8 @@ void dequantize_q6_k(const Device& dev, const Buffer<uint8_t>& w, const Buffer<O
 // Repacked q4_0 / q8_0: the same blocks reordered once on the host (repack_q4_0 / repack_q8_0,
 // from a GGUF tensor's bytes; the result has the same size) so that the matvec reads them in
 // 16-byte loads: the quants of every row, then every block's f16 scale (docs/ops.md has the
-// order). cols must be a multiple of kRepackCols (a row is whole chunks of 32 blocks); the
-// values, and so every result, are those of the GGUF blocks (matvec_q4_0r computes what
+// order; q4_0's nibbles are stored as q XOR 8). cols must be a multiple of kRepackCols (a row is
+// whole chunks of 32 blocks); the values, and so every result, are those of the GGUF blocks (matvec_q4_0r computes what
 // matvec_q4_0 does, to the float dot product's rounding).
 constexpr size_t kRepackCols = 1024;
 std::vector<uint8_t> repack_q4_0(std::span<const uint8_t> blocks, size_t rows, size_t cols);
