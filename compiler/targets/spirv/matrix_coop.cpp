@@ -3,6 +3,7 @@
 #include "ir/block_tiles.h"
 #include "ir/dialect/QvDialect.h"
 #include "ir/matrix.h"
+#include "ir/passes.h"
 #include "targets/spirv/matrix_coop_lanes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -164,7 +165,8 @@ std::vector<std::string> block_coop_requirements(llvm::ArrayRef<mlir::func::Func
   return out;
 }
 
-void mark_right_operands(llvm::ArrayRef<mlir::func::FuncOp> kernels) {
+void mark_right_operands(mlir::ModuleOp module, llvm::ArrayRef<std::string> symbols) {
+  const llvm::SmallVector<mlir::func::FuncOp> kernels = ir::named_kernels(module, symbols);
   // The values that are right operands: loads of B, mma's second operand, and everything they
   // move through (branch arguments, constants that initialise them). Each gets vector<16x16xT>.
   llvm::SetVector<mlir::Value> right;

@@ -33,8 +33,8 @@ namespace quiver::compiler::spirv_target {
 bool coop_lowerable(mlir::func::FuncOp fn, std::string& why);
 
 // Retypes the right operands of products (qv::matrix_b tiles: loads of B, values moved into
-// mma's second operand) in `kernels` to vector<K x 16 x T>.
-void mark_right_operands(llvm::ArrayRef<mlir::func::FuncOp> kernels);
+// mma's second operand) in the kernels named `symbols` to vector<K x 16 x T>.
+void mark_right_operands(mlir::ModuleOp module, llvm::ArrayRef<std::string> symbols);
 
 // What a device must offer to run an image whose cooperative-matrix kernels are `kernels`
 // (format::Image::requirements, the vocabulary of docs/format.md "Image requirements"): the

@@ -64,20 +64,7 @@ using Exp2ToGlslStandInPass = ir::RewritePass<impl::Exp2ToGlslStandInBase, exp2_
 using StructureControlFlowPass = ir::RewritePass<impl::StructureControlFlowBase, structure_kernels_control_flow>;
 using TopTestedLoopsPass = ir::RewritePass<impl::TopTestedLoopsBase, make_kernels_loops_top_tested>;
 using ExactSignedRemainderPass = ir::RewritePass<impl::ExactSignedRemainderBase, exact_kernels_signed_remainder>;
-struct MarkRightOperandsPass : ir::Rewriting<impl::MarkRightOperandsBase<MarkRightOperandsPass>> {
-  using Rewriting::Rewriting;
-  void runOnOperation() override {
-    rewrite([&](mlir::ModuleOp module) {
-      llvm::SmallVector<mlir::func::FuncOp> chosen;
-      for (const std::string& name : kernels) {
-        auto fn = module.lookupSymbol<mlir::func::FuncOp>(name);
-        if (!fn) throw std::runtime_error("no kernel '" + name + "' in the module");
-        chosen.push_back(fn);
-      }
-      mark_right_operands(chosen);
-    });
-  }
-};
+using MarkRightOperandsPass = ir::KernelListRewritePass<impl::MarkRightOperandsBase, mark_right_operands>;
 using AccumulatorMathToLanesPass = ir::KernelListRewritePass<impl::AccumulatorMathToLanesBase, move_kernels_accumulator_math_to_lanes>;
 using WrapKernelsPass = ir::KernelListRewritePass<impl::WrapKernelsBase, wrap_kernels>;
 struct ConvertKernelsPass : ir::Rewriting<impl::ConvertKernelsBase<ConvertKernelsPass>> {

@@ -8,4 +8,4 @@
 // CHECK: qv.matrix_load b {{.*}} -> vector<16x16xf16>
 // CHECK: qv.matrix_mma {{.*}} : vector<256xf16>, vector<16x16xf16>, vector<256xf32>
 
-// MISSING: error: no kernel 'missing' in the module
+// MISSING: error: no kernel 'missing' (func.func with qv.kernel and a body) in the module
