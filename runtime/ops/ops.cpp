@@ -1,7 +1,7 @@
 // quiver::ops entry points: check every argument (messages name the op and the argument), pick
 // the kernel instantiation for the element type, launch. The kernels are kernels/*.cpp.
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -372,9 +372,7 @@ size_t require_blocks(const OpCall& call, const QuantLayout& q, Operand w, size_
   call.require_at_least("w", w, bytes, expr + " bytes");
   return bytes;
 }
-}  // namespace
 
-namespace {
 // The int8-activation products of few rows take their `_split` kernel (kernels/common.h,
 // split_row: 2 row pairs a block, each pair's row split between two subgroups, twice the blocks).
 size_t a8_split_rows(const OpCall& call) {
