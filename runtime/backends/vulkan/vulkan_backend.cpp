@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -678,7 +679,10 @@ class VulkanDevice final : public Device {
       auto* module = static_cast<VulkanModule*>(launches[i].module);
       const VkDescriptorSet set = module->bind_arguments(dispatches[i], g->pool, g->scalars, base, launches[i].args);
       base += stride * launches[i].args.size();
-      record_full_barrier(ctx.vk, g->commands);
+      // Between the graph's own launches, kernel to kernel; submit_secondary's full barriers order
+      // the graph against copies and host access before and after it.
+      if (i > 0 && !std::getenv("QUIVER_VULKAN_GRAPH_FULL_BARRIERS")) record_kernel_barrier(ctx.vk, g->commands);
+      else if (i > 0) record_full_barrier(ctx.vk, g->commands);
       module->record_dispatch(dispatches[i], g->commands, set, launches[i].grid);
     }
     ctx.check(ctx.vk.vkEndCommandBuffer(g->commands), "vkEndCommandBuffer (a graph)");

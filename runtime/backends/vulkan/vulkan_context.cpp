@@ -53,6 +53,14 @@ void full_barrier(const Api& vk, VkCommandBuffer cb) {
 
 void record_full_barrier(const Api& vk, VkCommandBuffer cb) { full_barrier(vk, cb); }
 
+void record_kernel_barrier(const Api& vk, VkCommandBuffer cb) {
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                          &barrier, 0, nullptr, 0, nullptr);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Opening
 

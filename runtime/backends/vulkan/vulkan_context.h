@@ -182,5 +182,9 @@ size_t instances_created();
 // Records a global memory barrier: everything earlier on the queue (kernels, copies, host
 // writes) happens-before everything later.
 void record_full_barrier(const Api& vk, VkCommandBuffer cb);
+// Records a barrier from the kernels earlier in `cb` to the kernels later in it (compute to
+// compute, shader writes to shader reads and writes): what a graph's launches need between them,
+// its submission's full barriers covering copies and host access before and after.
+void record_kernel_barrier(const Api& vk, VkCommandBuffer cb);
 
 }  // namespace quiver::backend::vulkan
