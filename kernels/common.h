@@ -390,15 +390,16 @@ QV_DEVICE void store_pair(float* y, uint32_t row0, bool valid0, bool valid1, flo
 }
 
 // The int8-activation products' walk (kernels/matvec.cpp's *_a8, matvec_k_a8.cpp): a block of
-// kQuantThreads threads takes P row pairs (the grid is rows / (2 P) blocks), its subgroups
-// min(P, subgroups) pairs a step. Where the block has more subgroups than pairs, `parts`
-// subgroups share a pair, each walking its own share of the row (split_range), and their sums
-// meet in workgroup memory (split_store). Each product has a kernel of 4 pairs a block and one of
-// 2 (`_split`): a 4096-row product at 4 pairs a block is 512 blocks, under half of what an H200's
+// kQuantThreads threads takes P row pairs, the grid rows / (2 P) blocks. P = kQuantRows / 2 is
+// the plain walk above (pair_row: subgroups beyond the pairs idle). P < kQuantRows / 2 is the
+// `_split` kernels': the block's subgroups take min(P, subgroups) pairs a step, and where it
+// has more subgroups than that, `parts` subgroups share a pair, each walking its own share of the
+// row (split_range), their sums meeting in workgroup memory (split_store; always through it,
+// so that every image of a split kernel declares the workgroup memory the manifest counts). A
+// 4096-row product at 4 pairs a block is 512 blocks, under half of what an H200's
 // multiprocessors hold, and most of the memory requests it could have in flight are not. P is a
 // template argument so that a kernel's walk folds to constants where the subgroup size is one
-// (a run-time P cost the 4-pair kernels 5-10% on an H200). Subgroup counts are powers of two, so
-// parts > 1 means one step.
+// (a run-time P cost the 4-pair kernels 5-10% on an H200). Subgroup counts are powers of two.
 template <uint32_t P>
 QV_DEVICE uint32_t split_per_step(uint32_t sg) {
   uint32_t subgroups = (kQuantThreads + sg - 1) / sg;
@@ -406,6 +407,7 @@ QV_DEVICE uint32_t split_per_step(uint32_t sg) {
 }
 template <uint32_t P>
 QV_DEVICE uint32_t split_steps(uint32_t sg) {
+  if constexpr (2 * P == kQuantRows) return pair_steps(sg);
   return P / split_per_step<P>(sg);
 }
 template <uint32_t P>
@@ -415,13 +417,19 @@ QV_DEVICE uint32_t split_parts(uint32_t sg) {
 // This subgroup's share [begin, end) of a row's n steps (chunks, super-blocks).
 template <uint32_t P>
 QV_DEVICE void split_range(uint32_t n, uint32_t sg, uint32_t& begin, uint32_t& end) {
-  uint32_t parts = split_parts<P>(sg), part = (qv::thread_id_x() / sg) / split_per_step<P>(sg);
-  begin = n * part / parts;
-  end = n * (part + 1) / parts;
+  if constexpr (2 * P == kQuantRows) {
+    begin = 0;
+    end = n;
+  } else {
+    uint32_t parts = split_parts<P>(sg), part = (qv::thread_id_x() / sg) / split_per_step<P>(sg);
+    begin = n * part / parts;
+    end = n * (part + 1) / parts;
+  }
 }
 // As pair_row: rows row0 and row1 (= row0 when row0 + 1 is past the end) of step `step`.
 template <uint32_t P>
 QV_DEVICE uint32_t split_row(uint32_t step, uint32_t sg, uint32_t rows, bool& valid0, bool& valid1, uint32_t& row1) {
+  if constexpr (2 * P == kQuantRows) return pair_row(step, sg, rows, valid0, valid1, row1);
   uint32_t per_step = split_per_step<P>(sg);
   uint32_t row0 = block_row() * 2 * P + 2 * ((qv::thread_id_x() / sg) % per_step + step * per_step);
   valid0 = row0 < rows;
@@ -429,30 +437,30 @@ QV_DEVICE uint32_t split_row(uint32_t step, uint32_t sg, uint32_t rows, bool& va
   row1 = valid1 ? row0 + 1 : row0;
   return row0;
 }
-// The pair's sums: stored by the subgroup (one part) or added over the parts in a fixed order.
-// Called by every thread of the block (the barrier), outside any thread-dependent branch.
+// Step `step`'s pair sums: stored by the subgroup (the plain walk) or added over the parts in a
+// fixed order. Called by every thread of the block (the barriers), outside any thread-dependent
+// branch.
 template <uint32_t P>
 QV_DEVICE void split_store(float* y, uint32_t row0, bool valid0, bool valid1, float a0, float a1, uint32_t sg,
-                           uint32_t rows) {
-  float sum0 = qv::subgroup_sum(a0), sum1 = qv::subgroup_sum(a1);
-  uint32_t parts = split_parts<P>(sg);
-  if (parts == 1) {
-    if (valid0 && qv::subgroup_lane() == 0) y[row0] = sum0;
-    if (valid1 && qv::subgroup_lane() == 0) y[row0 + 1] = sum1;
-    return;
-  }
-  qv::shared<float, 2 * kQuantThreads> partial;   // two sums a subgroup, even of size 1
-  uint32_t t = qv::thread_id_x(), g = t / sg;
-  if (qv::subgroup_lane() == 0) {
-    partial[2 * g] = sum0;
-    partial[2 * g + 1] = sum1;
-  }
-  qv::barrier();
-  uint32_t row = block_row() * 2 * P + t;   // thread t < 2 P adds row t's parts (one step: P pairs)
-  if (t < 2 * P && row < rows) {
-    float s = 0.0f;
-    for (uint32_t p = 0; p < parts; ++p) s += partial[2 * (t / 2 + p * P) + t % 2];
-    y[row] = s;
+                           uint32_t rows, uint32_t step) {
+  if constexpr (2 * P == kQuantRows) {
+    store_pair(y, row0, valid0, valid1, a0, a1);
+  } else {
+    float sum0 = qv::subgroup_sum(a0), sum1 = qv::subgroup_sum(a1);
+    qv::shared<float, 2 * kQuantThreads> partial;   // two sums a subgroup, even of size 1
+    uint32_t t = qv::thread_id_x(), g = t / sg, per_step = split_per_step<P>(sg), parts = split_parts<P>(sg);
+    if (qv::subgroup_lane() == 0) {
+      partial[2 * g] = sum0;
+      partial[2 * g + 1] = sum1;
+    }
+    qv::barrier();
+    uint32_t row = block_row() * 2 * P + 2 * step * per_step + t;   // thread t < 2 per_step: the step's row t
+    if (t < 2 * per_step && row < rows) {
+      float s = 0.0f;
+      for (uint32_t p = 0; p < parts; ++p) s += partial[2 * (t / 2 + p * per_step) + t % 2];
+      y[row] = s;
+    }
+    if (split_steps<P>(sg) > 1) qv::barrier();   // partial is rewritten by the next step
   }
 }
 

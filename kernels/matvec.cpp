@@ -700,7 +700,7 @@ QV_DEVICE void matvec_repacked_a8(const uint32_t* q, const qv::half* scales, con
       a0 *= 0.0625f;
       a1 *= 0.0625f;
     }
-    qvops::split_store<P>(y, row0, valid0, valid1, a0, a1, sg, rows);
+    qvops::split_store<P>(y, row0, valid0, valid1, a0, a1, sg, rows, step);
   }
 }
 

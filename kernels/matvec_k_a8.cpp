@@ -196,7 +196,7 @@ QV_DEVICE void matvec_q4_k_rows(const uint32_t* w, const uint32_t* xq, const flo
         }
       }
     }
-    qvops::split_store<P>(y, row0, valid0, valid1, a0, a1, sg, rows);
+    qvops::split_store<P>(y, row0, valid0, valid1, a0, a1, sg, rows, step);
   }
 }
 
@@ -218,7 +218,7 @@ QV_DEVICE void matvec_q6_kr_rows(const uint32_t* w, const qv::half* d, const uin
         for (uint32_t b = first + l / kQ6KLanes; b < end; b += span)
           q6_k_block(w, ds, row0 * blocks, row1 * blocks, xq, xs, b, l % kQ6KLanes, a0, a1);
     }
-    qvops::split_store<P>(y, row0, valid0, valid1, a0, a1, sg, rows);
+    qvops::split_store<P>(y, row0, valid0, valid1, a0, a1, sg, rows, step);
   }
 }
 
