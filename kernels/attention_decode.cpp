@@ -16,6 +16,7 @@
 // load masked off, and write an empty partial (m = lowest, l = 0).
 #include "common.h"
 
+using qvops::F8;
 using qvops::from_f32;
 using qvops::kLowest;
 using qvops::to_f32;
@@ -45,12 +46,43 @@ QV_DEVICE float slice_dot(const qv::shared<float, N>& q, uint32_t e, qv::float4 
   return dot4(q, e + 12, k3, dot4(q, e + 8, k2, dot4(q, e + 4, k1, dot4(q, e, k0, acc))));
 }
 
-// acc + p[at] v0 + p[at + stride] v1 + p[at + 2 stride] v2 + p[at + 3 stride] v3 (p: weights in
-// workgroup memory).
+// Row `key` of the chunk (counted from its first key) where it is visible, else the chunk's first
+// row: every load stays inside the cache, and what a masked row holds is never used.
+QV_DEVICE uint32_t clamped_key(uint32_t key, uint32_t n_valid) { return key < n_valid ? key : 0; }
+
+// Element `col` of the chunk's key row `key` of v as a float, 0 where the key is not visible.
+template <typename T>
+QV_DEVICE float masked_v(const T* v, uint32_t col, uint32_t stride, uint32_t key, uint32_t n_valid) {
+  float x = to_f32(v[col + clamped_key(key, n_valid) * stride]);
+  return key < n_valid ? x : 0.0f;
+}
+// Column `col` of the chunk's keys first, first + R, .., first + 7 R.
+template <uint32_t R, typename T>
+QV_DEVICE F8 load_v8(const T* v, uint32_t col, uint32_t stride, uint32_t first, uint32_t n_valid) {
+  return F8(masked_v(v, col, stride, first, n_valid), masked_v(v, col, stride, first + R, n_valid),
+            masked_v(v, col, stride, first + 2 * R, n_valid), masked_v(v, col, stride, first + 3 * R, n_valid),
+            masked_v(v, col, stride, first + 4 * R, n_valid), masked_v(v, col, stride, first + 5 * R, n_valid),
+            masked_v(v, col, stride, first + 6 * R, n_valid), masked_v(v, col, stride, first + 7 * R, n_valid));
+}
+
+// acc + p[at] v[0] + p[at + R] v[1] + .. + p[at + 7 R] v[7] (p: weights in workgroup memory).
+template <uint32_t R, uint32_t N>
+QV_DEVICE float weigh8(const qv::shared<float, N>& p, uint32_t at, F8 v, float acc) {
+  acc = qv::fma(p[at + 3 * R], v[3], qv::fma(p[at + 2 * R], v[2], qv::fma(p[at + R], v[1], qv::fma(p[at], v[0], acc))));
+  return qv::fma(p[at + 7 * R], v[7],
+                 qv::fma(p[at + 6 * R], v[6], qv::fma(p[at + 5 * R], v[5], qv::fma(p[at + 4 * R], v[4], acc))));
+}
+
+// a0 .. a3 + the products of 16 elements of a key's slice (k0 .. k3) with the same elements of the
+// four queries (workgroup memory qs, from element e of the first).
 template <uint32_t N>
-QV_DEVICE float weigh4(const qv::shared<float, N>& p, uint32_t at, uint32_t stride, float v0, float v1, float v2,
-                       float v3, float acc) {
-  return qv::fma(p[at + 3 * stride], v3, qv::fma(p[at + 2 * stride], v2, qv::fma(p[at + stride], v1, qv::fma(p[at], v0, acc))));
+QV_DEVICE void score_group(const qv::shared<float, N>& qs, uint32_t e, qv::float4 k0, qv::float4 k1, qv::float4 k2,
+                           qv::float4 k3, float& a0, float& a1, float& a2, float& a3) {
+  constexpr uint32_t D = N / kDecodeHeads;
+  a0 = slice_dot(qs, e, k0, k1, k2, k3, a0);
+  a1 = slice_dot(qs, D + e, k0, k1, k2, k3, a1);
+  a2 = slice_dot(qs, 2 * D + e, k0, k1, k2, k3, a2);
+  a3 = slice_dot(qs, 3 * D + e, k0, k1, k2, k3, a3);
 }
 
 }  // namespace
@@ -59,6 +91,10 @@ QV_DEVICE float weigh4(const qv::shared<float, N>& p, uint32_t at, uint32_t stri
 // the chunk, and the unnormalised P V. Partial results in `work`: at slot = (b * q_heads + h) *
 // splits + chunk, work[slot * D + d] (the output) and work[ml_base + 2 slot + {0, 1}] (the
 // chunk's maximum score and its sum of exp(s - maximum)).
+//
+// Every load of the chunk's keys and values is issued at entry, before the first barrier: a
+// block's serial chain is then one trip to memory, where loading V after the softmax and K after
+// the queries took three, and a step's decode attention is a few short waves of such blocks.
 template <typename T, uint32_t D>
 QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
     const T* q, const T* k, const T* v, const int32_t* position, float* work, uint32_t ml_base, uint32_t q_heads,
@@ -75,6 +111,33 @@ QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
   uint32_t kv_len = visible_keys(position, b, capacity);
   uint32_t j0 = chunk * kDecodeKeys;
   uint32_t n_valid = j0 < kv_len ? (kv_len - j0 < kDecodeKeys ? kv_len - j0 : kDecodeKeys) : 0;
+  uint32_t chunk_base = kv_base + j0 * kv_seq_stride;
+
+  // K: kKeyThreads threads per key, each a contiguous slice of kSlice elements of the key's row
+  // (16 or 32 floats in registers). V: thread t owns column d of every R-th key from t / D (16 or
+  // 32 floats), for the HP heads at once (each V element loaded once a block).
+  constexpr uint32_t kKeyThreads = kDecodeThreads / kDecodeKeys;
+  constexpr uint32_t kSlice = D / kKeyThreads;
+  constexpr uint32_t R = kDecodeThreads / D;
+  static_assert(kSlice == 16 || kSlice == 32, "a key's slice is one or two groups of four 4-element loads");
+  static_assert(kDecodeKeys / R == 16 || kDecodeKeys / R == 32, "a thread's V column is two or four groups of 8");
+  uint32_t key = t / kKeyThreads, part = t - key * kKeyThreads;
+  uint32_t krow = chunk_base + clamped_key(key, n_valid) * kv_seq_stride + part * kSlice;
+  qv::float4 k0 = qvops::load4(k + krow), k1 = qvops::load4(k + krow + 4);
+  qv::float4 k2 = qvops::load4(k + krow + 8), k3 = qvops::load4(k + krow + 12);
+  qv::float4 k4(0.0f), k5(0.0f), k6(0.0f), k7(0.0f);
+  if constexpr (kSlice == 32) {
+    k4 = qvops::load4(k + krow + 16), k5 = qvops::load4(k + krow + 20);
+    k6 = qvops::load4(k + krow + 24), k7 = qvops::load4(k + krow + 28);
+  }
+  uint32_t d = t % D, set = t / D, col = chunk_base + d;
+  F8 va = load_v8<R>(v, col, kv_seq_stride, set, n_valid);
+  F8 vb = load_v8<R>(v, col, kv_seq_stride, set + 8 * R, n_valid);
+  F8 vc(0.0f), vd(0.0f);
+  if constexpr (kDecodeKeys / R == 32) {
+    vc = load_v8<R>(v, col, kv_seq_stride, set + 16 * R, n_valid);
+    vd = load_v8<R>(v, col, kv_seq_stride, set + 24 * R, n_valid);
+  }
 
   for (uint32_t e = t; e < kDecodeHeads * D; e += kDecodeThreads) {
     uint32_t hh = e / D;
@@ -82,28 +145,12 @@ QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
   }
   qv::barrier();
 
-  // Scores: kKeyThreads threads per key, each a contiguous slice of kSlice elements of the key's
-  // row (the loads of the slice issued before any product, where a subgroup per key and its lanes
-  // along the row left one load in flight per lane between subgroup sums), their partial dot
-  // products with the four queries summed through workgroup memory.
-  constexpr uint32_t kKeyThreads = kDecodeThreads / kDecodeKeys;
-  constexpr uint32_t kSlice = D / kKeyThreads;
-  static_assert(kSlice % 16 == 0, "a key's slice is whole groups of four 4-element loads");
+  // Scores: the slice's partial dot products with the four queries, summed through workgroup
+  // memory.
   {
-    uint32_t j = t / kKeyThreads, part = t - j * kKeyThreads;
     float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-    if (j < n_valid) {
-      uint32_t row = kv_base + (j0 + j) * kv_seq_stride + part * kSlice;
-      for (uint32_t c = 0; c < kSlice; c += 16) {   // four loads, then their products
-        qv::float4 k0 = qvops::load4(k + row + c), k1 = qvops::load4(k + row + c + 4);
-        qv::float4 k2 = qvops::load4(k + row + c + 8), k3 = qvops::load4(k + row + c + 12);
-        uint32_t e = part * kSlice + c;
-        a0 = slice_dot(qs, e, k0, k1, k2, k3, a0);
-        a1 = slice_dot(qs, D + e, k0, k1, k2, k3, a1);
-        a2 = slice_dot(qs, 2 * D + e, k0, k1, k2, k3, a2);
-        a3 = slice_dot(qs, 3 * D + e, k0, k1, k2, k3, a3);
-      }
-    }
+    score_group(qs, part * kSlice, k0, k1, k2, k3, a0, a1, a2, a3);
+    if constexpr (kSlice == 32) score_group(qs, part * kSlice + 16, k4, k5, k6, k7, a0, a1, a2, a3);
     partial[t] = a0;
     partial[kDecodeThreads + t] = a1;
     partial[2 * kDecodeThreads + t] = a2;
@@ -113,7 +160,7 @@ QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
   for (uint32_t e = t; e < kDecodeHeads * kDecodeKeys; e += kDecodeThreads) {
     uint32_t hh = e / kDecodeKeys, j = e - hh * kDecodeKeys;
     float sum = 0.0f;
-    for (uint32_t part = 0; part < kKeyThreads; ++part) sum += partial[hh * kDecodeThreads + j * kKeyThreads + part];
+    for (uint32_t p = 0; p < kKeyThreads; ++p) sum += partial[hh * kDecodeThreads + j * kKeyThreads + p];
     ps[e] = j < n_valid ? sum : kLowest;
   }
   qv::barrier();
@@ -148,56 +195,24 @@ QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
   }
   qv::barrier();
 
-  // P V: thread t owns column d of every R-th key from t / D, for the four heads at once (each V
-  // element loaded once a block), eight keys a step so that eight loads are in flight; the R key
-  // sets' sums added through workgroup memory.
-  constexpr uint32_t R = kDecodeThreads / D;
+  // P V from the values in registers; the R key sets' sums added through workgroup memory.
   {
-    uint32_t d = t % D, set = t / D;
-    uint32_t col = kv_base + j0 * kv_seq_stride + d;
-    float o0 = 0.0f, o1 = 0.0f, o2 = 0.0f, o3 = 0.0f;
-    uint32_t j = set;
-    for (; j + 7 * R < n_valid; j += 8 * R) {
-      uint32_t at = col + j * kv_seq_stride, step = R * kv_seq_stride;
-      float v0 = to_f32(v[at]), v1 = to_f32(v[at + step]), v2 = to_f32(v[at + 2 * step]);
-      float v3 = to_f32(v[at + 3 * step]), v4 = to_f32(v[at + 4 * step]), v5 = to_f32(v[at + 5 * step]);
-      float v6 = to_f32(v[at + 6 * step]), v7 = to_f32(v[at + 7 * step]);
-      o0 = weigh4(ps, j + 4 * R, R, v4, v5, v6, v7, weigh4(ps, j, R, v0, v1, v2, v3, o0));
-      o1 = weigh4(ps, kDecodeKeys + j + 4 * R, R, v4, v5, v6, v7, weigh4(ps, kDecodeKeys + j, R, v0, v1, v2, v3, o1));
-      o2 = weigh4(ps, 2 * kDecodeKeys + j + 4 * R, R, v4, v5, v6, v7,
-                  weigh4(ps, 2 * kDecodeKeys + j, R, v0, v1, v2, v3, o2));
-      o3 = weigh4(ps, 3 * kDecodeKeys + j + 4 * R, R, v4, v5, v6, v7,
-                  weigh4(ps, 3 * kDecodeKeys + j, R, v0, v1, v2, v3, o3));
+    for (uint32_t hh = 0; hh < kDecodeHeads; ++hh) {
+      uint32_t at = hh * kDecodeKeys + set;
+      float acc = weigh8<R>(ps, at + 8 * R, vb, weigh8<R>(ps, at, va, 0.0f));
+      if constexpr (kDecodeKeys / R == 32)
+        acc = weigh8<R>(ps, at + 24 * R, vd, weigh8<R>(ps, at + 16 * R, vc, acc));
+      partial[(hh * R + set) * D + d] = acc;
     }
-    for (; j + 3 * R < n_valid; j += 4 * R) {
-      uint32_t at = col + j * kv_seq_stride, step = R * kv_seq_stride;
-      float v0 = to_f32(v[at]), v1 = to_f32(v[at + step]), v2 = to_f32(v[at + 2 * step]);
-      float v3 = to_f32(v[at + 3 * step]);
-      o0 = weigh4(ps, j, R, v0, v1, v2, v3, o0);
-      o1 = weigh4(ps, kDecodeKeys + j, R, v0, v1, v2, v3, o1);
-      o2 = weigh4(ps, 2 * kDecodeKeys + j, R, v0, v1, v2, v3, o2);
-      o3 = weigh4(ps, 3 * kDecodeKeys + j, R, v0, v1, v2, v3, o3);
-    }
-    for (; j < n_valid; j += R) {
-      float vj = to_f32(v[col + j * kv_seq_stride]);
-      o0 = qv::fma(ps[j], vj, o0);
-      o1 = qv::fma(ps[kDecodeKeys + j], vj, o1);
-      o2 = qv::fma(ps[2 * kDecodeKeys + j], vj, o2);
-      o3 = qv::fma(ps[3 * kDecodeKeys + j], vj, o3);
-    }
-    partial[(0 * R + set) * D + d] = o0;
-    partial[(1 * R + set) * D + d] = o1;
-    partial[(2 * R + set) * D + d] = o2;
-    partial[(3 * R + set) * D + d] = o3;
   }
   qv::barrier();
   for (uint32_t e = t; e < heads_per_block * D; e += kDecodeThreads) {
-    uint32_t hh = e / D, d = e - hh * D;
+    uint32_t hh = e / D, dd = e - hh * D;
     float acc = 0.0f;
-    for (uint32_t set = 0; set < R; ++set) acc += partial[(hh * R + set) * D + d];
+    for (uint32_t s = 0; s < R; ++s) acc += partial[(hh * R + s) * D + dd];
     uint32_t slot = (b * q_heads + h0 + hh) * splits + chunk;
-    work[slot * D + d] = acc;
-    if (d == 0) {
+    work[slot * D + dd] = acc;
+    if (dd == 0) {
       work[ml_base + 2 * slot] = stats[2 * hh];
       work[ml_base + 2 * slot + 1] = stats[2 * hh + 1];
     }
@@ -205,6 +220,9 @@ QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
 }
 
 // o[b, h, d] from the chunks that hold visible keys (0 for d >= D, and where none is visible).
+// Called by every thread of the block (block-wide reductions): the chunks' statistics are read
+// by the block's threads together and their outputs four chunks a step, so the loads of a step
+// are in flight together rather than one chunk's round trip after another's.
 template <uint32_t D>
 QV_DEVICE float combined_output(const float* work, uint32_t ml_base, const int32_t* position, uint32_t q_heads,
                                 uint32_t capacity, uint32_t splits, uint32_t h, uint32_t b, uint32_t d) {
@@ -214,13 +232,25 @@ QV_DEVICE float combined_output(const float* work, uint32_t ml_base, const int32
   if (used > splits) used = splits;
   uint32_t row = (b * q_heads + h) * splits;
   float m = kLowest;
-  for (uint32_t c = 0; c < used; ++c) m = qv::max(m, ml[2 * (row + c)]);
-  float total = 0.0f, acc = 0.0f;
-  for (uint32_t c = 0; c < used; ++c) {
-    float w = qvops::exp_by_exp2(ml[2 * (row + c)] - m);
-    total = qv::fma(w, ml[2 * (row + c) + 1], total);
-    if (d < D) acc = qv::fma(w, work[(row + c) * D + d], acc);
+  for (uint32_t c = d; c < used; c += kCombineThreads) m = qv::max(m, ml[2 * (row + c)]);
+  m = qv::block_max(m);
+  float part = 0.0f;
+  for (uint32_t c = d; c < used; c += kCombineThreads)
+    part = qv::fma(qvops::exp_by_exp2(ml[2 * (row + c)] - m), ml[2 * (row + c) + 1], part);
+  float total = qv::block_sum(part);
+  uint32_t col = d < D ? d : 0;
+  const float* out = work + row * D + col;
+  float acc = 0.0f;
+  uint32_t c = 0;
+  for (; c + 4 <= used; c += 4) {
+    float m0 = ml[2 * (row + c)], m1 = ml[2 * (row + c + 1)], m2 = ml[2 * (row + c + 2)], m3 = ml[2 * (row + c + 3)];
+    float x0 = out[c * D], x1 = out[(c + 1) * D], x2 = out[(c + 2) * D], x3 = out[(c + 3) * D];
+    acc = qv::fma(qvops::exp_by_exp2(m0 - m), x0, acc);
+    acc = qv::fma(qvops::exp_by_exp2(m1 - m), x1, acc);
+    acc = qv::fma(qvops::exp_by_exp2(m2 - m), x2, acc);
+    acc = qv::fma(qvops::exp_by_exp2(m3 - m), x3, acc);
   }
+  for (; c < used; ++c) acc = qv::fma(qvops::exp_by_exp2(ml[2 * (row + c)] - m), out[c * D], acc);
   return used == 0 || d >= D ? 0.0f : acc / total;
 }
 

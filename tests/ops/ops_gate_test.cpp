@@ -827,6 +827,7 @@ TEST(OpsGate, AttentionDecode) {
       {1, 6, 2, 64, 64, false, {63}},                   // groups of 3 (three heads a block)
       {1, 2, 2, 70, 128, false, {500}},                 // past the capacity: the whole cache
       {3, 4, 4, 40, 64, true, {-1, 5, 39}},             // a negative position attends to nothing
+      {1, 4, 1, 8300, 64, true, {8290}},                // 130 chunks: more than the combine's threads
   };
   if (gate::big_shapes()) cases.push_back({1, 32, 8, 4096, 128, false, {2047}});
   for_each_type([&]<typename T>() {
