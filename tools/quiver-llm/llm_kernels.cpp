@@ -4,6 +4,7 @@
 
 #include "argmax.h"   // the op library's argmax helpers (kernels/argmax.h): order_key, block_argmax
 #include "common.h"   // the op library's device helpers (kernels/common.h): sin_cos, grid loops
+#include "matvec_repacked.h"   // the op library's repacked int8-activation product walk
 
 // The end of a step, greedy: the chosen token (which the next step embeds) is kept as
 // generated[p] and the position p advances, all on the device, so a recorded step replays with no
@@ -115,6 +116,61 @@ QV_KERNEL QV_BLOCK(256) void qkv_rope_append(const float* q, const float* k, con
     qkv_rope_append_items<1>(q, k, v, k_at, v_at, position, inv_freq, q_out, k_cache, v_cache, heads, kv_heads,
                              head_dim, rot_half, capacity);
 }
+
+namespace {
+
+// The stacked Q, K, V product of a decode step on int8 activations (the op library's walk for
+// repacked q4_0 / q8_0, kernels/matvec_repacked.h, K chunks a step), then qkv_rope_append's work
+// for the block's own rows: Q's pairs rotated into q_out, K's rotated and V's copied into the
+// caches at position[0] (none where it is outside [0, capacity)). The block's rows of y, written
+// by its subgroups' first lanes, are visible to its threads after the barrier; a thread per row
+// pair (head_dim is even, so a pair never straddles heads) finishes them, with
+// qkv_rope_append's angles and products, so the results are the same bits.
+template <bool Q8, uint32_t K>
+QV_DEVICE void qkv_a8_rope_append(const uint32_t* q, const qv::half* scales, const uint32_t* xq, const float* xd,
+                                  float* y, uint32_t cols, const int32_t* position, const float* inv_freq,
+                                  float* q_out, float* k_cache, float* v_cache, uint32_t heads, uint32_t kv_heads,
+                                  uint32_t head_dim, uint32_t rot_half, uint32_t capacity) {
+  uint32_t rows = (heads + 2 * kv_heads) * head_dim;
+  qvops::matvec_repacked_a8<Q8, K, qvops::kQuantRows / 2>(q, scales, xq, xd, y, rows, cols);
+  qv::barrier();
+  uint32_t t = qv::thread_id_x(), row0 = qvops::block_row() * qvops::kQuantRows + 2 * t;
+  if (t >= qvops::kQuantRows / 2 || row0 >= rows) return;
+  uint32_t head = row0 / head_dim, i = (row0 - head * head_dim) / 2;
+  int32_t pos = position[0];
+  bool in_cache = pos >= 0 && static_cast<uint32_t>(pos) < capacity;
+  float angle_pos = static_cast<float>(pos);
+  if (head < heads) {
+    rope_or_copy<1>(y + head * head_dim, q_out + head * head_dim, i, i < rot_half, angle_pos, inv_freq);
+  } else if (in_cache && head < heads + kv_heads) {
+    uint32_t at = (static_cast<uint32_t>(pos) * kv_heads + head - heads) * head_dim;
+    rope_or_copy<1>(y + head * head_dim, k_cache + at, i, i < rot_half, angle_pos, inv_freq);
+  } else if (in_cache) {
+    uint32_t at = (static_cast<uint32_t>(pos) * kv_heads + head - heads - kv_heads) * head_dim;
+    rope_or_copy<1>(y + head * head_dim, v_cache + at, i, false, angle_pos, inv_freq);
+  }
+}
+
+}  // namespace
+
+// qkv_rope_append fused into the stacked product that precedes it (a launch fewer a layer): y =
+// W x for the (heads + 2 kv_heads) head_dim rows of the repacked q4_0 / q8_0 matrix W (words q,
+// scales as ops::repack_q4_0 / repack_q8_0 lay them out) on x's int8 activations (xq, xd as
+// ops::quantize_activations_q8 writes them), then Q, K, V from y as qkv_rope_append takes them.
+// One block per kQuantRows rows. q4_0 loads two chunks a step on PTX (and where PTX's choice
+// serves), four through SPIR-V (`_k4`), as the op library's own products.
+#define QKV_A8_ROPE(name, targets, Q8, K)                                                                          \
+  QV_KERNEL QV_BLOCK(qvops::kQuantThreads) targets void name(                                                      \
+      const uint32_t* q, const qv::half* scales, const uint32_t* xq, const float* xd, float* y, uint32_t cols,     \
+      const int32_t* position, const float* inv_freq, float* q_out, float* k_cache, float* v_cache, uint32_t heads, \
+      uint32_t kv_heads, uint32_t head_dim, uint32_t rot_half, uint32_t capacity) {                                \
+    qkv_a8_rope_append<Q8, K>(q, scales, xq, xd, y, cols, position, inv_freq, q_out, k_cache, v_cache, heads,      \
+                              kv_heads, head_dim, rot_half, capacity);                                             \
+  }
+QKV_A8_ROPE(qkv_q4_0r_a8_rope_append, QV_TARGETS(ptx, hsaco, wgsl, cpu), false, 2)
+QKV_A8_ROPE(qkv_q4_0r_a8_k4_rope_append, QV_TARGETS(spirv, msl), false, 4)
+QKV_A8_ROPE(qkv_q8_0r_a8_rope_append, , true, 1)
+#undef QKV_A8_ROPE
 
 namespace {
 
