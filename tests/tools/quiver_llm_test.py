@@ -94,12 +94,16 @@ MODELS = [
     ("q8_0_q4_0_repacked", "--embd 1024 --heads 8 --kv-heads 2 --ff 2048 --vocab 300 --layers 1 "
      "--type-attn Q8_0 --type-ffn Q4_0 --type-output Q4_0"),
     # Q, K and V stacked in repacked Q4_0: with --int8-activations the decode step's product also
-    # rotates and appends them (llm_kernels.cpp qkv_q4_0r_a8_rope_append; Q8_0's above).
+    # rotates and appends them (llm_kernels.cpp qkv_q4_0r_a8_rope_append; q8_0_q4_0_repacked
+    # runs Q8_0's).
     ("q4_0_attn_repacked", "--embd 1024 --heads 8 --kv-heads 2 --ff 1024 --vocab 300 --layers 2 "
      "--type-attn Q4_0 --type-ffn Q8_0 --type-output Q8_0"),
+    # The same in Q4_K (qkv_q4_k_a8_rope_append).
+    ("q4_k_attn_stacked", "--embd 512 --heads 4 --kv-heads 2 --ff 512 --vocab 300 --layers 1 "
+     "--type-attn Q4_K --type-ffn Q8_0 --type-output Q8_0"),
 ]
 LONG_PROMPT = {"bf16_q8_0_long_prompt": (129, 140)}
-INT8_ACTIVATIONS = {"q8_0_q4_0_repacked", "q4_0_attn_repacked", "q4_k_q6_k_hd128_gqa_tied", "q4_0_tied_q6_k_rope32"}
+INT8_ACTIVATIONS = {"q8_0_q4_0_repacked", "q4_0_attn_repacked", "q4_k_attn_stacked", "q4_k_q6_k_hd128_gqa_tied", "q4_0_tied_q6_k_rope32"}
 # Also with the prompt as one batch: its products read the repacked Q6_K (dequantize_q6_kr).
 INT8_BATCH_PREFILL = {"q4_k_q6_k_hd128_gqa_tied"}
 

@@ -132,8 +132,8 @@ class LlamaModel {
   void swiglu_q8(const Buffer<float>& gate_up) const;   // swiglu_halves_q8 of a decode step into x_q8_
   // A decode step's stacked Q, K, V product with its rotation and cache append in one launch
   // (llm_kernels' qkv_*_a8_rope_append), where the layer's stacked matrix is repacked q4_0 / q8_0
-  // on int8 activations already in x_q8_ and the loaded image has the kernel; false (nothing
-  // queued) otherwise.
+  // or q4_k on int8 activations already in x_q8_ and the loaded image has the kernel; false
+  // (nothing queued) otherwise.
   bool qkv_rope_append_product(const LlamaLayer& layer, bool x_quantized) const;
   void argmax_and_advance();   // the step's end: argmax_slices over logits_, then argmax_advance
   Buffer<float> attn_work_;   // attention_decode's partial results

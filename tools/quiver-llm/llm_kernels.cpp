@@ -4,7 +4,8 @@
 
 #include "argmax.h"   // the op library's argmax helpers (kernels/argmax.h): order_key, block_argmax
 #include "common.h"   // the op library's device helpers (kernels/common.h): sin_cos, grid loops
-#include "matvec_repacked.h"   // the op library's repacked int8-activation product walk
+#include "matvec_k_a8.h"       // the op library's int8-activation product walks: q4_k
+#include "matvec_repacked.h"   // and repacked q4_0 / q8_0
 
 // The end of a step, greedy: the chosen token (which the next step embeds) is kept as
 // generated[p] and the position p advances, all on the device, so a recorded step replays with no
@@ -119,21 +120,17 @@ QV_KERNEL QV_BLOCK(256) void qkv_rope_append(const float* q, const float* k, con
 
 namespace {
 
-// The stacked Q, K, V product of a decode step on int8 activations (the op library's walk for
-// repacked q4_0 / q8_0, kernels/matvec_repacked.h, K chunks a step), then qkv_rope_append's work
-// for the block's own rows: Q's pairs rotated into q_out, K's rotated and V's copied into the
-// caches at position[0] (none where it is outside [0, capacity)). The block's rows of y, written
-// by its subgroups' first lanes, are visible to its threads after the barrier; a thread per row
-// pair (head_dim is even, so a pair never straddles heads) finishes them, with
-// qkv_rope_append's angles and products, so the results are the same bits.
-template <bool Q8, uint32_t K>
-QV_DEVICE void qkv_a8_rope_append(const uint32_t* q, const qv::half* scales, const uint32_t* xq, const float* xd,
-                                  float* y, uint32_t cols, const int32_t* position, const float* inv_freq,
-                                  float* q_out, float* k_cache, float* v_cache, uint32_t heads, uint32_t kv_heads,
-                                  uint32_t head_dim, uint32_t rot_half, uint32_t capacity) {
-  uint32_t rows = (heads + 2 * kv_heads) * head_dim;
-  qvops::matvec_repacked_a8<Q8, K, qvops::kQuantRows / 2>(q, scales, xq, xd, y, rows, cols);
+// qkv_rope_append's work for the rows of the stacked Q, K, V product that this block computed
+// (kQuantRows from block_row() kQuantRows, in y): Q's pairs rotated into q_out, K's rotated and
+// V's copied into the caches at position[0] (none where it is outside [0, capacity)). The rows
+// of y, written by the block's subgroups' first lanes, are visible to its threads after the
+// barrier; a thread per row pair (head_dim is even, so a pair never straddles heads) finishes
+// them with qkv_rope_append's angles and products, so the results are the same bits.
+QV_DEVICE void rope_append_block_rows(const float* y, const int32_t* position, const float* inv_freq, float* q_out,
+                                      float* k_cache, float* v_cache, uint32_t heads, uint32_t kv_heads,
+                                      uint32_t head_dim, uint32_t rot_half, uint32_t capacity) {
   qv::barrier();
+  uint32_t rows = (heads + 2 * kv_heads) * head_dim;
   uint32_t t = qv::thread_id_x(), row0 = qvops::block_row() * qvops::kQuantRows + 2 * t;
   if (t >= qvops::kQuantRows / 2 || row0 >= rows) return;
   uint32_t head = row0 / head_dim, i = (row0 - head * head_dim) / 2;
@@ -154,23 +151,33 @@ QV_DEVICE void qkv_a8_rope_append(const uint32_t* q, const qv::half* scales, con
 }  // namespace
 
 // qkv_rope_append fused into the stacked product that precedes it (a launch fewer a layer): y =
-// W x for the (heads + 2 kv_heads) head_dim rows of the repacked q4_0 / q8_0 matrix W (words q,
-// scales as ops::repack_q4_0 / repack_q8_0 lay them out) on x's int8 activations (xq, xd as
-// ops::quantize_activations_q8 writes them), then Q, K, V from y as qkv_rope_append takes them.
-// One block per kQuantRows rows. q4_0 loads two chunks a step on PTX (and where PTX's choice
-// serves), four through SPIR-V (`_k4`), as the op library's own products.
+// W x for the (heads + 2 kv_heads) head_dim rows of W on x's int8 activations (xq, xd as
+// ops::quantize_activations_q8 writes them), by the op library's walks (kernels/matvec_repacked.h,
+// matvec_k_a8.h; one block per kQuantRows rows), then Q, K, V from y as qkv_rope_append takes
+// them (rope_append_block_rows). W: repacked q4_0 / q8_0 (words q, scales as ops::repack_q4_0 /
+// repack_q8_0 lay them out; q4_0 loads two chunks a step on PTX, four through SPIR-V: `_k4_`, as
+// the op library's own products), or q4_k as GGUF stores it.
 #define QKV_A8_ROPE(name, targets, Q8, K)                                                                          \
   QV_KERNEL QV_BLOCK(qvops::kQuantThreads) targets void name(                                                      \
       const uint32_t* q, const qv::half* scales, const uint32_t* xq, const float* xd, float* y, uint32_t cols,     \
       const int32_t* position, const float* inv_freq, float* q_out, float* k_cache, float* v_cache, uint32_t heads, \
       uint32_t kv_heads, uint32_t head_dim, uint32_t rot_half, uint32_t capacity) {                                \
-    qkv_a8_rope_append<Q8, K>(q, scales, xq, xd, y, cols, position, inv_freq, q_out, k_cache, v_cache, heads,      \
-                              kv_heads, head_dim, rot_half, capacity);                                             \
+    qvops::matvec_repacked_a8<Q8, K, qvops::kQuantRows / 2>(q, scales, xq, xd, y, (heads + 2 * kv_heads) * head_dim, \
+                                                            cols);                                                 \
+    rope_append_block_rows(y, position, inv_freq, q_out, k_cache, v_cache, heads, kv_heads, head_dim, rot_half,      \
+                           capacity);                                                                              \
   }
 QKV_A8_ROPE(qkv_q4_0r_a8_rope_append, QV_TARGETS(ptx, hsaco, wgsl, cpu), false, 2)
 QKV_A8_ROPE(qkv_q4_0r_a8_k4_rope_append, QV_TARGETS(spirv, msl), false, 4)
 QKV_A8_ROPE(qkv_q8_0r_a8_rope_append, , true, 1)
 #undef QKV_A8_ROPE
+QV_KERNEL QV_BLOCK(qvops::kQuantThreads) void qkv_q4_k_a8_rope_append(
+    const uint32_t* w, const uint32_t* xq, const float* xd, float* y, uint32_t cols, const int32_t* position,
+    const float* inv_freq, float* q_out, float* k_cache, float* v_cache, uint32_t heads, uint32_t kv_heads,
+    uint32_t head_dim, uint32_t rot_half, uint32_t capacity) {
+  qvops::matvec_q4_k_rows<qvops::kQuantRows / 2>(w, xq, xd, y, (heads + 2 * kv_heads) * head_dim, cols);
+  rope_append_block_rows(y, position, inv_freq, q_out, k_cache, v_cache, heads, kv_heads, head_dim, rot_half, capacity);
+}
 
 namespace {
 
