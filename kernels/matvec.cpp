@@ -20,6 +20,7 @@ using qvops::kQBlock;
 using qvops::kRowThreads;
 using qvops::load_chunk;
 using qvops::matvec_repacked_a8;
+
 constexpr uint32_t kQ8Words = 17;        // 16-bit words per q8_0 block (34 bytes)
 constexpr uint32_t kQ4Words = 9;         // 16-bit words per q4_0 block (18 bytes)
 constexpr uint32_t kKBlock = 256;        // elements per K-quant super-block

@@ -318,18 +318,20 @@ void LlamaModel::swiglu_q8(const Buffer<float>& gate_up) const {
 bool LlamaModel::qkv_rope_append_product(const LlamaLayer& layer, bool x_quantized) const {
   const Matrix& m = layer.qkv;
   const size_t H = cfg_.head_count, KVH = cfg_.head_count_kv, D = cfg_.head_dim;
-  if (!layer.fused_qkv() || !x_quantized || !m.int8_x || D % 2 != 0) return false;
+  // The kernels take the rows as (H + 2 KVH) head_dim, one block each kQuantRows (8), in x.
+  if (!layer.fused_qkv() || !x_quantized || !m.int8_x || D % 2 != 0 || m.rows != (H + 2 * KVH) * D ||
+      (m.rows + 7) / 8 > 65535)
+    return false;
   const bool q4_k = m.type == GgmlType::Q4_K && m.cols % 256 == 0;
   const bool repacked = m.repacked && (m.type == GgmlType::Q4_0 || m.type == GgmlType::Q8_0) && m.cols % 1024 == 0;
   if (!q4_k && !repacked) return false;
   const Module module = llm_kernels::load(dev_);
-  std::string name = q4_k ? "qkv_q4_k_a8_rope_append"
-                     : m.type == GgmlType::Q8_0 ? "qkv_q8_0r_a8_rope_append"
-                     : module.has_kernel("qkv_q4_0r_a8_k4_rope_append") ? "qkv_q4_0r_a8_k4_rope_append"
-                                                                          : "qkv_q4_0r_a8_rope_append";
+  const std::string name = q4_k ? "qkv_q4_k_a8_rope_append"
+                           : m.type == GgmlType::Q8_0 ? "qkv_q8_0r_a8_rope_append"
+                           : module.has_kernel("qkv_q4_0r_a8_k4_rope_append") ? "qkv_q4_0r_a8_k4_rope_append"
+                                                                                : "qkv_q4_0r_a8_rope_append";
   if (!module.has_kernel(name)) return false;
   const auto u32 = [](size_t v) { return static_cast<uint32_t>(v); };
-  // One block per kQuantRows (8) rows, as the op library's int8-activation products.
   const Grid grid{u32((m.rows + 7) / 8)};
   const Kernel kernel = module.kernel(name);
   if (q4_k)
