@@ -221,7 +221,7 @@ QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
 
 // o[b, h, d] from the chunks that hold visible keys (0 for d >= D, and where none is visible).
 // Called by every thread of the block (block-wide reductions): the chunks' statistics are read
-// by the block's threads together and their outputs four chunks a step, so the loads of a step
+// by the block's threads together and their outputs eight chunks a step, so the loads of a step
 // are in flight together rather than one chunk's round trip after another's.
 template <uint32_t D>
 QV_DEVICE float combined_output(const float* work, uint32_t ml_base, const int32_t* position, uint32_t q_heads,
@@ -242,6 +242,21 @@ QV_DEVICE float combined_output(const float* work, uint32_t ml_base, const int32
   const float* out = work + row * D + col;
   float acc = 0.0f;
   uint32_t c = 0;
+  for (; c + 8 <= used; c += 8) {
+    float m0 = ml[2 * (row + c)], m1 = ml[2 * (row + c + 1)], m2 = ml[2 * (row + c + 2)], m3 = ml[2 * (row + c + 3)];
+    float m4 = ml[2 * (row + c + 4)], m5 = ml[2 * (row + c + 5)], m6 = ml[2 * (row + c + 6)];
+    float m7 = ml[2 * (row + c + 7)];
+    float x0 = out[c * D], x1 = out[(c + 1) * D], x2 = out[(c + 2) * D], x3 = out[(c + 3) * D];
+    float x4 = out[(c + 4) * D], x5 = out[(c + 5) * D], x6 = out[(c + 6) * D], x7 = out[(c + 7) * D];
+    acc = qv::fma(qvops::exp_by_exp2(m0 - m), x0, acc);
+    acc = qv::fma(qvops::exp_by_exp2(m1 - m), x1, acc);
+    acc = qv::fma(qvops::exp_by_exp2(m2 - m), x2, acc);
+    acc = qv::fma(qvops::exp_by_exp2(m3 - m), x3, acc);
+    acc = qv::fma(qvops::exp_by_exp2(m4 - m), x4, acc);
+    acc = qv::fma(qvops::exp_by_exp2(m5 - m), x5, acc);
+    acc = qv::fma(qvops::exp_by_exp2(m6 - m), x6, acc);
+    acc = qv::fma(qvops::exp_by_exp2(m7 - m), x7, acc);
+  }
   for (; c + 4 <= used; c += 4) {
     float m0 = ml[2 * (row + c)], m1 = ml[2 * (row + c + 1)], m2 = ml[2 * (row + c + 2)], m3 = ml[2 * (row + c + 3)];
     float x0 = out[c * D], x1 = out[(c + 1) * D], x2 = out[(c + 2) * D], x3 = out[(c + 3) * D];
