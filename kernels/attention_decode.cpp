@@ -35,54 +35,63 @@ QV_DEVICE uint32_t visible_keys(const int32_t* position, uint32_t b, uint32_t ca
   return static_cast<uint32_t>(p) >= capacity ? capacity : static_cast<uint32_t>(p) + 1;
 }
 
-// acc + the 16 products of q[e ..] (workgroup memory) with the elements of k0 .. k3.
+// acc + the products of four float4 of q (workgroup memory) at e, e + kKeyStride, e + 2 kKeyStride,
+// e + 3 kKeyStride with k0 .. k3: the elements a key's thread holds (see attention_decode_split).
+constexpr uint32_t kKeyStride = 4 * (kDecodeThreads / kDecodeKeys);
 template <uint32_t N>
-QV_DEVICE float dot4(const qv::shared<float, N>& q, uint32_t e, qv::float4 k, float acc) {
-  return qv::fma(q[e], k[0], qv::fma(q[e + 1], k[1], qv::fma(q[e + 2], k[2], qv::fma(q[e + 3], k[3], acc))));
-}
-template <uint32_t N>
-QV_DEVICE float slice_dot(const qv::shared<float, N>& q, uint32_t e, qv::float4 k0, qv::float4 k1, qv::float4 k2,
+QV_DEVICE float share_dot(const qv::shared<float, N>& q, uint32_t e, qv::float4 k0, qv::float4 k1, qv::float4 k2,
                           qv::float4 k3, float acc) {
-  return dot4(q, e + 12, k3, dot4(q, e + 8, k2, dot4(q, e + 4, k1, dot4(q, e, k0, acc))));
+  qv::float4 p = qv::load<4>(&q[e]) * k0 + qv::load<4>(&q[e + kKeyStride]) * k1;
+  p = qvops::fma4(qv::load<4>(&q[e + 2 * kKeyStride]), k2, p);
+  p = qvops::fma4(qv::load<4>(&q[e + 3 * kKeyStride]), k3, p);
+  return acc + qvops::sum4(p);
 }
 
-// Row `key` of the chunk (counted from its first key) where it is visible, else the chunk's first
-// row: every load stays inside the cache, and what a masked row holds is never used.
-QV_DEVICE uint32_t clamped_key(uint32_t key, uint32_t n_valid) { return key < n_valid ? key : 0; }
+// Row `key` of the chunk (counted from its first key, j0) where the cache has it, else the chunk's
+// first row: every load stays inside the cache. The bound is the capacity (a kernel argument), not
+// the visible keys, so that no load waits for the position's; what a row past the visible keys
+// holds is never used (scores masked, values selected away).
+QV_DEVICE uint32_t cached_key(uint32_t key, uint32_t j0, uint32_t capacity) { return j0 + key < capacity ? key : 0; }
 
-// Element `col` of the chunk's key row `key` of v as a float, 0 where the key is not visible.
+// Column `col` of the chunk's key rows first .. first + 7 as floats, 0 where a key is not visible.
 template <typename T>
-QV_DEVICE float masked_v(const T* v, uint32_t col, uint32_t stride, uint32_t key, uint32_t n_valid) {
-  float x = to_f32(v[col + clamped_key(key, n_valid) * stride]);
+QV_DEVICE float masked_v(const T* v, uint32_t col, uint32_t stride, uint32_t key, uint32_t n_valid, uint32_t j0,
+                         uint32_t capacity) {
+  float x = to_f32(v[col + cached_key(key, j0, capacity) * stride]);
   return key < n_valid ? x : 0.0f;
 }
-// Column `col` of the chunk's keys first, first + R, .., first + 7 R.
-template <uint32_t R, typename T>
-QV_DEVICE F8 load_v8(const T* v, uint32_t col, uint32_t stride, uint32_t first, uint32_t n_valid) {
-  return F8(masked_v(v, col, stride, first, n_valid), masked_v(v, col, stride, first + R, n_valid),
-            masked_v(v, col, stride, first + 2 * R, n_valid), masked_v(v, col, stride, first + 3 * R, n_valid),
-            masked_v(v, col, stride, first + 4 * R, n_valid), masked_v(v, col, stride, first + 5 * R, n_valid),
-            masked_v(v, col, stride, first + 6 * R, n_valid), masked_v(v, col, stride, first + 7 * R, n_valid));
+template <typename T>
+QV_DEVICE F8 load_v8(const T* v, uint32_t col, uint32_t stride, uint32_t first, uint32_t n_valid, uint32_t j0,
+                     uint32_t capacity) {
+  return F8(masked_v(v, col, stride, first, n_valid, j0, capacity),
+            masked_v(v, col, stride, first + 1, n_valid, j0, capacity),
+            masked_v(v, col, stride, first + 2, n_valid, j0, capacity),
+            masked_v(v, col, stride, first + 3, n_valid, j0, capacity),
+            masked_v(v, col, stride, first + 4, n_valid, j0, capacity),
+            masked_v(v, col, stride, first + 5, n_valid, j0, capacity),
+            masked_v(v, col, stride, first + 6, n_valid, j0, capacity),
+            masked_v(v, col, stride, first + 7, n_valid, j0, capacity));
 }
 
-// acc + p[at] v[0] + p[at + R] v[1] + .. + p[at + 7 R] v[7] (p: weights in workgroup memory).
-template <uint32_t R, uint32_t N>
+// acc + p[at] v[0] + .. + p[at + 7] v[7] (p: weights in workgroup memory, two float4 reads).
+template <uint32_t N>
 QV_DEVICE float weigh8(const qv::shared<float, N>& p, uint32_t at, F8 v, float acc) {
-  acc = qv::fma(p[at + 3 * R], v[3], qv::fma(p[at + 2 * R], v[2], qv::fma(p[at + R], v[1], qv::fma(p[at], v[0], acc))));
-  return qv::fma(p[at + 7 * R], v[7],
-                 qv::fma(p[at + 6 * R], v[6], qv::fma(p[at + 5 * R], v[5], qv::fma(p[at + 4 * R], v[4], acc))));
+  qv::float4 lo = qv::load<4>(&p[at]), hi = qv::load<4>(&p[at + 4]);
+  qv::float4 s = lo * qv::float4(v[0], v[1], v[2], v[3]);
+  s = qvops::fma4(hi, qv::float4(v[4], v[5], v[6], v[7]), s);
+  return acc + qvops::sum4(s);
 }
 
-// a0 .. a3 + the products of 16 elements of a key's slice (k0 .. k3) with the same elements of the
-// four queries (workgroup memory qs, from element e of the first).
+// a0 .. a3 + the products of 16 elements of a key's share (k0 .. k3, elements e, e + kKeyStride, ..)
+// with the same elements of the four queries (workgroup memory qs, the first's from element e).
 template <uint32_t N>
 QV_DEVICE void score_group(const qv::shared<float, N>& qs, uint32_t e, qv::float4 k0, qv::float4 k1, qv::float4 k2,
                            qv::float4 k3, float& a0, float& a1, float& a2, float& a3) {
   constexpr uint32_t D = N / kDecodeHeads;
-  a0 = slice_dot(qs, e, k0, k1, k2, k3, a0);
-  a1 = slice_dot(qs, D + e, k0, k1, k2, k3, a1);
-  a2 = slice_dot(qs, 2 * D + e, k0, k1, k2, k3, a2);
-  a3 = slice_dot(qs, 3 * D + e, k0, k1, k2, k3, a3);
+  a0 = share_dot(qs, e, k0, k1, k2, k3, a0);
+  a1 = share_dot(qs, D + e, k0, k1, k2, k3, a1);
+  a2 = share_dot(qs, 2 * D + e, k0, k1, k2, k3, a2);
+  a3 = share_dot(qs, 3 * D + e, k0, k1, k2, k3, a3);
 }
 
 }  // namespace
@@ -92,9 +101,12 @@ QV_DEVICE void score_group(const qv::shared<float, N>& qs, uint32_t e, qv::float
 // splits + chunk, work[slot * D + d] (the output) and work[ml_base + 2 slot + {0, 1}] (the
 // chunk's maximum score and its sum of exp(s - maximum)).
 //
-// Every load of the chunk's keys and values is issued at entry, before the first barrier: a
-// block's serial chain is then one trip to memory, where loading V after the softmax and K after
-// the queries took three, and a step's decode attention is a few short waves of such blocks.
+// Every load of the chunk's keys and values is issued at entry, before the first barrier, at
+// addresses that do not depend on the position: a block's serial chain is then one trip to
+// memory, where loading V after the softmax and K after the queries took three, and a step's
+// decode attention is a few short waves of such blocks. The queries and the weights P are read
+// from workgroup memory as float4 (a thread's keys of V are contiguous for that): at 64 keys a
+// chunk the scalar reads were most of a block's instructions.
 template <typename T, uint32_t D>
 QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
     const T* q, const T* k, const T* v, const int32_t* position, float* work, uint32_t ml_base, uint32_t q_heads,
@@ -113,44 +125,50 @@ QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
   uint32_t n_valid = j0 < kv_len ? (kv_len - j0 < kDecodeKeys ? kv_len - j0 : kDecodeKeys) : 0;
   uint32_t chunk_base = kv_base + j0 * kv_seq_stride;
 
-  // K: kKeyThreads threads per key, each a contiguous slice of kSlice elements of the key's row
-  // (16 or 32 floats in registers). V: thread t owns column d of every R-th key from t / D (16 or
-  // 32 floats), for the HP heads at once (each V element loaded once a block).
+  // K: kKeyThreads threads per key, thread `part` holding the float4 at elements 4 part + i kKeyStride
+  // of the key's row (4 or 8 of them, i = 0 ..): the kKeyThreads threads of a key read 64
+  // contiguous bytes a load, so a subgroup's load is whole sectors of eight rows, where a
+  // contiguous slice a thread made each load touch 32 lines, half of each sector used (the
+  // L1 pipeline, not the memory, bounded the kernel). V: thread t owns column d of the chunk's
+  // keys set KV .. set KV + KV - 1, KV = kDecodeKeys / R (16 or 32 floats), for the HP heads at
+  // once (each V element loaded once a block; a subgroup's loads of one key are a contiguous row).
   constexpr uint32_t kKeyThreads = kDecodeThreads / kDecodeKeys;
-  constexpr uint32_t kSlice = D / kKeyThreads;
+  constexpr uint32_t kLoads = D / (4 * kKeyThreads);
   constexpr uint32_t R = kDecodeThreads / D;
-  static_assert(kSlice == 16 || kSlice == 32, "a key's slice is one or two groups of four 4-element loads");
-  static_assert(kDecodeKeys / R == 16 || kDecodeKeys / R == 32, "a thread's V column is two or four groups of 8");
+  constexpr uint32_t KV = kDecodeKeys / R;
+  static_assert(kKeyStride == 4 * kKeyThreads, "a key's threads cover kKeyStride elements a load");
+  static_assert(kLoads == 4 || kLoads == 8, "a key's share is one or two groups of four 4-element loads");
+  static_assert(KV == 16 || KV == 32, "a thread's V column is two or four groups of 8");
   uint32_t key = t / kKeyThreads, part = t - key * kKeyThreads;
-  uint32_t krow = chunk_base + clamped_key(key, n_valid) * kv_seq_stride + part * kSlice;
-  qv::float4 k0 = qvops::load4(k + krow), k1 = qvops::load4(k + krow + 4);
-  qv::float4 k2 = qvops::load4(k + krow + 8), k3 = qvops::load4(k + krow + 12);
+  uint32_t krow = chunk_base + cached_key(key, j0, capacity) * kv_seq_stride + 4 * part;
+  qv::float4 k0 = qvops::load4(k + krow), k1 = qvops::load4(k + krow + kKeyStride);
+  qv::float4 k2 = qvops::load4(k + krow + 2 * kKeyStride), k3 = qvops::load4(k + krow + 3 * kKeyStride);
   qv::float4 k4(0.0f), k5(0.0f), k6(0.0f), k7(0.0f);
-  if constexpr (kSlice == 32) {
-    k4 = qvops::load4(k + krow + 16), k5 = qvops::load4(k + krow + 20);
-    k6 = qvops::load4(k + krow + 24), k7 = qvops::load4(k + krow + 28);
+  if constexpr (kLoads == 8) {
+    k4 = qvops::load4(k + krow + 4 * kKeyStride), k5 = qvops::load4(k + krow + 5 * kKeyStride);
+    k6 = qvops::load4(k + krow + 6 * kKeyStride), k7 = qvops::load4(k + krow + 7 * kKeyStride);
   }
-  uint32_t d = t % D, set = t / D, col = chunk_base + d;
-  F8 va = load_v8<R>(v, col, kv_seq_stride, set, n_valid);
-  F8 vb = load_v8<R>(v, col, kv_seq_stride, set + 8 * R, n_valid);
+  uint32_t d = t % D, set = t / D, col = chunk_base + d, first = set * KV;
+  F8 va = load_v8(v, col, kv_seq_stride, first, n_valid, j0, capacity);
+  F8 vb = load_v8(v, col, kv_seq_stride, first + 8, n_valid, j0, capacity);
   F8 vc(0.0f), vd(0.0f);
-  if constexpr (kDecodeKeys / R == 32) {
-    vc = load_v8<R>(v, col, kv_seq_stride, set + 16 * R, n_valid);
-    vd = load_v8<R>(v, col, kv_seq_stride, set + 24 * R, n_valid);
+  if constexpr (KV == 32) {
+    vc = load_v8(v, col, kv_seq_stride, first + 16, n_valid, j0, capacity);
+    vd = load_v8(v, col, kv_seq_stride, first + 24, n_valid, j0, capacity);
   }
 
   for (uint32_t e = t; e < kDecodeHeads * D; e += kDecodeThreads) {
     uint32_t hh = e / D;
-    qs[e] = hh < heads_per_block && n_valid > 0 ? to_f32(q[(b * q_heads + h0 + hh) * D + e % D]) * scale : 0.0f;
+    qs[e] = hh < heads_per_block ? to_f32(q[(b * q_heads + h0 + hh) * D + e % D]) * scale : 0.0f;
   }
   qv::barrier();
 
-  // Scores: the slice's partial dot products with the four queries, summed through workgroup
+  // Scores: the share's partial dot products with the four queries, summed through workgroup
   // memory.
   {
     float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-    score_group(qs, part * kSlice, k0, k1, k2, k3, a0, a1, a2, a3);
-    if constexpr (kSlice == 32) score_group(qs, part * kSlice + 16, k4, k5, k6, k7, a0, a1, a2, a3);
+    score_group(qs, 4 * part, k0, k1, k2, k3, a0, a1, a2, a3);
+    if constexpr (kLoads == 8) score_group(qs, 4 * part + 4 * kKeyStride, k4, k5, k6, k7, a0, a1, a2, a3);
     partial[t] = a0;
     partial[kDecodeThreads + t] = a1;
     partial[2 * kDecodeThreads + t] = a2;
@@ -160,7 +178,7 @@ QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
   for (uint32_t e = t; e < kDecodeHeads * kDecodeKeys; e += kDecodeThreads) {
     uint32_t hh = e / kDecodeKeys, j = e - hh * kDecodeKeys;
     float sum = 0.0f;
-    for (uint32_t p = 0; p < kKeyThreads; ++p) sum += partial[hh * kDecodeThreads + j * kKeyThreads + p];
+    for (uint32_t p = 0; p < kKeyThreads; p += 4) sum += qvops::sum4(qv::load<4>(&partial[hh * kDecodeThreads + j * kKeyThreads + p]));
     ps[e] = j < n_valid ? sum : kLowest;
   }
   qv::barrier();
@@ -196,14 +214,11 @@ QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
   qv::barrier();
 
   // P V from the values in registers; the R key sets' sums added through workgroup memory.
-  {
-    for (uint32_t hh = 0; hh < kDecodeHeads; ++hh) {
-      uint32_t at = hh * kDecodeKeys + set;
-      float acc = weigh8<R>(ps, at + 8 * R, vb, weigh8<R>(ps, at, va, 0.0f));
-      if constexpr (kDecodeKeys / R == 32)
-        acc = weigh8<R>(ps, at + 24 * R, vd, weigh8<R>(ps, at + 16 * R, vc, acc));
-      partial[(hh * R + set) * D + d] = acc;
-    }
+  for (uint32_t hh = 0; hh < kDecodeHeads; ++hh) {
+    uint32_t at = hh * kDecodeKeys + first;
+    float acc = weigh8(ps, at + 8, vb, weigh8(ps, at, va, 0.0f));
+    if constexpr (KV == 32) acc = weigh8(ps, at + 24, vd, weigh8(ps, at + 16, vc, acc));
+    partial[(hh * R + set) * D + d] = acc;
   }
   qv::barrier();
   for (uint32_t e = t; e < heads_per_block * D; e += kDecodeThreads) {
@@ -256,14 +271,6 @@ QV_DEVICE float combined_output(const float* work, uint32_t ml_base, const int32
     acc = qv::fma(qvops::exp_by_exp2(m5 - m), x5, acc);
     acc = qv::fma(qvops::exp_by_exp2(m6 - m), x6, acc);
     acc = qv::fma(qvops::exp_by_exp2(m7 - m), x7, acc);
-  }
-  for (; c + 4 <= used; c += 4) {
-    float m0 = ml[2 * (row + c)], m1 = ml[2 * (row + c + 1)], m2 = ml[2 * (row + c + 2)], m3 = ml[2 * (row + c + 3)];
-    float x0 = out[c * D], x1 = out[(c + 1) * D], x2 = out[(c + 2) * D], x3 = out[(c + 3) * D];
-    acc = qv::fma(qvops::exp_by_exp2(m0 - m), x0, acc);
-    acc = qv::fma(qvops::exp_by_exp2(m1 - m), x1, acc);
-    acc = qv::fma(qvops::exp_by_exp2(m2 - m), x2, acc);
-    acc = qv::fma(qvops::exp_by_exp2(m3 - m), x3, acc);
   }
   for (; c < used; ++c) acc = qv::fma(qvops::exp_by_exp2(ml[2 * (row + c)] - m), out[c * D], acc);
   return used == 0 || d >= D ? 0.0f : acc / total;

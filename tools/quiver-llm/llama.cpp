@@ -246,6 +246,7 @@ LlamaModel::LlamaModel(const Device& dev, const Gguf& gguf, const LlamaConfig& c
   allocate_prefill_scratch();
   logits_ = dev.alloc<float>(V);
   argmax_pairs_ = dev.alloc<uint32_t>(2 * ((V + kArgmaxSlice - 1) / kArgmaxSlice));
+  for (LlamaLayer& layer : layers_) layer.qkv_rope_product = choose_qkv_rope_product(layer);
 }
 
 void LlamaModel::linear(const Matrix& m, const Buffer<float>& x, const Buffer<float>& y, bool x_quantized) const {
@@ -315,34 +316,40 @@ void LlamaModel::swiglu_q8(const Buffer<float>& gate_up) const {
                                 static_cast<uint32_t>(F));
 }
 
-bool LlamaModel::qkv_rope_append_product(const LlamaLayer& layer, bool x_quantized) const {
+std::optional<Kernel> LlamaModel::choose_qkv_rope_product(const LlamaLayer& layer) const {
   const Matrix& m = layer.qkv;
-  const size_t H = cfg_.head_count, KVH = cfg_.head_count_kv, D = cfg_.head_dim;
+  const size_t E = cfg_.embedding_length, H = cfg_.head_count, KVH = cfg_.head_count_kv, D = cfg_.head_dim;
+  // The product's input is the int8 activations the norm before it writes (queue_step's norm_q8).
+  if (!int8_activations_ || E % ops::kQuantBlock != 0) return std::nullopt;
   // The kernels take the rows as (H + 2 KVH) head_dim, one block each kQuantRows (8), in x.
-  if (!layer.fused_qkv() || !x_quantized || !m.int8_x || D % 2 != 0 || m.rows != (H + 2 * KVH) * D ||
-      (m.rows + 7) / 8 > 65535)
-    return false;
+  if (!layer.fused_qkv() || !m.int8_x || D % 2 != 0 || m.rows != (H + 2 * KVH) * D || (m.rows + 7) / 8 > 65535)
+    return std::nullopt;
   const bool q4_k = m.type == GgmlType::Q4_K && m.cols % 256 == 0;
   const bool repacked = m.repacked && (m.type == GgmlType::Q4_0 || m.type == GgmlType::Q8_0) && m.cols % 1024 == 0;
-  if (!q4_k && !repacked) return false;
+  if (!q4_k && !repacked) return std::nullopt;
   const Module module = llm_kernels::load(dev_);
   const std::string name = q4_k ? "qkv_q4_k_a8_rope_append"
                            : m.type == GgmlType::Q8_0 ? "qkv_q8_0r_a8_rope_append"
                            : module.has_kernel("qkv_q4_0r_a8_k4_rope_append") ? "qkv_q4_0r_a8_k4_rope_append"
                                                                                 : "qkv_q4_0r_a8_rope_append";
-  if (!module.has_kernel(name)) return false;
+  if (!module.has_kernel(name)) return std::nullopt;
+  return module.kernel(name);
+}
+
+void LlamaModel::qkv_rope_append_product(const LlamaLayer& layer) const {
+  const Matrix& m = layer.qkv;
+  const size_t H = cfg_.head_count, KVH = cfg_.head_count_kv, D = cfg_.head_dim;
   const auto u32 = [](size_t v) { return static_cast<uint32_t>(v); };
   const Grid grid{u32((m.rows + 7) / 8)};
-  const Kernel kernel = module.kernel(name);
-  if (q4_k)
-    kernel.launch(grid, m.blocks.as<uint32_t>(), x_q8_.as<uint32_t>(), x_q8_.as<float>(), qkv_, u32(m.cols),
-                  position_, inv_freq_, q_rot_, layer.k_cache, layer.v_cache, u32(H), u32(KVH), u32(D),
-                  u32(inv_freq_.size()), u32(capacity_));
+  if (m.type == GgmlType::Q4_K)
+    layer.qkv_rope_product->launch(grid, m.blocks.as<uint32_t>(), x_q8_.as<uint32_t>(), x_q8_.as<float>(), qkv_,
+                                   u32(m.cols), position_, inv_freq_, q_rot_, layer.k_cache, layer.v_cache, u32(H),
+                                   u32(KVH), u32(D), u32(inv_freq_.size()), u32(capacity_));
   else
-    kernel.launch(grid, m.blocks.as<uint32_t>(), m.blocks.as<quiver::half>(), x_q8_.as<uint32_t>(),
-                  x_q8_.as<float>(), qkv_, u32(m.cols), position_, inv_freq_, q_rot_, layer.k_cache, layer.v_cache,
-                  u32(H), u32(KVH), u32(D), u32(inv_freq_.size()), u32(capacity_));
-  return true;
+    layer.qkv_rope_product->launch(grid, m.blocks.as<uint32_t>(), m.blocks.as<quiver::half>(),
+                                   x_q8_.as<uint32_t>(), x_q8_.as<float>(), qkv_, u32(m.cols), position_, inv_freq_,
+                                   q_rot_, layer.k_cache, layer.v_cache, u32(H), u32(KVH), u32(D),
+                                   u32(inv_freq_.size()), u32(capacity_));
 }
 
 void LlamaModel::set_input(int32_t token, int32_t position) {
@@ -383,8 +390,8 @@ void LlamaModel::queue_step() {
                                    static_cast<uint32_t>(D), static_cast<uint32_t>(inv_freq_.size()),
                                    static_cast<uint32_t>(capacity_));
     };
-    if (qkv_rope_append_product(layer, norm_q8)) {
-      // Q, K and V rotated and appended by the product's own launch.
+    if (layer.qkv_rope_product) {
+      qkv_rope_append_product(layer);   // Q, K and V rotated and appended by the product's own launch
     } else if (layer.fused_qkv()) {
       linear(layer.qkv, xn_, qkv_, norm_q8);
       rope_append(qkv_, qkv_, qkv_, H * D, (H + KVH) * D);

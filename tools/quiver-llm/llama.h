@@ -9,6 +9,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -49,6 +50,9 @@ struct LlamaLayer {
   bool fused_gate_up() const { return gate_up.rows > 0; }
   std::array<const Matrix*, 9> matrices() const { return {&qkv, &q, &k, &v, &o, &gate_up, &gate, &up, &down}; }
   Buffer<float> k_cache, v_cache;   // capacity x kv_heads x head_dim (BSHD: a prompt's K rows append whole)
+  // The decode step's kernel for qkv that also rotates Q, K and appends K, V
+  // (LlamaModel::choose_qkv_rope_product), where the layer has one.
+  std::optional<Kernel> qkv_rope_product;
 };
 
 class LlamaModel {
@@ -131,10 +135,11 @@ class LlamaModel {
   Buffer<uint8_t> x_q8_;
   void swiglu_q8(const Buffer<float>& gate_up) const;   // swiglu_halves_q8 of a decode step into x_q8_
   // A decode step's stacked Q, K, V product with its rotation and cache append in one launch
-  // (llm_kernels' qkv_*_a8_rope_append), where the layer's stacked matrix is repacked q4_0 / q8_0
-  // or q4_k on int8 activations already in x_q8_ and the loaded image has the kernel; false
-  // (nothing queued) otherwise.
-  bool qkv_rope_append_product(const LlamaLayer& layer, bool x_quantized) const;
+  // (llm_kernels' qkv_*_a8_rope_append): the kernel where the layer's stacked matrix is repacked
+  // q4_0 / q8_0 or q4_k on the int8 activations its norm writes and the loaded image has it,
+  // chosen once when the model is loaded; launched by qkv_rope_append_product.
+  std::optional<Kernel> choose_qkv_rope_product(const LlamaLayer& layer) const;
+  void qkv_rope_append_product(const LlamaLayer& layer) const;
   void argmax_and_advance();   // the step's end: argmax_slices over logits_, then argmax_advance
   Buffer<float> attn_work_;   // attention_decode's partial results
   // Activations of prompt_tokens tokens (a decode step uses the first token's rows).

@@ -94,32 +94,6 @@ QV_DEVICE void qkv_rope_append_items(const float* q, const float* k, const float
   }
 }
 
-}  // namespace
-
-// One decode step's Q, K, V products (head_dim floats a head: Q's heads at q, K's from element
-// k_at of k, V's from v_at of v; the three may be one buffer, the stacked product's rows) to what
-// the attention reads: Q rotated into q_out, K rotated into k_cache and V copied into v_cache at
-// position[0] (caches [capacity][kv_heads][head_dim]). One launch for the two ropes and two
-// kv_appends (and the stacked product's row gathers) of the op-by-op step: at one token each of
-// those is a few hundred threads whose launch costs more than its work. A position outside
-// [0, capacity) writes nothing to the caches, as kv_append. rot_half = rotary dimensions / 2
-// (inv_freq's length); four pairs a thread where whole groups of four fit (head_dim % 8 == 0,
-// rot_half % 4 == 0).
-QV_KERNEL QV_BLOCK(256) void qkv_rope_append(const float* q, const float* k, const float* v, uint32_t k_at,
-                                             uint32_t v_at, const int32_t* position, const float* inv_freq,
-                                             float* q_out, float* k_cache, float* v_cache, uint32_t heads,
-                                             uint32_t kv_heads, uint32_t head_dim, uint32_t rot_half,
-                                             uint32_t capacity) {
-  if (head_dim % 8 == 0 && rot_half % 4 == 0)
-    qkv_rope_append_items<4>(q, k, v, k_at, v_at, position, inv_freq, q_out, k_cache, v_cache, heads, kv_heads,
-                             head_dim, rot_half, capacity);
-  else
-    qkv_rope_append_items<1>(q, k, v, k_at, v_at, position, inv_freq, q_out, k_cache, v_cache, heads, kv_heads,
-                             head_dim, rot_half, capacity);
-}
-
-namespace {
-
 // qkv_rope_append's work for the rows of the stacked Q, K, V product that this block computed
 // (kQuantRows from block_row() kQuantRows, in y): Q's pairs rotated into q_out, K's rotated and
 // V's copied into the caches at position[0] (none where it is outside [0, capacity)). The rows
@@ -149,6 +123,28 @@ QV_DEVICE void rope_append_block_rows(const float* y, const int32_t* position, c
 }
 
 }  // namespace
+
+// One decode step's Q, K, V products (head_dim floats a head: Q's heads at q, K's from element
+// k_at of k, V's from v_at of v; the three may be one buffer, the stacked product's rows) to what
+// the attention reads: Q rotated into q_out, K rotated into k_cache and V copied into v_cache at
+// position[0] (caches [capacity][kv_heads][head_dim]). One launch for the two ropes and two
+// kv_appends (and the stacked product's row gathers) of the op-by-op step: at one token each of
+// those is a few hundred threads whose launch costs more than its work. A position outside
+// [0, capacity) writes nothing to the caches, as kv_append. rot_half = rotary dimensions / 2
+// (inv_freq's length); four pairs a thread where whole groups of four fit (head_dim % 8 == 0,
+// rot_half % 4 == 0).
+QV_KERNEL QV_BLOCK(256) void qkv_rope_append(const float* q, const float* k, const float* v, uint32_t k_at,
+                                             uint32_t v_at, const int32_t* position, const float* inv_freq,
+                                             float* q_out, float* k_cache, float* v_cache, uint32_t heads,
+                                             uint32_t kv_heads, uint32_t head_dim, uint32_t rot_half,
+                                             uint32_t capacity) {
+  if (head_dim % 8 == 0 && rot_half % 4 == 0)
+    qkv_rope_append_items<4>(q, k, v, k_at, v_at, position, inv_freq, q_out, k_cache, v_cache, heads, kv_heads,
+                             head_dim, rot_half, capacity);
+  else
+    qkv_rope_append_items<1>(q, k, v, k_at, v_at, position, inv_freq, q_out, k_cache, v_cache, heads, kv_heads,
+                             head_dim, rot_half, capacity);
+}
 
 // qkv_rope_append fused into the stacked product that precedes it (a launch fewer a layer): y =
 // W x for the (heads + 2 kv_heads) head_dim rows of W on x's int8 activations (xq, xd as
