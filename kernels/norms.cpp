@@ -358,6 +358,67 @@ QV_KERNEL QV_BLOCK(kRowThreads) void add_rms_norm_q8(const float* x, const float
   }
 }
 
+namespace {
+
+constexpr uint32_t kWideThreads = 1024;   // add_rms_norm_q8_wide's block: 4 elements a thread
+
+// The sum of v over the block of kWideThreads: subgroup sums in 32 slots (more subgroups fold into
+// them, as qv::block_sum), then read back as eight float4 and added as a tree. qv::block_sum's
+// serial walk over the slots is 31 dependent reads of workgroup memory at 32 subgroups.
+QV_DEVICE float wide_block_sum(float v) {
+  qv::shared<float, 32> slots;
+  uint32_t t = qv::thread_id_x(), sg = qv::subgroup_size();
+  uint32_t groups = (kWideThreads + sg - 1) / sg, group = t / sg;
+  float r = qv::subgroup_sum(v);
+  bool leader = qv::subgroup_lane() == 0;
+  for (uint32_t k = 0; k < (groups + 31) / 32; ++k) {   // uniform: every thread meets every barrier
+    if (leader && group / 32 == k) slots[group % 32] = k == 0 ? r : slots[group % 32] + r;
+    qv::barrier();
+  }
+  uint32_t used = groups < 32 ? groups : 32;
+  qv::float4 a(0.0f), b(0.0f);
+  for (uint32_t i = 0; i < 32; i += 8) {   // slots past `used` were never written: selected away
+    qv::float4 x = qv::load<4>(&slots[i]), y = qv::load<4>(&slots[i + 4]);
+    a = a + qv::float4(i < used ? x[0] : 0.0f, i + 1 < used ? x[1] : 0.0f, i + 2 < used ? x[2] : 0.0f,
+                       i + 3 < used ? x[3] : 0.0f);
+    b = b + qv::float4(i + 4 < used ? y[0] : 0.0f, i + 5 < used ? y[1] : 0.0f, i + 6 < used ? y[2] : 0.0f,
+                       i + 7 < used ? y[3] : 0.0f);
+  }
+  return qvops::sum4(a + b);
+}
+
+}  // namespace
+
+// add_rms_norm_q8 for rows of at most 4 kWideThreads elements (a Llama-3-8B embedding of 4096),
+// a block of kWideThreads, one float4 a thread: a decode step's norm is one row, one block,
+// whose time is its threads' serial chain, and a 256-thread block's four steps a thread were
+// most of it (4.7 us of an H200's decode layer, twice a step). The same results as
+// add_rms_norm_q8 up to the order of the sum of squares. Not for WGSL (256 invocations a
+// workgroup at most) nor the CPU target (one thread a lane: the block's barriers dominate);
+// runtime/ops takes it where the loaded image has it.
+QV_KERNEL QV_BLOCK(kWideThreads) QV_TARGETS(ptx, hsaco, spirv, msl) void add_rms_norm_q8_wide(
+    const float* x, const float* residual, const float* w, float* sum, float* out, uint32_t* xq, float* xd,
+    uint32_t rows, uint32_t cols, float eps) {
+  qv::shared<float, kWideThreads> part;
+  uint32_t row = qvops::block_row();
+  if (row >= rows) return;   // uniform per block
+  uint32_t base = row * cols, t = qv::thread_id_x(), c = 4 * t;
+  uint32_t words = row * (cols / 4 + cols / 32);   // this row's quants, then its scales
+  bool in = c < cols;   // cols % 32 == 0: a 32-element block's 8 threads are all in or all out
+  qv::float4 zero(0.0f);
+  qv::float4 s = in ? qv::load<4>(x + base + c) + qv::load<4>(residual + base + c) : zero;
+  qv::float4 wv = in ? qv::load<4>(w + c) : zero;
+  if (in) qv::store(sum + base + c, s);
+  float inv_rms = qv::rsqrt(wide_block_sum(qvops::sum4(s * s)) / static_cast<float>(cols) + eps);
+  qv::float4 o = s * inv_rms * wv;
+  part[t] = qvops::abs_max4(o);
+  qv::barrier();
+  if (!in) return;
+  qv::store(out + base + c, o);
+  float d = qvops::q8_store_quants(part, t, o, xq, words + c / 4);
+  if (t % 8 == 0) xd[words + cols / 4 + c / 32] = d;   // xd is xq's buffer: the row's scales follow its quants
+}
+
 // Short rows (kernels/common.h: cols <= 1024, rows starting on 16-byte boundaries), a subgroup
 // each, kShortRows per block. Separate kernels so that their registers (a row per subgroup held
 // in eight float4 slots) do not lower the occupancy of the block-per-row kernels: in one kernel

@@ -125,7 +125,9 @@ void add_rms_norm_q8(const Device& dev, Operand x, Operand residual, Operand w, 
   if (n == 0) return;
   // kernels/norms.cpp: the quants as words, the scales as float, one buffer.
   Operand words{Elem::U32, xq.size / 4, xq.buffer}, scales{Elem::F32, xq.size / 4, xq.buffer};
-  call.launch("add_rms_norm_q8", call.row_grid(rows),
+  // kernels/norms.cpp: rows of up to 4096 take the 1024-thread kernel where the image has it.
+  const bool wide = cols <= 4096 && call.has_kernel("add_rms_norm_q8_wide");
+  call.launch(wide ? "add_rms_norm_q8_wide" : "add_rms_norm_q8", call.row_grid(rows),
               {x, residual, w, sum, out, words, scales, call.dim(rows, "rows"), call.dim(cols, "cols"), eps});
 }
 
