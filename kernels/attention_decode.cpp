@@ -53,13 +53,15 @@ QV_DEVICE float share_dot(const qv::shared<float, N>& q, uint32_t e, qv::float4 
 // holds is never used (scores masked, values selected away).
 QV_DEVICE uint32_t cached_key(uint32_t key, uint32_t j0, uint32_t capacity) { return j0 + key < capacity ? key : 0; }
 
-// Column `col` of the chunk's key rows first .. first + 7 as floats, 0 where a key is not visible.
+// Element `col` of the chunk's key row `key` as a float, 0 where the key is not visible (a select:
+// the cache past the visible keys may hold anything, NaN included).
 template <typename T>
 QV_DEVICE float masked_v(const T* v, uint32_t col, uint32_t stride, uint32_t key, uint32_t n_valid, uint32_t j0,
                          uint32_t capacity) {
   float x = to_f32(v[col + cached_key(key, j0, capacity) * stride]);
   return key < n_valid ? x : 0.0f;
 }
+// Column `col` of the chunk's key rows first .. first + 7.
 template <typename T>
 QV_DEVICE F8 load_v8(const T* v, uint32_t col, uint32_t stride, uint32_t first, uint32_t n_valid, uint32_t j0,
                      uint32_t capacity) {
@@ -105,8 +107,8 @@ QV_DEVICE void score_group(const qv::shared<float, N>& qs, uint32_t e, qv::float
 // addresses that do not depend on the position: a block's serial chain is then one trip to
 // memory, where loading V after the softmax and K after the queries took three, and a step's
 // decode attention is a few short waves of such blocks. The queries and the weights P are read
-// from workgroup memory as float4 (a thread's keys of V are contiguous for that): at 64 keys a
-// chunk the scalar reads were most of a block's instructions.
+// from workgroup memory as float4 (a thread's keys of V are contiguous for that), a quarter of
+// the reads.
 template <typename T, uint32_t D>
 QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
     const T* q, const T* k, const T* v, const int32_t* position, float* work, uint32_t ml_base, uint32_t q_heads,
@@ -178,7 +180,8 @@ QV_KERNEL QV_BLOCK(kDecodeThreads) void attention_decode_split(
   for (uint32_t e = t; e < kDecodeHeads * kDecodeKeys; e += kDecodeThreads) {
     uint32_t hh = e / kDecodeKeys, j = e - hh * kDecodeKeys;
     float sum = 0.0f;
-    for (uint32_t p = 0; p < kKeyThreads; p += 4) sum += qvops::sum4(qv::load<4>(&partial[hh * kDecodeThreads + j * kKeyThreads + p]));
+    for (uint32_t p = 0; p < kKeyThreads; p += 4)
+      sum += qvops::sum4(qv::load<4>(&partial[hh * kDecodeThreads + j * kKeyThreads + p]));
     ps[e] = j < n_valid ? sum : kLowest;
   }
   qv::barrier();

@@ -392,10 +392,10 @@ QV_DEVICE float wide_block_sum(float v) {
 // add_rms_norm_q8 for rows of at most 4 kWideThreads elements (a Llama-3-8B embedding of 4096),
 // a block of kWideThreads, one float4 a thread: a decode step's norm is one row, one block,
 // whose time is its threads' serial chain, and a 256-thread block's four steps a thread were
-// most of it (4.7 us of an H200's decode layer, twice a step). The same results as
-// add_rms_norm_q8 up to the order of the sum of squares. Not for WGSL (256 invocations a
-// workgroup at most) nor the CPU target (one thread a lane: the block's barriers dominate);
-// runtime/ops takes it where the loaded image has it.
+// most of it (4.7 us on an H200, twice a decode layer). The same results as add_rms_norm_q8 up
+// to the order of the sum of squares. Not for WGSL (256 invocations a workgroup at most) nor the
+// CPU target (a block's threads run one after another there: no chain to shorten); runtime/ops
+// takes it where the loaded image has it.
 QV_KERNEL QV_BLOCK(kWideThreads) QV_TARGETS(ptx, hsaco, spirv, msl) void add_rms_norm_q8_wide(
     const float* x, const float* residual, const float* w, float* sum, float* out, uint32_t* xq, float* xd,
     uint32_t rows, uint32_t cols, float eps) {

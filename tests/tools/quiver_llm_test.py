@@ -16,6 +16,7 @@ errors: every bad input exits 1 with a message naming what is wrong.
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 
@@ -106,6 +107,10 @@ LONG_PROMPT = {"bf16_q8_0_long_prompt": (129, 140)}
 INT8_ACTIVATIONS = {"q8_0_q4_0_repacked", "q4_0_attn_repacked", "q4_k_attn_stacked", "q4_k_q6_k_hd128_gqa_tied", "q4_0_tied_q6_k_rope32"}
 # Also with the prompt as one batch: its products read the repacked Q6_K (dequantize_q6_kr).
 INT8_BATCH_PREFILL = {"q4_k_q6_k_hd128_gqa_tied"}
+# Q, K and V stacked in a type whose int8 product also rotates and appends them: the logits the
+# same bits as with the two launches (QUIVER_LLM_FUSED_QKV=0), both products then taking the walk
+# of more than 4096 rows (QUIVER_QUANT_SPLIT_ROWS=0; the test models' are shorter).
+FUSED_QKV = {"q8_0_q4_0_repacked", "q4_0_attn_repacked", "q4_k_attn_stacked"}
 
 failures = []
 
@@ -123,10 +128,11 @@ def generate(path, args, seed):
         return json.load(f)
 
 
-def run_llm(exe, args, text=True):
+def run_llm(exe, args, text=True, env=None):
+    env = dict(os.environ, **env) if env else None
     if not text:
-        return subprocess.run([exe] + args, capture_output=True)
-    return subprocess.run([exe] + args, capture_output=True, text=True, errors="replace")
+        return subprocess.run([exe] + args, capture_output=True, env=env)
+    return subprocess.run([exe] + args, capture_output=True, text=True, errors="replace", env=env)
 
 
 def check_model(exe, work, name, gen_args, seed):
@@ -145,6 +151,8 @@ def check_model(exe, work, name, gen_args, seed):
     if name in INT8_BATCH_PREFILL:
         check_run(exe, path, name + " --int8-activations, batch prefill", side, prompt, bound,
                   ["--int8-activations"], int8_tie=np.inf)
+    if name in FUSED_QKV:
+        check_fused_qkv(exe, path, name, prompt)
     check_weight_bytes(exe, path, name, side)
 
 
@@ -207,6 +215,26 @@ def check_run(exe, path, name, side, prompt, bound, options, int8_tie=None):
     shown = prompt if len(prompt) <= 8 else "of %d tokens" % len(prompt)
     tie = "" if tie_row is None else "; rows from %d after an int8 rounding tie, bound %g" % (tie_row, BOUND_INT8_AFTER_TIE)
     print("%s: prompt %s, ids %s, max error %.3g of max|logit| (bound %.3g%s)" % (name, shown, ids, worst, bound, tie))
+
+
+def check_fused_qkv(exe, path, name, prompt):
+    """The decode step's fused Q, K, V product against its two launches: the same logits, bit for bit."""
+    dumps, launches = [], []
+    for fused in ("1", "0"):
+        dump = "%s.fused%s.logits" % (path, fused)
+        args = [path, "--prompt-ids", ",".join(map(str, prompt)), "-n", "5", "--token-prefill", "--int8-activations",
+                "--bench", "--dump-logits", dump]
+        r = run_llm(exe, args, env={"QUIVER_LLM_FUSED_QKV": fused, "QUIVER_QUANT_SPLIT_ROWS": "0"})
+        check(r.returncode == 0, "%s fused QKV=%s: exit %d: %s" % (name, fused, r.returncode, r.stderr[-2000:]))
+        dumps.append(open(dump, "rb").read() if r.returncode == 0 else None)
+        line = next((l for l in r.stdout.splitlines() if l.startswith("bench: launches per decode step ")), "")
+        launches.append(int(line.split()[-1]) if line else None)
+    # The switch took effect: one launch a layer fewer with the fused product.
+    layers = int(re.search(r"--layers (\d+)", dict(MODELS)[name]).group(1))
+    check(None not in launches and launches[1] - launches[0] == layers,
+          "%s: launches per step fused / two launches %s, expected %d fewer fused" % (name, launches, layers))
+    check(dumps[0] is not None and len(dumps[0]) > 0 and dumps[0] == dumps[1],
+          "%s: the fused Q, K, V product's logits differ from the two launches'" % name)
 
 
 def check_weight_bytes(exe, path, name, side):

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 namespace quiver::llm {
@@ -321,6 +323,9 @@ std::optional<Kernel> LlamaModel::choose_qkv_rope_product(const LlamaLayer& laye
   const size_t E = cfg_.embedding_length, H = cfg_.head_count, KVH = cfg_.head_count_kv, D = cfg_.head_dim;
   // The product's input is the int8 activations the norm before it writes (queue_step's norm_q8).
   if (!int8_activations_ || E % ops::kQuantBlock != 0) return std::nullopt;
+  // QUIVER_LLM_FUSED_QKV=0: the product and qkv_rope_append as two launches (docs/llm.md).
+  if (const char* e = std::getenv("QUIVER_LLM_FUSED_QKV"); e != nullptr && std::string_view(e) == "0")
+    return std::nullopt;
   // The kernels take the rows as (H + 2 KVH) head_dim, one block each kQuantRows (8), in x.
   if (!layer.fused_qkv() || !m.int8_x || D % 2 != 0 || m.rows != (H + 2 * KVH) * D || (m.rows + 7) / 8 > 65535)
     return std::nullopt;

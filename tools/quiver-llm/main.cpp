@@ -213,6 +213,7 @@ int run(int argc, char** argv) {
       double tps = double(decoded) / decode_s;
       std::printf("bench: decode %zu tokens, %.2f tokens/s (%s)\n", decoded, tps,
                   no_graph ? "launches queued one by one" : "one recorded step replayed");
+      if (!no_graph) std::printf("bench: launches per decode step %zu\n", step.launch_count());
       const double host_step_s = host_s / double(host_timed);
       std::printf("bench: host time per decode step %.1f us (the first %zu steps), %.3f of the step\n",
                   host_step_s * 1e6, host_timed, host_step_s / (decode_s / double(decoded)));
