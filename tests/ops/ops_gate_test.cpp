@@ -828,7 +828,7 @@ TEST(OpsGate, AttentionDecode) {
       {1, 2, 2, 70, 128, false, {500}},                 // past the capacity: the whole cache
       {3, 4, 4, 40, 64, true, {-1, 5, 39}},             // a negative position attends to nothing
       {1, 4, 1, 8300, 64, true, {8290}},                // 130 chunks: more than the combine's threads
-      {2, 8, 2, 1500, 128, true, {900, 1100}},          // 24 chunks: 15 used (of the 16 held), 18 used
+      {2, 8, 2, 1500, 128, true, {900, 1100}},          // 24 chunks, 15 and 18 used: the combine's tails
   };
   if (gate::big_shapes()) cases.push_back({1, 32, 8, 4096, 128, false, {2047}});
   for_each_type([&]<typename T>() {
