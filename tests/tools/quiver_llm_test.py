@@ -222,11 +222,13 @@ def check_fused_qkv(exe, path, name, prompt):
     dumps, launches = [], []
     for fused in ("1", "0"):
         dump = "%s.fused%s.logits" % (path, fused)
+        if os.path.exists(dump):   # no earlier run's logits can stand in for this one's
+            os.remove(dump)
         args = [path, "--prompt-ids", ",".join(map(str, prompt)), "-n", "5", "--token-prefill", "--int8-activations",
                 "--bench", "--dump-logits", dump]
         r = run_llm(exe, args, env={"QUIVER_LLM_FUSED_QKV": fused, "QUIVER_QUANT_SPLIT_ROWS": "0"})
         check(r.returncode == 0, "%s fused QKV=%s: exit %d: %s" % (name, fused, r.returncode, r.stderr[-2000:]))
-        dumps.append(open(dump, "rb").read() if r.returncode == 0 else None)
+        dumps.append(open(dump, "rb").read() if r.returncode == 0 and os.path.exists(dump) else None)
         line = next((l for l in r.stdout.splitlines() if l.startswith("bench: launches per decode step ")), "")
         launches.append(int(line.split()[-1]) if line else None)
     # The switch took effect: one launch a layer fewer with the fused product.
