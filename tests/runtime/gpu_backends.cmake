@@ -82,9 +82,11 @@ add_executable(quiver_vulkan_backend_tests
   vulkan_devices_test.cpp
   vulkan_spirv_inspect_test.cpp
   vulkan_image_choice_test.cpp
+  vulkan_memory_choice_test.cpp
   ${_qv_vk_embedded}
   ${PROJECT_SOURCE_DIR}/runtime/backends/vulkan/spirv_inspect.cpp
-  ${PROJECT_SOURCE_DIR}/runtime/backends/vulkan/image_choice.cpp)
+  ${PROJECT_SOURCE_DIR}/runtime/backends/vulkan/image_choice.cpp
+  ${PROJECT_SOURCE_DIR}/runtime/backends/vulkan/memory_choice.cpp)
 target_include_directories(quiver_vulkan_backend_tests PRIVATE ${PROJECT_SOURCE_DIR}/runtime)
 target_include_directories(quiver_vulkan_backend_tests SYSTEM PRIVATE ${QUIVER_DLPACK_INCLUDE_DIR} ${QUIVER_VULKAN_INCLUDE_DIR})
 target_link_libraries(quiver_vulkan_backend_tests PRIVATE quiver::runtime quiver_format GTest::gtest_main)

@@ -672,7 +672,7 @@ class VulkanDevice final : public Device {
     info.pPoolSizes = &size;
     ctx.check(ctx.vk.vkCreateDescriptorPool(ctx.device, &info, nullptr, &g->pool), "vkCreateDescriptorPool (a graph)");
     g->scalars = ctx.allocate(std::max<VkDeviceSize>(stride * scalar_slots, 256), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
-                              Context::Memory::Host, "a graph's scalar arguments");
+                              Context::Memory::Upload, "a graph's scalar arguments");
     g->commands = ctx.begin_secondary();
     VkDeviceSize base = 0;
     for (size_t i = 0; i < launches.size(); ++i) {

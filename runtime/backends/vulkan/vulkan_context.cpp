@@ -563,15 +563,6 @@ void Context::check(VkResult result, const std::string& what) const {
 // ---------------------------------------------------------------------------------------------
 // Memory
 
-uint32_t Context::find_memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
-                                   VkMemoryPropertyFlags preferred) const {
-  for (VkMemoryPropertyFlags want : {required | preferred, required})
-    for (uint32_t i = 0; i < memory_properties.memoryTypeCount; ++i)
-      if ((type_bits & (1u << i)) && (memory_properties.memoryTypes[i].propertyFlags & want) == want)
-        return i;
-  return UINT32_MAX;
-}
-
 Allocation Context::allocate(VkDeviceSize size, VkBufferUsageFlags usage, Memory memory,
                              const std::string& what) {
   const bool host_visible = memory != Memory::Device;
@@ -586,20 +577,20 @@ Allocation Context::allocate(VkDeviceSize size, VkBufferUsageFlags usage, Memory
   try {
     VkMemoryRequirements req;
     vk.vkGetBufferMemoryRequirements(device, a.buffer, &req);
-    VkMemoryPropertyFlags required =
-        host_visible ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
-                     : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-    if (memory == Memory::Unified) required |= VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-    // Host reads of downloads are much faster from cached memory.
-    const VkMemoryPropertyFlags preferred = host_visible ? VK_MEMORY_PROPERTY_HOST_CACHED_BIT : 0;
-    uint32_t type = find_memory_type(req.memoryTypeBits, required, preferred);
-    if (type == UINT32_MAX)
+    const std::vector<uint32_t> types = memory_type_candidates(memory_properties, req.memoryTypeBits, memory);
+    if (types.empty())
       throw Error(ErrorCode::DeviceError, "vulkan: " + name + " has no memory type suitable for " + what);
     VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
     alloc.allocationSize = req.size;
-    alloc.memoryTypeIndex = type;
-    check(vk.vkAllocateMemory(device, &alloc, nullptr, &a.memory),
-          "vkAllocateMemory of " + std::to_string(req.size) + " bytes for " + what);
+    VkResult r = VK_ERROR_OUT_OF_DEVICE_MEMORY;
+    for (uint32_t type : types) {   // on to the next type only when this one's heap is full
+      alloc.memoryTypeIndex = type;
+      r = vk.vkAllocateMemory(device, &alloc, nullptr, &a.memory);
+      if (r == VK_SUCCESS) break;
+      a.memory = VK_NULL_HANDLE;
+      if (r != VK_ERROR_OUT_OF_DEVICE_MEMORY && r != VK_ERROR_OUT_OF_HOST_MEMORY) break;
+    }
+    check(r, "vkAllocateMemory of " + std::to_string(req.size) + " bytes for " + what);
     check(vk.vkBindBufferMemory(device, a.buffer, a.memory, 0), "vkBindBufferMemory for " + what);
     if (host_visible)
       check(vk.vkMapMemory(device, a.memory, 0, VK_WHOLE_SIZE, 0, &a.mapped), "vkMapMemory for " + what);
@@ -664,7 +655,7 @@ LaunchSlot& Context::acquire_slot(uint32_t descriptors, VkDeviceSize args_bytes)
     if (slot.args.size < args_bytes) {
       release(slot.args);
       slot.args = allocate(std::max<VkDeviceSize>(args_bytes, 256), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
-                           Memory::Host, "kernel scalar arguments");
+                           Memory::Upload, "kernel scalar arguments");
     }
   } catch (...) {
     free_.push_back(&slot);

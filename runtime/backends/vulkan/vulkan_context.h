@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "memory_choice.h"
 #include "vulkan_api.h"
 #include "vulkan_validation.h"
 
@@ -91,9 +92,8 @@ class Context {
   // Throws quiver::Error (DeviceError, or OutOfMemory for the two out-of-memory codes).
   void check(VkResult result, const std::string& what) const;
 
-  // Device: device-local. Host: host-visible + coherent (cached preferred), mapped.
-  // Unified: device-local + host-visible + coherent, mapped.
-  enum class Memory { Device, Host, Unified };
+  // What an allocation is for (memory_choice.h): Device, Host, Unified or Upload.
+  using Memory = MemoryUse;
   Allocation allocate(VkDeviceSize size, VkBufferUsageFlags usage, Memory memory,
                       const std::string& what);
   void release(Allocation& allocation) noexcept;
@@ -154,8 +154,6 @@ class Context {
   void retire_completed();
   void wait_and_retire_front(const std::string& what);
   void destroy_slot(LaunchSlot& slot) noexcept;
-  uint32_t find_memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
-                            VkMemoryPropertyFlags preferred) const;
   void ensure_staging(size_t bytes);
   TimerSlot& new_timer();
   void run_transfer(const Allocation& buffer, VkDeviceSize offset, VkDeviceSize bytes, bool to_device);
