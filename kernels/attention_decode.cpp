@@ -308,16 +308,12 @@ QV_KERNEL QV_BLOCK(kCombineThreads) void attention_decode_combine_q8(const float
     values[t] = v;
   }
   qv::barrier();
+  const bool quad = t < D / 4;   // part holds D / 4 maxima
   qv::float4 w(0.0f);
-  if (t < D / 4) {
-    w = qv::float4(values[4 * t], values[4 * t + 1], values[4 * t + 2], values[4 * t + 3]);
-    part[t] = qvops::abs_max4(w);
-  }
-  qv::barrier();
-  if (t >= D / 4) return;
+  if (quad) w = qv::float4(values[4 * t], values[4 * t + 1], values[4 * t + 2], values[4 * t + 3]);
   uint32_t e = q_heads * D, row = b * (e / 4 + e / 32);
-  float scale = qvops::q8_store_quants(part, t, w, oq, row + h * (D / 4) + t);
-  if (t % 8 == 0) od[row + e / 4 + h * (D / 32) + t / 8] = scale;   // od is oq's buffer
+  float scale = qvops::q8_quantize(part, t, w, quad, oq, row + h * (D / 4) + t);
+  if (quad && t % 8 == 0) od[row + e / 4 + h * (D / 32) + t / 8] = scale;   // od is oq's buffer
 }
 
 #define QV_DECODE_ATTENTION(T, D)                                                                                  \

@@ -494,5 +494,17 @@ QV_DEVICE float q8_store_quants(const Part& part, uint32_t i, qv::float4 v, uint
   xq[word] = quant_word(v, amax > 0.0f ? 127.0f / amax : 0.0f);
   return amax / 127.0f;
 }
+// The whole of it for a thread t's four values v (of 32-element blocks whose 8 threads are all
+// valid or none): their max|v| through part[t], a barrier (call from uniform control flow), a
+// valid thread's quant word to xq[word]. Returns the block's d, which its first thread (t % 8 ==
+// 0) stores where its kernel keeps the scales; 0 where !valid.
+template <typename Part>
+QV_DEVICE float q8_quantize(Part& part, uint32_t t, qv::float4 v, bool valid, uint32_t* xq, uint32_t word) {
+  if (valid) part[t] = abs_max4(v);
+  qv::barrier();
+  float d = 0.0f;
+  if (valid) d = q8_store_quants(part, t, v, xq, word);
+  return d;
+}
 
 }  // namespace qvops

@@ -571,11 +571,8 @@ QV_KERNEL QV_BLOCK(kQuantizeThreads) void quantize_activations_q8(const float* x
   uint32_t word = qvops::block_row() * kQuantizeThreads + t;   // this thread's 4 elements: 4 word ..
   bool valid = word < n / 4;   // n is a multiple of 32: a block's 8 threads are all valid or none
   qv::float4 v = valid ? qv::load<4>(x + 4 * word) : qv::float4(0.0f, 0.0f, 0.0f, 0.0f);
-  part[t] = qvops::abs_max4(v);
-  qv::barrier();
-  if (!valid) return;
-  float d = qvops::q8_store_quants(part, t, v, xq, word);
-  if (t % 8 == 0) xd[n / 4 + word / 8] = d;   // xd is xq's buffer: the scales start at byte n
+  float d = qvops::q8_quantize(part, t, v, valid, xq, word);
+  if (valid && t % 8 == 0) xd[n / 4 + word / 8] = d;   // xd is xq's buffer: the scales start at byte n
 }
 
 // How many chunks' loads a lane issues before their arithmetic differs by format and target

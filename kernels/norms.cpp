@@ -411,12 +411,9 @@ QV_KERNEL QV_BLOCK(kWideThreads) QV_TARGETS(ptx, hsaco, spirv, msl) void add_rms
   if (in) qv::store(sum + base + c, s);
   float inv_rms = qv::rsqrt(wide_block_sum(qvops::sum4(s * s)) / static_cast<float>(cols) + eps);
   qv::float4 o = s * inv_rms * wv;
-  part[t] = qvops::abs_max4(o);
-  qv::barrier();
-  if (!in) return;
-  qv::store(out + base + c, o);
-  float d = qvops::q8_store_quants(part, t, o, xq, words + c / 4);
-  if (t % 8 == 0) xd[words + cols / 4 + c / 32] = d;   // xd is xq's buffer: the row's scales follow its quants
+  if (in) qv::store(out + base + c, o);
+  float d = qvops::q8_quantize(part, t, o, in, xq, words + c / 4);
+  if (in && t % 8 == 0) xd[words + cols / 4 + c / 32] = d;   // xd is xq's buffer: the row's scales follow its quants
 }
 
 // Short rows (kernels/common.h: cols <= 1024, rows starting on 16-byte boundaries), a subgroup

@@ -133,6 +133,11 @@ std::vector<float> rope_frequencies(const Gguf& gguf, const LlamaConfig& cfg, co
   return inv_freq;
 }
 
+// The fused Q, K, V products' blocks: kQuantRows (8) rows each, one block per grid x
+// (llm_kernels.cpp, kernels/common.h).
+constexpr size_t kQkvBlockRows = 8;
+size_t qkv_product_blocks(size_t rows) { return (rows + kQkvBlockRows - 1) / kQkvBlockRows; }
+
 }  // namespace
 
 size_t Matrix::bytes() const {
@@ -326,8 +331,9 @@ std::optional<Kernel> LlamaModel::choose_qkv_rope_product(const LlamaLayer& laye
   // QUIVER_LLM_FUSED_QKV=0: the product and qkv_rope_append as two launches (docs/llm.md).
   if (const char* e = std::getenv("QUIVER_LLM_FUSED_QKV"); e != nullptr && std::string_view(e) == "0")
     return std::nullopt;
-  // The kernels take the rows as (H + 2 KVH) head_dim, one block each kQuantRows (8), in x.
-  if (!layer.fused_qkv() || !m.int8_x || D % 2 != 0 || m.rows != (H + 2 * KVH) * D || (m.rows + 7) / 8 > 65535)
+  // The kernels take the rows as (H + 2 KVH) head_dim, qkv_product_blocks of them in x.
+  if (!layer.fused_qkv() || !m.int8_x || D % 2 != 0 || m.rows != (H + 2 * KVH) * D ||
+      qkv_product_blocks(m.rows) > 65535)
     return std::nullopt;
   const bool q4_k = m.type == GgmlType::Q4_K && m.cols % 256 == 0;
   const bool repacked = m.repacked && (m.type == GgmlType::Q4_0 || m.type == GgmlType::Q8_0) && m.cols % 1024 == 0;
@@ -345,7 +351,7 @@ void LlamaModel::qkv_rope_append_product(const LlamaLayer& layer) const {
   const Matrix& m = layer.qkv;
   const size_t H = cfg_.head_count, KVH = cfg_.head_count_kv, D = cfg_.head_dim;
   const auto u32 = [](size_t v) { return static_cast<uint32_t>(v); };
-  const Grid grid{u32((m.rows + 7) / 8)};
+  const Grid grid{u32(qkv_product_blocks(m.rows))};
   if (m.type == GgmlType::Q4_K)
     layer.qkv_rope_product->launch(grid, m.blocks.as<uint32_t>(), x_q8_.as<uint32_t>(), x_q8_.as<float>(), qkv_,
                                    u32(m.cols), position_, inv_freq_, q_rot_, layer.k_cache, layer.v_cache, u32(H),

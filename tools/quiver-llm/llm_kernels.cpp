@@ -228,9 +228,6 @@ QV_KERNEL QV_BLOCK(256) void swiglu_halves_q8(const float* gate_up, uint32_t* xq
   bool valid = word < n / 4;   // a block's 8 threads are all valid or none
   qv::float4 y(0.0f);
   if (valid) y = swiglu4(qvops::load4(gate_up + 4 * word), qvops::load4(gate_up + n + 4 * word));
-  part[t] = qvops::abs_max4(y);
-  qv::barrier();
-  if (!valid) return;
-  float d = qvops::q8_store_quants(part, t, y, xq, word);
-  if (t % 8 == 0) xq[n / 4 + word / 8] = qv::bit_cast<uint32_t>(d);
+  float d = qvops::q8_quantize(part, t, y, valid, xq, word);
+  if (valid && t % 8 == 0) xq[n / 4 + word / 8] = qv::bit_cast<uint32_t>(d);
 }
