@@ -44,7 +44,7 @@ TEST(VulkanMemoryChoice, AnIntegratedGpuUsesItsOneKindOfMemoryForEverything) {
   const auto igpu = types({kLocal | kHost, kLocal | kHost | kCached});
   EXPECT_EQ(memory_type_candidates(igpu, ~0u, MemoryUse::Upload), (Types{0, 1}));
   EXPECT_EQ(memory_type_candidates(igpu, ~0u, MemoryUse::Host), (Types{1, 0}));
-  EXPECT_EQ(memory_type_candidates(igpu, ~0u, MemoryUse::Unified), (Types{0, 1}));
+  EXPECT_EQ(memory_type_candidates(igpu, ~0u, MemoryUse::Unified), (Types{1, 0}));   // buffers read back: cached
 }
 
 }  // namespace

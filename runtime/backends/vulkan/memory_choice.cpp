@@ -10,8 +10,11 @@ std::vector<uint32_t> memory_type_candidates(const VkPhysicalDeviceMemoryPropert
   VkMemoryPropertyFlags required = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, preferred = 0;
   switch (use) {
     case MemoryUse::Device: break;
-    case MemoryUse::Host: required = host, preferred = VK_MEMORY_PROPERTY_HOST_CACHED_BIT; break;   // host reads
-    case MemoryUse::Unified: required = host | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT; break;
+    // Host reads (downloads) are much faster from cached memory.
+    case MemoryUse::Host: required = host, preferred = VK_MEMORY_PROPERTY_HOST_CACHED_BIT; break;
+    case MemoryUse::Unified:
+      required = host | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, preferred = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+      break;
     case MemoryUse::Upload: required = host, preferred = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT; break;
   }
   std::vector<uint32_t> out;

@@ -11,7 +11,7 @@
 namespace quiver::backend::vulkan {
 
 // Device: device-local. Host: host-visible + coherent (cached preferred), mapped.
-// Unified: device-local + host-visible + coherent, mapped.
+// Unified: device-local + host-visible + coherent (cached preferred), mapped.
 // Upload: host-visible + coherent, mapped, device-local preferred: what the host writes and
 // kernels read (scalar arguments). In host memory every kernel's first read of a scalar is a
 // trip over the bus (about a microsecond and a half on an H200 through PCIe) before it can form
