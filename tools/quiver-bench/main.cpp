@@ -4,7 +4,9 @@
 // input sets so that they are never already in L2 (time_runs), the compute-bound ones are timed
 // as triton.testing.do_bench timed their anchors (time_like_do_bench). Prints a table and writes
 // JSON with GB/s (memory-bound ops, with the fraction of the copy bandwidth measured in the same
-// run) or TFLOP/s. `--first-op` instead times a fresh process's first op (first_op.h).
+// run) or TFLOP/s. The memory-bound cases are also timed replayed from a recorded Graph against a
+// copy of their size timed the same way (time_graph: "graph GB/s", "vs copy@size"), as a recorded
+// decode step runs them. `--first-op` instead times a fresh process's first op (first_op.h).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -114,11 +116,40 @@ Timing time_like_do_bench(const quiver::Device& dev, const quiver_bench::Runner&
   return summarize(std::move(ms), warm_runs, warm_ms, wall);
 }
 
+// The same runs recorded once into a quiver::Graph and replayed: the device's time per run with
+// the launches queued ahead of it (as a recorded decode step runs them), without the host's work
+// per launch or the timer marks between runs. Timed one by one (time_runs), a run whose host side
+// takes longer than its kernel leaves the device idle, and the marks keep the next launch from
+// starting during the last wave: on an H200, matvec q4_0r_a8 14336x4096 took 14.2 us a run timed
+// one by one and 11.3 queued back to back (docs/perf/NOTES.md). A replay holds at least 2 ms of
+// runs (`estimate_ms` a run), so its own start is a small share; median of `replays` replays.
+struct GraphTiming {
+  double ms_per_run = 0;
+  size_t runs_per_replay = 0, replays = 0;
+};
+
+GraphTiming time_graph(const quiver::Device& dev, const quiver_bench::Runner& run, size_t sets, double estimate_ms,
+                       size_t replays) {
+  size_t per = std::clamp<size_t>(size_t(std::ceil(2.0 / std::max(estimate_ms, 1e-6))), sets, 1000);
+  per = (per + sets - 1) / sets * sets;
+  quiver::Graph g = dev.record([&] {
+    for (size_t i = 0; i < per; ++i) run(i % sets);
+  });
+  dev.elapsed_ms([&] { g.replay(); });   // a first replay may set up what the driver builds lazily
+  std::vector<double> ms = dev.elapsed_ms_each(replays, [&](size_t) { g.replay(); });
+  return {median(ms) / double(per), per, replays};
+}
+
 // The reference bandwidth: quiver's own 16-byte copy kernel over `bytes` per buffer, rotating
 // `sets` input / output pairs (so that together they exceed the L2 cache, as the cases do).
 // `lift_clocks`: keep the device busy for 0.5 s first (the first measurement of a run).
-double copy_bandwidth(const quiver::Device& dev, size_t bytes, size_t sets, size_t warmup, double warm_ms,
-                      size_t iters, bool lift_clocks) {
+struct CopyRate {
+  double GBps = 0;         // timed one run at a time (time_runs)
+  double graph_GBps = 0;   // replayed from a Graph (time_graph); 0 when not asked for
+};
+
+CopyRate copy_bandwidth(const quiver::Device& dev, size_t bytes, size_t sets, size_t warmup, double warm_ms,
+                        size_t iters, bool lift_clocks, bool graph) {
   quiver::Module m = bench_kernels::load(dev);
   uint32_t n4 = static_cast<uint32_t>(bytes / 16);
   std::vector<quiver::Buffer<float>> in, out;
@@ -137,9 +168,12 @@ double copy_bandwidth(const quiver::Device& dev, size_t bytes, size_t sets, size
     dev.elapsed_ms([&] {
       for (size_t r = 0; r < 8; ++r) kernel.launch(quiver::Grid{blocks}, in[r % sets], out[r % sets], n4);
     });
-  Timing t = time_runs(dev, [&](size_t s) { kernel.launch(quiver::Grid{blocks}, in[s], out[s], n4); }, sets, warmup,
-                       warm_ms, iters);
-  return 2.0 * n4 * 16 / (t.median_ms * 1e-3) / 1e9;
+  quiver_bench::Runner run = [&](size_t s) { kernel.launch(quiver::Grid{blocks}, in[s], out[s], n4); };
+  Timing t = time_runs(dev, run, sets, warmup, warm_ms, iters);
+  const double moved = 2.0 * n4 * 16;
+  CopyRate rate{moved / (t.median_ms * 1e-3) / 1e9, 0};
+  if (graph) rate.graph_GBps = moved / (time_graph(dev, run, sets, t.median_ms, 30).ms_per_run * 1e-3) / 1e9;
+  return rate;
 }
 
 // Empty filter: everything; otherwise any '|'-separated alternative contained in the label.
@@ -234,19 +268,21 @@ int main(int argc, char** argv) {
     auto flush_l2 = [&] { fill.launch(quiver::Grid{std::min<uint32_t>((flush_n4 + 255) / 256, 65535)}, flush_buffer, 0.0f, flush_n4); };
 
     const size_t copy_bytes = quick ? (size_t(4) << 20) : cpu_shapes ? (size_t(64) << 20) : (size_t(512) << 20);
-    double copy = copy_bandwidth(dev, copy_bytes, 2, warmup, warm_ms, iters, true);
+    double copy = copy_bandwidth(dev, copy_bytes, 2, warmup, warm_ms, iters, true, false).GBps;
     // The same copy kernel moving as many bytes as a memory-bound case (half read, half written),
     // rotated like the case: what a copy reaches at that size (launch ramp and last wave included),
     // by case size.
-    std::map<size_t, double> copy_at;
+    std::map<size_t, CopyRate> copy_at;
     out["copy_GBps"] = copy;
     std::printf("copy (16-byte loads/stores, 2 x %zu MB): %.1f GB/s\n", copy_bytes >> 20, copy);
 
     nlohmann::json anchors;
     if (!anchors_path.empty()) std::ifstream(anchors_path) >> anchors;
 
-    std::printf("%-18s %-5s %-18s %10s %10s %10s %8s\n", "op", "dtype", "shape", "median ms", "GB/s", "TFLOP/s",
-                "vs copy");
+    // "graph": the memory-bound cases replayed from a recorded Graph (time_graph), against the
+    // same-size copy timed the same way.
+    std::printf("%-18s %-5s %-18s %10s %10s %10s %8s %10s %8s\n", "op", "dtype", "shape", "median ms", "GB/s", "TFLOP/s",
+                "vs copy", "graph GB/s", "vs copy@size");
     nlohmann::json results = nlohmann::json::array();
     for (const Case& c : cpu_shapes ? quiver_bench::cpu_cases() : quiver_bench::all_cases(quick)) {
       std::string label = c.op + " " + c.dtype + " " + c.shape;
@@ -272,12 +308,28 @@ int main(int argc, char** argv) {
         r["GBps"] = gbps;
         r["frac_copy"] = gbps / copy;
         if (c.flops > 0) r["TFLOPs"] = tflops;
+        std::string graph_cols;
         if (c.flops == 0 || c.op == "matvec") {
           size_t half = static_cast<size_t>(c.bytes / 2) / 16 * 16;
           if (!copy_at.contains(half))
             copy_at[half] = copy_bandwidth(dev, half, std::clamp<size_t>(size_t(rotate_mb * 1e6 / c.bytes) + 1, 2, 16),
-                                           warmup, warm_ms, iters, false);
-          r["copy_same_size_GBps"] = copy_at[half];
+                                           warmup, warm_ms, iters, false, true);
+          r["copy_same_size_GBps"] = copy_at[half].GBps;
+          try {
+            GraphTiming g = time_graph(dev, run, sets, t.median_ms, 30);
+            double graph_gbps = c.bytes / (g.ms_per_run * 1e-3) / 1e9;
+            r["graph_ms_per_run"] = g.ms_per_run;
+            r["graph_runs_per_replay"] = g.runs_per_replay;
+            r["graph_replays"] = g.replays;
+            r["graph_GBps"] = graph_gbps;
+            r["copy_same_size_graph_GBps"] = copy_at[half].graph_GBps;
+            r["frac_copy_same_size_graph"] = graph_gbps / copy_at[half].graph_GBps;
+            char cols[64];
+            std::snprintf(cols, sizeof cols, " %10.1f %7.1f%%", graph_gbps, 100 * graph_gbps / copy_at[half].graph_GBps);
+            graph_cols = cols;
+          } catch (const quiver::Error& e) {   // a case whose runs cannot be recorded keeps its timed runs
+            r["graph_skipped"] = e.what();
+          }
         }
         std::string vs;
         if (!c.anchor.empty() && anchors.contains(c.anchor)) {
@@ -288,8 +340,8 @@ int main(int argc, char** argv) {
           r["ratio_to_anchor"] = mine / a;
           vs = "  anchor " + std::to_string(mine / a).substr(0, 5);
         }
-        std::printf("%-18s %-5s %-18s %10.4f %10.1f %10.2f %7.1f%%%s\n", c.op.c_str(), c.dtype.c_str(),
-                    c.shape.c_str(), t.median_ms, gbps, tflops, 100 * gbps / copy, vs.c_str());
+        std::printf("%-18s %-5s %-18s %10.4f %10.1f %10.2f %7.1f%%%s%s\n", c.op.c_str(), c.dtype.c_str(),
+                    c.shape.c_str(), t.median_ms, gbps, tflops, 100 * gbps / copy, graph_cols.c_str(), vs.c_str());
       } catch (const quiver::Error& e) {
         r["skipped"] = e.what();
         std::printf("%-18s %-5s %-18s skipped: %s\n", c.op.c_str(), c.dtype.c_str(), c.shape.c_str(), e.what());
