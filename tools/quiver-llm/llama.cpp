@@ -335,6 +335,9 @@ std::optional<Kernel> LlamaModel::choose_qkv_rope_product(const LlamaLayer& laye
   if (!layer.fused_qkv() || !m.int8_x || D % 2 != 0 || m.rows != (H + 2 * KVH) * D ||
       qkv_product_blocks(m.rows) > 65535)
     return std::nullopt;
+  // The fused launch reads rows x cols of blocks without the op library's size checks: a matrix
+  // whose buffer is short of them takes the two-launch path, whose product names the shortfall.
+  if (m.blocks.size() < m.bytes()) return std::nullopt;
   const bool q4_k = m.type == GgmlType::Q4_K && m.cols % 256 == 0;
   const bool repacked = m.repacked && (m.type == GgmlType::Q4_0 || m.type == GgmlType::Q8_0) && m.cols % 1024 == 0;
   if (!q4_k && !repacked) return std::nullopt;
