@@ -281,8 +281,8 @@ int main(int argc, char** argv) {
 
     // "graph": the memory-bound cases replayed from a recorded Graph (time_graph), against the
     // same-size copy timed the same way.
-    std::printf("%-18s %-5s %-18s %10s %10s %10s %8s %10s %8s\n", "op", "dtype", "shape", "median ms", "GB/s", "TFLOP/s",
-                "vs copy", "graph GB/s", "vs copy@size");
+    std::printf("%-18s %-5s %-18s %10s %10s %10s %8s %10s %8s\n", "op", "dtype", "shape", "median ms", "GB/s",
+                "TFLOP/s", "vs copy", "graph GB/s", "vs copy@size");
     nlohmann::json results = nlohmann::json::array();
     for (const Case& c : cpu_shapes ? quiver_bench::cpu_cases() : quiver_bench::all_cases(quick)) {
       std::string label = c.op + " " + c.dtype + " " + c.shape;
@@ -325,7 +325,8 @@ int main(int argc, char** argv) {
             r["copy_same_size_graph_GBps"] = copy_at[half].graph_GBps;
             r["frac_copy_same_size_graph"] = graph_gbps / copy_at[half].graph_GBps;
             char cols[64];
-            std::snprintf(cols, sizeof cols, " %10.1f %7.1f%%", graph_gbps, 100 * graph_gbps / copy_at[half].graph_GBps);
+            std::snprintf(cols, sizeof cols, " %10.1f %7.1f%%", graph_gbps,
+                          100 * graph_gbps / copy_at[half].graph_GBps);
             graph_cols = cols;
           } catch (const quiver::Error& e) {   // a case whose runs cannot be recorded keeps its timed runs
             r["graph_skipped"] = e.what();
