@@ -1,6 +1,9 @@
 // The Vulkan backend's choice of memory type by use (runtime/backends/vulkan/memory_choice.h),
 // against the memory types of devices written out here: a discrete GPU with a BAR type
-// (device-local and host-visible), one without, and an integrated GPU whose every type is both.
+// (device-local and host-visible), one without, and an integrated GPU whose every type is both;
+// and the allocation's walk over those types against a driver written out as results per type.
+#include <functional>
+
 #include <gtest/gtest.h>
 
 #include "backends/vulkan/memory_choice.h"
@@ -45,6 +48,39 @@ TEST(VulkanMemoryChoice, AnIntegratedGpuUsesItsOneKindOfMemoryForEverything) {
   EXPECT_EQ(memory_type_candidates(igpu, ~0u, MemoryUse::Upload), (Types{0, 1}));
   EXPECT_EQ(memory_type_candidates(igpu, ~0u, MemoryUse::Host), (Types{1, 0}));
   EXPECT_EQ(memory_type_candidates(igpu, ~0u, MemoryUse::Unified), (Types{1, 0}));   // buffers read back: cached
+}
+
+// A driver that answers each memory type with a fixed result, recording the types tried.
+struct FakeDriver {
+  std::vector<VkResult> by_type;
+  Types tried;
+  VkResult operator()(uint32_t type) {
+    tried.push_back(type);
+    return by_type.at(type);
+  }
+};
+
+TEST(VulkanMemoryChoice, AFullHeapPassesTheAllocationToTheNextType) {
+  // The BAR type (3) full, as a 256 MB BAR heap is after a few allocations: host memory (1) takes it.
+  FakeDriver d{{VK_SUCCESS, VK_SUCCESS, VK_SUCCESS, VK_ERROR_OUT_OF_DEVICE_MEMORY}, {}};
+  EXPECT_EQ(allocate_first_fitting({3, 1, 2}, std::ref(d)), VK_SUCCESS);
+  EXPECT_EQ(d.tried, (Types{3, 1}));
+  // Out of host memory counts as full too.
+  FakeDriver h{{VK_SUCCESS, VK_ERROR_OUT_OF_HOST_MEMORY, VK_SUCCESS, VK_ERROR_OUT_OF_DEVICE_MEMORY}, {}};
+  EXPECT_EQ(allocate_first_fitting({3, 1, 2}, std::ref(h)), VK_SUCCESS);
+  EXPECT_EQ(h.tried, (Types{3, 1, 2}));
+}
+
+TEST(VulkanMemoryChoice, OtherFailuresStopTheWalkAndEveryHeapFullIsOutOfMemory) {
+  FakeDriver lost{{VK_SUCCESS, VK_SUCCESS, VK_SUCCESS, VK_ERROR_DEVICE_LOST}, {}};
+  EXPECT_EQ(allocate_first_fitting({3, 1, 2}, std::ref(lost)), VK_ERROR_DEVICE_LOST);
+  EXPECT_EQ(lost.tried, (Types{3}));
+  FakeDriver full{{VK_ERROR_OUT_OF_DEVICE_MEMORY, VK_ERROR_OUT_OF_HOST_MEMORY}, {}};
+  EXPECT_EQ(allocate_first_fitting({0, 1}, std::ref(full)), VK_ERROR_OUT_OF_HOST_MEMORY);
+  EXPECT_EQ(full.tried, (Types{0, 1}));
+  FakeDriver none{{}, {}};
+  EXPECT_EQ(allocate_first_fitting({}, std::ref(none)), VK_ERROR_OUT_OF_DEVICE_MEMORY);
+  EXPECT_TRUE(none.tried.empty());
 }
 
 }  // namespace

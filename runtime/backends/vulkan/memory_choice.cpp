@@ -26,4 +26,14 @@ std::vector<uint32_t> memory_type_candidates(const VkPhysicalDeviceMemoryPropert
   return out;
 }
 
+VkResult allocate_first_fitting(const std::vector<uint32_t>& candidates,
+                                const std::function<VkResult(uint32_t type)>& allocate) {
+  VkResult r = VK_ERROR_OUT_OF_DEVICE_MEMORY;
+  for (uint32_t type : candidates) {
+    r = allocate(type);
+    if (r != VK_ERROR_OUT_OF_DEVICE_MEMORY && r != VK_ERROR_OUT_OF_HOST_MEMORY) break;
+  }
+  return r;
+}
+
 }  // namespace quiver::backend::vulkan

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "vulkan_api.h"
@@ -24,5 +25,12 @@ enum class MemoryUse { Device, Host, Unified, Upload };
 // lack of memory in one (a BAR heap is often 256 MB) tries the next. Empty: none suits.
 std::vector<uint32_t> memory_type_candidates(const VkPhysicalDeviceMemoryProperties& properties, uint32_t type_bits,
                                              MemoryUse use);
+
+// Tries `allocate` on the candidates in order and returns the first success. A type whose heap is
+// full (VK_ERROR_OUT_OF_DEVICE_MEMORY / _HOST_MEMORY) passes on to the next; any other failure
+// stops there. Returns the last result: VK_SUCCESS, that failure, or out-of-memory when every
+// type was full (or there was none).
+VkResult allocate_first_fitting(const std::vector<uint32_t>& candidates,
+                                const std::function<VkResult(uint32_t type)>& allocate);
 
 }  // namespace quiver::backend::vulkan

@@ -582,14 +582,12 @@ Allocation Context::allocate(VkDeviceSize size, VkBufferUsageFlags usage, Memory
       throw Error(ErrorCode::DeviceError, "vulkan: " + name + " has no memory type suitable for " + what);
     VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
     alloc.allocationSize = req.size;
-    VkResult r = VK_ERROR_OUT_OF_DEVICE_MEMORY;
-    for (uint32_t type : types) {   // on to the next type only when this one's heap is full
+    VkResult r = allocate_first_fitting(types, [&](uint32_t type) {
       alloc.memoryTypeIndex = type;
-      r = vk.vkAllocateMemory(device, &alloc, nullptr, &a.memory);
-      if (r == VK_SUCCESS) break;
-      a.memory = VK_NULL_HANDLE;
-      if (r != VK_ERROR_OUT_OF_DEVICE_MEMORY && r != VK_ERROR_OUT_OF_HOST_MEMORY) break;
-    }
+      VkResult result = vk.vkAllocateMemory(device, &alloc, nullptr, &a.memory);
+      if (result != VK_SUCCESS) a.memory = VK_NULL_HANDLE;
+      return result;
+    });
     check(r, "vkAllocateMemory of " + std::to_string(req.size) + " bytes for " + what);
     check(vk.vkBindBufferMemory(device, a.buffer, a.memory, 0), "vkBindBufferMemory for " + what);
     if (host_visible)
