@@ -254,6 +254,16 @@ std::string Device::device_name() const {
   return d.backend().device_name();
 }
 
+void detail::ModuleContents::index_kernels() {
+  std::vector<std::string> symbols = image_info.kernels;
+  std::sort(symbols.begin(), symbols.end());
+  in_image_.assign(manifest.kernels.size(), false);
+  for (size_t i = 0; i < manifest.kernels.size(); ++i) {
+    index_by_name_.emplace(manifest.kernels[i].name, i);   // the first of a name, as a scan finds it
+    in_image_[i] = std::binary_search(symbols.begin(), symbols.end(), manifest.kernels[i].symbol);
+  }
+}
+
 namespace {
 // Under the device's lock: choosing the images and loading them into the backend. Outside it:
 // verifying and decompressing them (docs/runtime.md, "Thread safety"), which for a large image

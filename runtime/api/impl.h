@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -39,7 +40,22 @@ struct ModuleContents {
     if (!module) return;
     image = module->image_description();
     image_info = module->image_info();
+    index_kernels();
   }
+
+  // The manifest index of the kernel of canonical name `name`; -1 where there is none. Every
+  // op call looks its kernels up by name (the op library holds hundreds), so by a map.
+  ptrdiff_t kernel_index(std::string_view name) const {
+    auto it = index_by_name_.find(name);
+    return it == index_by_name_.end() ? -1 : static_cast<ptrdiff_t>(it->second);
+  }
+  // Whether the loaded image has manifest kernel `index` (QV_TARGETS leaves some out of some images).
+  bool in_image(size_t index) const { return index < in_image_.size() && in_image_[index]; }
+
+ private:
+  void index_kernels();   // from the manifest and image_info (device.cpp)
+  std::map<std::string, size_t, std::less<>> index_by_name_;
+  std::vector<bool> in_image_;
 };
 
 class DeviceImpl {
@@ -153,6 +169,7 @@ class ModuleImpl {
   const std::string& label() const { return contents_->label; }
   const std::string& image() const { return contents_->image; }
   const backend::ImageInfo& image_info() const { return contents_->image_info; }
+  const ModuleContents& contents() const { return *contents_; }
 
  private:
   std::shared_ptr<DeviceImpl> device_;

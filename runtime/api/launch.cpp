@@ -87,9 +87,9 @@ void Kernel::launch_packed(Grid grid, std::span<const detail::Arg> args) const {
   if (!module_) throw Error(ErrorCode::InvalidArgument, "quiver::Kernel is empty (moved-from)");
   const detail::ModuleImpl& m = *module_;
   const format::Kernel& k = m.manifest().kernels.at(index_);
-  const std::string where = "kernel '" + k.name + "'";
+  // Messages are built only when a check fails: every launch passes through here.
   auto fail = [&](const std::string& what) -> void {
-    throw Error(ErrorCode::InvalidArgument, where + ": " + what);
+    throw Error(ErrorCode::InvalidArgument, "kernel '" + k.name + "': " + what);
   };
 
   if (args.size() != k.params.size()) {
@@ -114,16 +114,15 @@ void Kernel::launch_packed(Grid grid, std::span<const detail::Arg> args) const {
   for (size_t i = 0; i < args.size(); ++i) {
     const format::Param& p = k.params[i];
     const detail::Arg& a = args[i];
-    const std::string arg_name =
-        "argument " + std::to_string(i + 1) + " ('" + p.name + "')";
+    auto arg_name = [&] { return "argument " + std::to_string(i + 1) + " ('" + p.name + "')"; };
     const detail::Elem want = detail::to_elem(p.type);
     if (p.is_buffer != a.is_buffer || want != a.elem) {
-      fail(arg_name + ": expected " + detail::expected_of(p) + ", got " + detail::got_of(a));
+      fail(arg_name() + ": expected " + detail::expected_of(p) + ", got " + detail::got_of(a));
     }
     if (p.is_buffer) {
-      if (a.buffer == nullptr) fail(arg_name + ": the Buffer is empty (default-constructed or moved-from)");
+      if (a.buffer == nullptr) fail(arg_name() + ": the Buffer is empty (default-constructed or moved-from)");
       if (a.buffer->device() != m.device()) {
-        fail(arg_name + ": the buffer was allocated on a different quiver::Device than the one '" +
+        fail(arg_name() + ": the buffer was allocated on a different quiver::Device than the one '" +
              m.label() + "' was loaded on");
       }
       if (p.vec_width > 1) {
@@ -131,13 +130,13 @@ void Kernel::launch_packed(Grid grid, std::span<const detail::Arg> args) const {
         // imported (DLPack) buffer can have less.
         const size_t vec_bytes = size_t{p.vec_width} * format::size_of(p.type);
         if (a.buffer->alignment() < vec_bytes) {
-          fail(arg_name + ": the buffer's address is aligned to " + std::to_string(a.buffer->alignment()) +
+          fail(arg_name() + ": the buffer's address is aligned to " + std::to_string(a.buffer->alignment()) +
                " bytes, but vec<" + std::string(detail::elem_name(want)) + ", " + std::to_string(p.vec_width) +
                "> values need " + std::to_string(vec_bytes));
         }
         const size_t elems = a.buffer->bytes() / format::size_of(p.type);
         if (elems % p.vec_width != 0) {
-          fail(arg_name + ": a Buffer<" + std::string(detail::elem_name(want)) + "> of " +
+          fail(arg_name() + ": a Buffer<" + std::string(detail::elem_name(want)) + "> of " +
                std::to_string(elems) + " elements cannot hold whole vec<" +
                std::string(detail::elem_name(want)) + ", " + std::to_string(p.vec_width) +
                "> values (size must be a multiple of " + std::to_string(p.vec_width) + ")");
@@ -146,7 +145,7 @@ void Kernel::launch_packed(Grid grid, std::span<const detail::Arg> args) const {
       packed[i].buffer = &a.buffer->backend();
     } else {
       if (p.vec_width > 1) {
-        fail(arg_name + ": vector scalars (vec<" + std::string(detail::elem_name(want)) + ", " +
+        fail(arg_name() + ": vector scalars (vec<" + std::string(detail::elem_name(want)) + ", " +
              std::to_string(p.vec_width) + ">) cannot be passed by value in v1");
       }
       if (p.type == format::ScalarType::Bool) {

@@ -16,18 +16,15 @@ bool Module::has_kernel(std::string_view name) const {
   const detail::ModuleImpl& m = checked(impl_);
   // A kernel limited by QV_TARGETS (to targets, or to archs of one: ptx:sm_90a) is in some
   // images only: the question is whether the one loaded lists its symbol.
-  const std::vector<std::string>& loaded = m.image_info().kernels;
-  for (const format::Kernel& k : m.manifest().kernels)
-    if (k.name == name) return std::find(loaded.begin(), loaded.end(), k.symbol) != loaded.end();
-  return false;
+  const ptrdiff_t i = m.contents().kernel_index(name);
+  return i >= 0 && m.contents().in_image(static_cast<size_t>(i));
 }
 
 Kernel Module::kernel(std::string_view name) const {
   const detail::ModuleImpl& m = checked(impl_);
   const std::vector<format::Kernel>& kernels = m.manifest().kernels;
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    if (kernels[i].name == name) return Kernel(impl_, i, kernels[i].name);
-  }
+  if (const ptrdiff_t i = m.contents().kernel_index(name); i >= 0)
+    return Kernel(impl_, static_cast<size_t>(i), kernels[static_cast<size_t>(i)].name);
   std::string list;
   for (const format::Kernel& k : kernels) {
     if (!list.empty()) list += ", ";

@@ -106,14 +106,18 @@ uint32_t OpCall::dim(size_t v, const char* name) const {
   return static_cast<uint32_t>(v);
 }
 
-bool OpCall::has_kernel(const std::string& name) const { return library(dev_).has_kernel(name); }
+const Module& OpCall::library_module() const {
+  if (!library_) library_ = library(dev_);
+  return *library_;
+}
+
+bool OpCall::has_kernel(const std::string& name) const { return library_module().has_kernel(name); }
 
 void OpCall::launch(const std::string& kernel, Grid grid, std::initializer_list<LaunchValue> args) const {
-  Module lib = library(dev_);
   std::vector<quiver::detail::Arg> packed;
   packed.reserve(args.size());
   for (const LaunchValue& v : args) packed.push_back(v.arg);
-  lib.kernel(kernel).launch_packed(grid, packed);
+  library_module().kernel(kernel).launch_packed(grid, packed);
 }
 
 std::string elem_name(Elem e) { return std::string(quiver::detail::elem_name(e)); }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,8 +64,13 @@ class OpCall {
   const std::string& op() const { return op_; }
 
  private:
+  // The op library on this Device, taken on first use and kept for the call's kernel lookups and
+  // launch (each ops::library call is a lookup among the Device's loaded fat binaries).
+  const Module& library_module() const;
+
   const Device& dev_;
   std::string op_;
+  mutable std::optional<Module> library_;
 };
 
 // "float", "bf16", "half": the spelling kernel names use.
