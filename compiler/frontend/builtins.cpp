@@ -91,6 +91,12 @@ FunctionEmitter::RValue FunctionEmitter::emit_builtin(const clang::CallExpr* e, 
     return {};
   }
 
+  if (name == "device_fence") {
+    if (e->getNumArgs() != 0) error(e->getBeginLoc(), "qv::device_fence takes no arguments");
+    builder_.create<ir::qv::DeviceFenceOp>(l);
+    return {};
+  }
+
   if (name == "barrier") {
     builder_.create<mlir::gpu::BarrierOp>(l);
     uses_barrier_ = true;

@@ -162,6 +162,15 @@ QV_BUILTIN_ void copy_async_wait(uint32_t n);
 QV_BUILTIN_ void wait_prior_launches();
 
 // ---- Atomics on device or shared memory; each returns the old value ----------------------------
+// The atomics order nothing but their own element. qv::device_fence orders the calling thread's
+// device-memory accesses before it ahead of those after it, for every thread of the launch: the
+// writer's stores, device_fence, then an atomic on a counter; the thread whose atomic sees the
+// count complete calls device_fence, then reads what the others stored ("the last block to
+// arrive", docs/abi.md). fence.acq_rel.gpu on PTX, OpMemoryBarrier at Device scope on SPIR-V, an
+// agent-scope fence on HSACO, a fence on the CPU; WGSL has no device-scope fence, and a kernel
+// calling it does not build for the wgsl target.
+QV_BUILTIN_ void device_fence();
+
 QV_BUILTIN_ int32_t atomic_add(int32_t* p, int32_t v);
 QV_BUILTIN_ uint32_t atomic_add(uint32_t* p, uint32_t v);
 QV_BUILTIN_ float atomic_add(float* p, float v);

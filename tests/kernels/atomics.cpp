@@ -35,3 +35,31 @@ QV_KERNEL QV_BLOCK(128) void tickets(uint32_t* counter, uint32_t* order, uint32_
   if (old != 0xFFFFFFFFu && old != (i ^ 1u)) slots[i / 2] = 0xBADu;   // lost only to its partner
   swapped[i] = qv::atomic_exchange(&swapped[i], -static_cast<int32_t>(i)) + 1;
 }
+
+// The last block to arrive (qv::device_fence between the stores and the counter's atomic): each
+// block stores its partial sum, takes a ticket; the block with the last ticket reads every
+// partial, writes the total and its own block number, and leaves the counter at 0 for the next
+// launch. The partials are read by another block than the one that wrote them, so without the
+// fences a GPU may hand the last block stale or missing values.
+QV_KERNEL QV_TARGETS(ptx, spirv, cpu, hsaco) QV_BLOCK(128) void last_block_sum(
+    const uint32_t* values, uint32_t n, uint32_t* partials, uint32_t* counter, uint32_t* total, uint32_t* last) {
+  qv::shared<uint32_t, 1> ticket;
+  uint32_t t = qv::thread_id_x(), blocks = qv::grid_dim_x();
+  uint32_t i = qv::global_id_x();
+  uint32_t sum = qv::block_sum(i < n ? values[i] : 0u);
+  if (t == 0) partials[qv::block_id_x()] = sum;
+  qv::device_fence();
+  qv::barrier();
+  if (t == 0) ticket[0] = qv::atomic_add(counter, 1u);
+  qv::barrier();
+  if (ticket[0] != blocks - 1) return;
+  qv::device_fence();
+  uint32_t part = 0;
+  for (uint32_t b = t; b < blocks; b += 128) part += partials[b];
+  part = qv::block_sum(part);
+  if (t == 0) {
+    total[0] = part;
+    last[0] = qv::block_id_x();
+    counter[0] = 0;
+  }
+}

@@ -372,6 +372,28 @@ TEST(Kernels, AtomicReturnValues) {
   for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(w[i], init[i] + 1) << "i=" << i;   // exchange returned the old value
 }
 
+// qv::device_fence: the last block of a launch reads the partial sums the others stored, and
+// the counter it leaves at 0 serves the next launch. Several launches of many blocks, each
+// against the host's sum; WGSL and MSL have no device fence (the kernel is not built there).
+TEST(Kernels, LastBlockReadsTheOthersPartials) {
+  if (!env().mod.has_kernel("last_block_sum")) GTEST_SKIP() << "no device fence on " << env().dev.backend_name();
+  auto counter = upload(std::vector<uint32_t>{0});
+  for (uint32_t n : {1u, 127u, 128u, 5000u, 1u << 20}) {
+    auto values = random_ints<uint32_t>(n, 0, 4000);   // sums below 2^32
+    const uint32_t blocks = (n + 127) / 128;
+    auto bvalues = upload(values);
+    auto partials = poisoned<uint32_t>(blocks);
+    auto total = poisoned<uint32_t>(1);
+    auto last = poisoned<uint32_t>(1);
+    test_kernels::last_block_sum(env().dev, quiver::Grid{blocks}, bvalues, n, partials, counter, total, last);
+    uint64_t ref = 0;
+    for (uint32_t v : values) ref += v;
+    EXPECT_EQ(download(total)[0], ref) << "n=" << n;
+    EXPECT_LT(download(last)[0], blocks) << "n=" << n;
+    EXPECT_EQ(download(counter)[0], 0u) << "n=" << n;
+  }
+}
+
 // Distance in units in the last place between a float result and the fp64 reference.
 double ulp_error(float got, double ref) {
   if (std::isnan(got) || std::isnan(ref)) return std::isnan(got) == std::isnan(ref) ? 0 : INFINITY;

@@ -119,6 +119,15 @@ def Qv_WaitPriorLaunchesOp : Qv_Op<"wait_prior_launches"> {
   let assemblyFormat = "attr-dict";
 }
 
+// qv::device_fence (docs/ir.md "The qv dialect"): this thread's device-memory accesses before it
+// are ordered before its accesses after it for every thread of the launch (a release and an
+// acquire fence at device scope). With a counter's atomic between, it lets the last block of a
+// launch to arrive read what the others wrote. No declared effects: no load or store moves across it.
+def Qv_DeviceFenceOp : Qv_Op<"device_fence"> {
+  let summary = "orders this thread's device-memory accesses at device scope (acquire and release)";
+  let assemblyFormat = "attr-dict";
+}
+
 // qv::dot4_i8: the dot product of four signed bytes, as dp4a computes it.
 def Qv_Dot4I8Op : Qv_Op<"dot4_i8"> {
   let summary = "acc + sum over k < 4 of int8(a >> 8k) * int8(b >> 8k), wrapping";

@@ -188,7 +188,7 @@ class HsacoTarget final : public Target {
     legal.expand_dot4_i8 = !arch.has_dot4;
     llvm_common::run_passes(*copy,
                             quiver::ir::legalize_pipeline(legal) + (arch.has_dot4 ? ",qv-hsaco-dot4-to-sdot4" : "") +
-                                ",qv-lower-math",
+                                ",qv-device-fence-to-llvm-fence{syncscope=agent},qv-lower-math",
                             all, options);
     // The IR agrees with the manifest (block, parameters, workgroup bytes) before the kernels
     // leave their func.func.

@@ -6,7 +6,9 @@
 //
 // Going through SPIR-V keeps one lowering for both (subgroups, atomics, 16-bit types and the
 // math of the SPIR-V path), so Metal computes what Vulkan computes.
+#include "ir/dialect/QvDialect.h"
 #include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "targets/llvm_common/process.h"
 #include "targets/msl/metallib.h"
@@ -46,6 +48,23 @@ class MslTarget final : public Target {
       if (arch != arch_name())
         throw TargetError(all_names, kTargetName, "unknown arch '" + arch + "' (the msl target builds " + arch_name() + ")");
     if (kernels.empty()) return {};
+
+    // SPIRV-Cross writes a device-scope OpMemoryBarrier as threadgroup_barrier(mem_device), a
+    // barrier of the whole threadgroup (invalid where not every thread reaches it) and no fence
+    // beyond the threadgroup: qv::device_fence has no MSL form here.
+    module.walk([&](quiver::ir::qv::DeviceFenceOp op) {
+      auto fn = op->getParentOfType<mlir::func::FuncOp>();
+      std::string kernel = all_names;
+      for (const format::Kernel& k : kernels)
+        if (fn && fn.getSymName() == k.symbol) kernel = k.name;
+      std::string at;
+      if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(op->getLoc()))
+        at = " (at " + file.getFilename().str() + ":" + std::to_string(file.getLine()) + ":" +
+             std::to_string(file.getColumn()) + ")";
+      throw TargetError(kernel, kTargetName,
+                        "qv::device_fence has no MSL form (SPIRV-Cross writes it as a threadgroup barrier); limit "
+                        "the kernel with QV_TARGETS" + at);
+    });
 
     // Per-kernel SPIR-V: a kernel SPIR-V cannot express fails here (MSL inherits its limits:
     // no double, no 64-bit atomics).

@@ -27,6 +27,9 @@ def RcpToRcpApprox : NvvmPass<"qv-ptx-rcp-to-rcp-approx"> {
 def LaunchWaits : NvvmPass<"qv-ptx-launch-waits"> {
   let summary = "qv.wait_prior_launches as griddepcontrol.wait (inline PTX; kept on sm_90+ only)";
 }
+def DeviceFenceToPtx : NvvmPass<"qv-ptx-device-fence"> {
+  let summary = "qv.device_fence as fence.acq_rel.gpu (inline PTX; LLVM 19's NVPTX does not select llvm.fence)";
+}
 def SubgroupsToShuffles : QvPass<"qv-ptx-subgroups-to-shuffles", ""> {
   let summary = "gpu.subgroup_size is 32; gpu.subgroup_reduce becomes gpu.shuffle butterflies";
 }

@@ -36,6 +36,21 @@ void lower_dot4_to_dp4a(mlir::ModuleOp module) {
   });
 }
 
+// qv::device_fence at the GPU's scope, which holds every block of a launch. Inline PTX with a
+// memory clobber, so no load or store moves across it.
+void lower_device_fence(mlir::ModuleOp module) {
+  llvm::SmallVector<quiver::ir::qv::DeviceFenceOp> fences;
+  module.walk([&](quiver::ir::qv::DeviceFenceOp op) { fences.push_back(op); });
+  for (quiver::ir::qv::DeviceFenceOp op : fences) {
+    mlir::OpBuilder b(op);
+    auto dialect = mlir::LLVM::AsmDialectAttr::get(b.getContext(), mlir::LLVM::AsmDialect::AD_ATT);
+    b.create<mlir::LLVM::InlineAsmOp>(op.getLoc(), mlir::TypeRange{}, mlir::ValueRange{}, "fence.acq_rel.gpu;",
+                                      "~{memory}", /*has_side_effects=*/true, /*is_align_stack=*/false, dialect,
+                                      /*operand_attrs=*/mlir::ArrayAttr());
+    op->erase();
+  }
+}
+
 // NVIDIA warps have 32 lanes: subgroup reductions become shfl.sync butterflies, and the
 // subgroup size is that constant (convert-gpu-to-nvvm lowers gpu.shuffle and gpu.lane_id).
 void lower_subgroups(mlir::Operation* root) {
@@ -61,6 +76,7 @@ void lower_subgroups(mlir::Operation* root) {
 #define GEN_PASS_DEF_EXP2TOEX2APPROX
 #define GEN_PASS_DEF_RCPTORCPAPPROX
 #define GEN_PASS_DEF_LAUNCHWAITS
+#define GEN_PASS_DEF_DEVICEFENCETOPTX
 #define GEN_PASS_DEF_SUBGROUPSTOSHUFFLES
 #define GEN_PASS_DEF_OUTLINEKERNELS
 #define GEN_PASS_DEF_SHAREDYNAMICSHAREDMEMORY
@@ -76,6 +92,7 @@ using AsyncCopyToCpAsyncPass = ir::RewritePass<impl::AsyncCopyToCpAsyncBase, low
 using Exp2ToEx2ApproxPass = ir::RewritePass<impl::Exp2ToEx2ApproxBase, lower_exp2_to_ex2_approx>;
 using RcpToRcpApproxPass = ir::RewritePass<impl::RcpToRcpApproxBase, lower_rcp_to_rcp_approx>;
 using LaunchWaitsPass = ir::RewritePass<impl::LaunchWaitsBase, lower_launch_waits>;
+using DeviceFenceToPtxPass = ir::RewritePass<impl::DeviceFenceToPtxBase, lower_device_fence>;
 using SubgroupsToShufflesPass = ir::RewritePass<impl::SubgroupsToShufflesBase, lower_subgroups>;
 using OutlineKernelsPass = ir::KernelListRewritePass<impl::OutlineKernelsBase, outline_kernels>;
 using ShareDynamicSharedMemoryPass = ir::RewritePass<impl::ShareDynamicSharedMemoryBase, share_dynamic_shared_memory>;
@@ -97,7 +114,8 @@ void register_ptx_passes() {
   using namespace ptx;
   ir::register_once<llvm_common::register_passes, Dot4ToDp4aPass, MatrixToMmaSyncPass, WarpgroupToWgmmaPass,
                     AsyncCopyToCpAsyncPass, Exp2ToEx2ApproxPass, RcpToRcpApproxPass, LaunchWaitsPass,
-                    SubgroupsToShufflesPass, OutlineKernelsPass, ShareDynamicSharedMemoryPass, PlaceLaunchWaitsPass>();
+                    DeviceFenceToPtxPass, SubgroupsToShufflesPass, OutlineKernelsPass, ShareDynamicSharedMemoryPass,
+                    PlaceLaunchWaitsPass>();
 }
 
 }  // namespace quiver::compiler

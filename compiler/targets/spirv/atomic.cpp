@@ -1,5 +1,6 @@
 #include "targets/spirv/atomic.h"
 
+#include "ir/dialect/QvDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -85,10 +86,26 @@ class CompareExchangePattern final : public mlir::OpConversionPattern<mlir::memr
   }
 };
 
+// qv::device_fence: a memory barrier over storage buffers (UniformMemory) at device scope, the
+// scope that holds every workgroup of a dispatch. Under GLSL450's memory model the semantics need
+// nothing more; the Vulkan model would need MakeAvailable / MakeVisible and the device-scope
+// capability (use_vulkan_memory_model refuses such a module).
+class DeviceFencePattern final : public mlir::OpConversionPattern<ir::qv::DeviceFenceOp> {
+ public:
+  using OpConversionPattern::OpConversionPattern;
+  mlir::LogicalResult matchAndRewrite(ir::qv::DeviceFenceOp op, OpAdaptor,
+                                      mlir::ConversionPatternRewriter& rewriter) const override {
+    rewriter.replaceOpWithNewOp<mlir::spirv::MemoryBarrierOp>(
+        op, mlir::spirv::Scope::Device,
+        mlir::spirv::MemorySemantics::AcquireRelease | mlir::spirv::MemorySemantics::UniformMemory);
+    return mlir::success();
+  }
+};
+
 }  // namespace
 
 void populate_atomic_patterns(mlir::SPIRVTypeConverter& converter, mlir::RewritePatternSet& patterns) {
-  patterns.add<ExchangePattern, CompareExchangePattern>(converter, patterns.getContext());
+  patterns.add<ExchangePattern, CompareExchangePattern, DeviceFencePattern>(converter, patterns.getContext());
 }
 
 }  // namespace quiver::compiler::spirv_target

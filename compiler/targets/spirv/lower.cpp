@@ -276,6 +276,14 @@ void list_interfaces(mlir::spirv::ModuleOp module) {
 void use_vulkan_memory_model(mlir::spirv::ModuleOp module) {
   mlir::spirv::VerCapExtAttr vce = deduced_vce(module, "qv-spirv-vulkan-memory-model");
   if (!llvm::is_contained(vce.getCapabilities(), mlir::spirv::Capability::CooperativeMatrixKHR)) return;
+  bool device_barrier = false;
+  module.walk([&](mlir::spirv::MemoryBarrierOp op) {
+    if (op.getMemoryScope() == mlir::spirv::Scope::Device) device_barrier = true;
+  });
+  if (device_barrier)
+    throw std::runtime_error("qv::device_fence in a kernel on cooperative matrices is not supported: their module "
+                             "takes the Vulkan memory model, whose device-scope barriers need a device feature "
+                             "quiver's image choice does not check");
   module->setAttr("memory_model", mlir::spirv::MemoryModelAttr::get(module.getContext(), mlir::spirv::MemoryModel::Vulkan));
   refine_vce(module, vce, vce.getVersion(), mlir::spirv::Capability::VulkanMemoryModel,
              mlir::spirv::Extension::SPV_KHR_vulkan_memory_model);

@@ -240,6 +240,14 @@ void KernelEmitter::emit_block(mlir::Block& block, const std::vector<std::string
 void KernelEmitter::emit_op(mlir::Operation* op) {
   if (emit_arith(op) || emit_math(op) || emit_memory(op) || emit_gpu(op) || emit_scf(op)) return;
   if (llvm::isa<mlir::func::CallOp, ir::qv::Dot4I8Op>(op)) return emit_call(op);
+  if (llvm::isa<ir::qv::DeviceFenceOp>(op)) {
+    std::string at;   // the call's file:line:col, from the front end
+    if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(op->getLoc()))
+      at = " (at " + file.getFilename().str() + ":" + std::to_string(file.getLine()) + ":" +
+           std::to_string(file.getColumn()) + ")";
+    fail("qv::device_fence has no WGSL form (WGSL orders storage memory within a workgroup only); limit the kernel "
+         "with QV_TARGETS" + at);
+  }
   if (auto poison = llvm::dyn_cast<mlir::ub::PoisonOp>(op))
     return let(poison.getResult(), zero_of(poison.getType(), op));
   if (op->getDialect() && op->getDialect()->getNamespace() == "cf")

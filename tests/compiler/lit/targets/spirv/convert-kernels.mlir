@@ -16,6 +16,8 @@
 // CHECK-SAME: spirv.entry_point_abi = #spirv.entry_point_abi<workgroup_size = [64, 2, 1]>
 // CHECK: spirv.Variable : !spirv.ptr<!spirv.struct<(!spirv.array<4 x f32>)>, Function>
 // CHECK: spirv.FMul
+// qv.device_fence: a device-scope barrier over storage buffers.
+// CHECK: spirv.MemoryBarrier <Device>, <AcquireRelease|UniformMemory>
 // CHECK: spirv.Return
 // The kernel that was not named keeps its gpu.module.
 // CHECK: gpu.module @qv_spirv_bad
@@ -38,6 +40,7 @@ module {
       memref.store %m, %tmp[%c0] : memref<4xf32, #gpu.address_space<private>>
       %w = memref.load %tmp[%c0] : memref<4xf32, #gpu.address_space<private>>
       memref.store %w, %x[%c0] : memref<?xf32>
+      qv.device_fence
       gpu.return
     }
   }

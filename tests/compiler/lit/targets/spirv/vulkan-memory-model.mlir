@@ -21,3 +21,4 @@ spirv.module Logical GLSL450 requires #spirv.vce<v1.6, [Shader, CooperativeMatri
   spirv.EntryPoint "GLCompute" @m
 }
 
+
