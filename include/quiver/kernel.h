@@ -167,8 +167,8 @@ QV_BUILTIN_ void wait_prior_launches();
 // writer's stores, device_fence, then an atomic on a counter; the thread whose atomic sees the
 // count complete calls device_fence, then reads what the others stored ("the last block to
 // arrive", docs/abi.md). fence.acq_rel.gpu on PTX, OpMemoryBarrier at Device scope on SPIR-V, an
-// agent-scope fence on HSACO, a fence on the CPU; WGSL has no device-scope fence, and a kernel
-// calling it does not build for the wgsl target.
+// agent-scope fence on HSACO, a fence on the CPU; WGSL has no device-scope fence and SPIRV-Cross
+// no MSL one, so a kernel calling it does not build for the wgsl and msl targets (QV_TARGETS).
 QV_BUILTIN_ void device_fence();
 
 QV_BUILTIN_ int32_t atomic_add(int32_t* p, int32_t v);

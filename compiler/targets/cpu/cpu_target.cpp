@@ -104,8 +104,9 @@ class CpuTarget final : public Target {
     // No compiler-rt at the x86-64-v2 baseline: 16-bit float conversions as integer arithmetic.
     quiver::ir::LegalizeOptions legal;
     legal.f16_as_bits = legal.bf16_as_bits = true;
-    llvm_common::run_passes(module, quiver::ir::legalize_pipeline(legal) + ",qv-device-fence-to-llvm-fence,qv-lower-math",
-                            all, options);
+    llvm_common::run_passes(module,
+                            quiver::ir::legalize_pipeline(legal) + ",qv-device-fence-to-llvm-fence,qv-lower-math", all,
+                            options);
     // The IR agrees with the manifest (block, parameters, workgroup bytes, barriers) before the
     // kernels become thread functions.
     const std::string kernel_list = llvm_common::checked_kernel_list(module, kernels, kTargetName);

@@ -116,8 +116,8 @@ class PtxTarget final : public Target {
                             quiver::ir::legalize_pipeline(legal) +
                                 ",qv-ptx-dot4-to-dp4a,qv-ptx-matrix-to-mma-sync" +
                                 (wgmma ? ",qv-ptx-warpgroup-to-wgmma" : "") +
-                                ",qv-ptx-async-copy-to-cp-async,qv-ptx-launch-waits,qv-ptx-device-fence,qv-ptx-exp2-to-ex2-approx,qv-ptx-rcp-to-rcp-approx,"
-                                "qv-lower-math",
+                                ",qv-ptx-async-copy-to-cp-async,qv-ptx-launch-waits,qv-ptx-device-fence,"
+                                "qv-ptx-exp2-to-ex2-approx,qv-ptx-rcp-to-rcp-approx,qv-lower-math",
                             all, options);
     // The IR agrees with the manifest (block, parameters, workgroup bytes) before the kernels
     // leave their func.func.
