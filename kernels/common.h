@@ -6,6 +6,8 @@
 
 #include <quiver/kernel.h>
 
+#include "launch_shapes.h"
+
 namespace qvops {
 
 // Threads per block of the row-wise ops (one block per row, strided loops over the columns).
@@ -362,9 +364,7 @@ QV_DEVICE void mma_4x2(const qv::shared<T, N>& as, uint32_t a0, uint32_t row, co
 
 // ---- Quantized matvecs (kernels/matvec.cpp, matvec_k_a8.cpp) --------------------------------------
 // Blocks of kQuantThreads threads compute kQuantRows outputs, a subgroup two rows at a time
-// (runtime/ops/ops.cpp sizes the grid by kQuantRows).
-constexpr uint32_t kQuantThreads = 128;
-constexpr uint32_t kQuantRows = 8;
+// (launch_shapes.h; runtime/ops/ops.cpp sizes the grid by the same constants).
 
 // The walk over row pairs: step `step` (of pair_steps) of a block's subgroup takes rows row0
 // and row0 + 1 of its kQuantRows (row1 = row0 again when that is past the end: the absent row

@@ -16,13 +16,17 @@
 #include "common.h"
 
 using qvops::F8;
+using qvops::kCpuNnCols;
+using qvops::kCpuNnRows;
+using qvops::kCpuNnTiles;
+using qvops::kCpuNtCols;
+using qvops::kCpuNtRows;
 using qvops::fma8;
 using qvops::sum8;
 
-constexpr uint32_t kCpuNnRows = 8, kCpuNnCols = 16;   // runtime/ops/ops.cpp sizes the grids with these
-constexpr uint32_t kCpuNnTiles = 4;     // nn tiles a block, a column of them (ops.cpp: 32 rows a block)
+// kCpuNnRows x kCpuNnCols a thread, kCpuNnTiles of them a block, kCpuNtRows x kCpuNtCols an nt
+// block (launch_shapes.h: runtime/ops/ops.cpp sizes the grids with the same constants).
 constexpr uint32_t kCpuNnDepth = 256;   // k a step of the nn kernel
-constexpr uint32_t kCpuNtRows = 4, kCpuNtCols = 4;
 
 namespace {
 

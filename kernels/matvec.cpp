@@ -16,7 +16,9 @@
 using qvops::from_f32;
 using qvops::kChunkBlocks;
 using qvops::kChunkLanes;
+using qvops::kMatvecRows;
 using qvops::kQBlock;
+using qvops::kQuantizeThreads;
 using qvops::kRowThreads;
 using qvops::load_chunk;
 using qvops::matvec_repacked_a8;
@@ -26,7 +28,6 @@ constexpr uint32_t kQ4Words = 9;         // 16-bit words per q4_0 block (18 byte
 constexpr uint32_t kKBlock = 256;        // elements per K-quant super-block
 constexpr uint32_t kQ4KWords = 72;       // 16-bit words per q4_k super-block (144 bytes)
 constexpr uint32_t kQ6KWords = 105;      // 16-bit words per q6_k super-block (210 bytes)
-constexpr uint32_t kMatvecRows = 4;      // output rows per block (runtime/ops/ops.cpp sizes the grid)
 
 // A block of kRowThreads threads computes kMatvecRows = 4 outputs: its threads stride along the
 // four rows together (coalesced), so each x value a thread loads serves four rows, and the sums
@@ -562,7 +563,6 @@ QV_KERNEL QV_BLOCK(kQuantThreads) void matvec_q8_0r(const uint32_t* q, const qv:
 // block's maximum through workgroup memory (any subgroup size), kQuantizeThreads / 8 blocks a
 // workgroup. (A thread per block, 32 elements in a serial loop, took ~4 us a launch on an H200,
 // more than the integer matvecs saved in a Q4_0 decode step.)
-constexpr uint32_t kQuantizeThreads = 256;
 
 QV_KERNEL QV_BLOCK(kQuantizeThreads) void quantize_activations_q8(const float* x, uint32_t* xq, float* xd,
                                                                  uint32_t n) {

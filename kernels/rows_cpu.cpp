@@ -17,12 +17,12 @@
 #include "common.h"
 
 using qvops::F8;
+using qvops::kCpuMatvecRows;
 using qvops::fma8;
 using qvops::load8;
 using qvops::store8;
 using qvops::sum8;
 
-constexpr uint32_t kCpuMatvecRows = 4;   // runtime/ops/ops.cpp sizes matvec_cpu's grid with it
 
 namespace {
 

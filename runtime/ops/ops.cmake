@@ -6,6 +6,9 @@
 # (CMakeLists.txt); without either there is no op library and every op throws
 # quiver::Error(NotFound) saying so.
 target_sources(quiver_runtime PRIVATE ops/library.cpp ops/op_call.cpp ops/ops.cpp ops/repack.cpp)
+# The kernels' block shapes the host sizes grids by (kernels/launch_shapes.h, host-includable;
+# the other headers there are for quiverc only).
+target_include_directories(quiver_runtime PRIVATE ${PROJECT_SOURCE_DIR}/kernels)
 
 if(QUIVER_QUIVERC)
   set(_qv_ops_kernels norms.cpp softmax.cpp rows_cpu.cpp elementwise.cpp decode.cpp matvec.cpp matvec_k_a8.cpp dequantize.cpp matmul.cpp matmul_cpu.cpp matmul_tiles.cpp matmul_block.cpp matmul_w8a8_block.cpp matmul_w8a8_tiles.cpp matmul_wgmma.cpp matmul_w8a8_wgmma.cpp attention.cpp attention_tiles.cpp attention_block.cpp attention_wgmma.cpp attention_decode.cpp)

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "launch_shapes.h"
 #include "ops/op_call.h"
 #include "quiver/ops.h"
 
@@ -300,13 +301,16 @@ void kv_append(const Device& dev, Operand src, Operand position, Operand cache, 
                call.dim(s.kv_capacity, "kv_capacity"), s.layout == AttentionLayout::BSHD});
 }
 
-constexpr size_t kMatvecRows = 4;   // kernels/matvec.cpp: output rows per block of matvec
-constexpr size_t kQuantizeThreads = 256;   // kernels/matvec.cpp: a thread per 4 elements in blocks of these
-// kernels/matmul_cpu.cpp: rows and columns of C a block (nn: kCpuNnRows x kCpuNnTiles rows), and
-// the nt kernel's step of k.
-constexpr size_t kCpuNnBlockRows = 32, kCpuNnCols = 16, kCpuNtRows = 4, kCpuNtCols = 4, kCpuNtDepth = 8;
-constexpr size_t kCpuMatvecRows = 4;   // kernels/rows_cpu.cpp: rows per block of matvec_cpu
-constexpr size_t kQuantRows = 8;    // kernels/matvec.cpp: output rows per block of the quantized matvecs (and repacked)
+// The kernels' block shapes the grids below are sized by (kernels/launch_shapes.h).
+using qvops::kCpuMatvecRows;
+using qvops::kCpuNnCols;
+using qvops::kCpuNtCols;
+using qvops::kCpuNtDepth;
+using qvops::kCpuNtRows;
+using qvops::kMatvecRows;
+using qvops::kQuantizeThreads;
+using qvops::kQuantRows;
+constexpr size_t kCpuNnBlockRows = qvops::kCpuNnRows * qvops::kCpuNnTiles;   // a matmul_cpu_nn block's rows
 
 void matvec(const Device& dev, Operand w, Operand x, Operand y, size_t rows, size_t cols) {
   OpCall call(dev, "matvec");

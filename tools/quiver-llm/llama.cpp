@@ -10,6 +10,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include "launch_shapes.h"   // the op library's block shapes (kernels/)
+
 namespace quiver::llm {
 namespace {
 
@@ -133,9 +135,9 @@ std::vector<float> rope_frequencies(const Gguf& gguf, const LlamaConfig& cfg, co
   return inv_freq;
 }
 
-// The fused Q, K, V products' blocks: kQuantRows (8) rows each, one block per grid x
-// (llm_kernels.cpp, kernels/common.h).
-constexpr size_t kQkvBlockRows = 8;
+// The fused Q, K, V products' blocks: kQuantRows rows each, one block per grid x (llm_kernels.cpp
+// on the op library's walks, kernels/launch_shapes.h).
+constexpr size_t kQkvBlockRows = qvops::kQuantRows;
 size_t qkv_product_blocks(size_t rows) { return (rows + kQkvBlockRows - 1) / kQkvBlockRows; }
 
 }  // namespace
