@@ -257,10 +257,9 @@ std::string Device::device_name() const {
 void detail::ModuleContents::index_kernels() {
   std::vector<std::string> symbols = image_info.kernels;
   std::sort(symbols.begin(), symbols.end());
-  in_image_.assign(manifest.kernels.size(), false);
   for (size_t i = 0; i < manifest.kernels.size(); ++i) {
-    index_by_name_.emplace(manifest.kernels[i].name, i);   // the first of a name, as a scan finds it
-    in_image_[i] = std::binary_search(symbols.begin(), symbols.end(), manifest.kernels[i].symbol);
+    const bool in_image = std::binary_search(symbols.begin(), symbols.end(), manifest.kernels[i].symbol);
+    kernels_by_name_.emplace(manifest.kernels[i].name, KernelEntry{i, in_image});   // the first of a name
   }
 }
 

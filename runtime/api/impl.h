@@ -43,19 +43,21 @@ struct ModuleContents {
     index_kernels();
   }
 
-  // The manifest index of the kernel of canonical name `name`; -1 where there is none. Every
-  // op call looks its kernels up by name (the op library holds hundreds), so by a map.
-  ptrdiff_t kernel_index(std::string_view name) const {
-    auto it = index_by_name_.find(name);
-    return it == index_by_name_.end() ? -1 : static_cast<ptrdiff_t>(it->second);
+  // The kernel of canonical name `name`: its manifest index, and whether the loaded image has it
+  // (QV_TARGETS leaves some out of some images). Every op call looks its kernels up by name (the
+  // op library holds hundreds), so by a map.
+  struct KernelEntry {
+    size_t index;
+    bool in_image;
+  };
+  const KernelEntry* find_kernel(std::string_view name) const {
+    auto it = kernels_by_name_.find(name);
+    return it == kernels_by_name_.end() ? nullptr : &it->second;
   }
-  // Whether the loaded image has manifest kernel `index` (QV_TARGETS leaves some out of some images).
-  bool in_image(size_t index) const { return index < in_image_.size() && in_image_[index]; }
 
  private:
   void index_kernels();   // from the manifest and image_info (device.cpp)
-  std::map<std::string, size_t, std::less<>> index_by_name_;
-  std::vector<bool> in_image_;
+  std::map<std::string, KernelEntry, std::less<>> kernels_by_name_;
 };
 
 class DeviceImpl {

@@ -16,15 +16,15 @@ bool Module::has_kernel(std::string_view name) const {
   const detail::ModuleImpl& m = checked(impl_);
   // A kernel limited by QV_TARGETS (to targets, or to archs of one: ptx:sm_90a) is in some
   // images only: the question is whether the one loaded lists its symbol.
-  const ptrdiff_t i = m.contents().kernel_index(name);
-  return i >= 0 && m.contents().in_image(static_cast<size_t>(i));
+  const detail::ModuleContents::KernelEntry* k = m.contents().find_kernel(name);
+  return k != nullptr && k->in_image;
 }
 
 Kernel Module::kernel(std::string_view name) const {
   const detail::ModuleImpl& m = checked(impl_);
   const std::vector<format::Kernel>& kernels = m.manifest().kernels;
-  if (const ptrdiff_t i = m.contents().kernel_index(name); i >= 0)
-    return Kernel(impl_, static_cast<size_t>(i), kernels[static_cast<size_t>(i)].name);
+  if (const detail::ModuleContents::KernelEntry* k = m.contents().find_kernel(name))
+    return Kernel(impl_, k->index, kernels[k->index].name);
   std::string list;
   for (const format::Kernel& k : kernels) {
     if (!list.empty()) list += ", ";
