@@ -33,3 +33,23 @@ QV_KERNEL QV_BLOCK(8, 32) void block_reductions(const float* x, const int32_t* v
     isums[qv::block_id_x()] = is;
   }
 }
+
+// The same over blocks whose last subgroup is partly filled (at 32 lanes a subgroup, 48 threads
+// are 32 + 16 lanes and 1000 are 31 subgroups + 8 lanes): the subgroups' partial results are
+// combined by one subgroup operation only where every subgroup has a lane for each of them.
+#define QV_RAGGED_BLOCK_REDUCTIONS(name, T, targets)                                                          \
+  QV_KERNEL QV_BLOCK(T) targets void name(const float* x, const int32_t* v, float* sums, float* maxes,        \
+                                          int32_t* isums) {                                                    \
+    uint32_t t = qv::thread_id_x(), i = qv::block_id_x() * T + t;                                            \
+    float s = qv::block_sum(x[i]);                                                                            \
+    float m = qv::block_max(x[i]);                                                                            \
+    int32_t is = qv::block_sum(v[i]);                                                                         \
+    if (t == T - 1) {                                                                                         \
+      sums[qv::block_id_x()] = s;                                                                             \
+      maxes[qv::block_id_x()] = m;                                                                            \
+      isums[qv::block_id_x()] = is;                                                                           \
+    }                                                                                                         \
+  }
+QV_RAGGED_BLOCK_REDUCTIONS(block_reductions_48, 48, )
+QV_RAGGED_BLOCK_REDUCTIONS(block_reductions_1000, 1000, QV_TARGETS(ptx, hsaco, spirv, msl, cpu))
+#undef QV_RAGGED_BLOCK_REDUCTIONS

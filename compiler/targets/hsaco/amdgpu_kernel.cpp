@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "ir/intrinsics.h"
+#include "ir/subgroup_reduce.h"
 #include "ir/layout.h"
 #include "ir/passes.h"
 #include "ir/math.h"
@@ -82,6 +83,7 @@ void replace_dimension_ops(mlir::gpu::GPUFuncOp gfunc, const std::array<uint32_t
 
 void lower_subgroup_reductions(mlir::gpu::GPUModuleOp gpu_module, unsigned wave_size,
                                const llvm_common::ErrorContext& where) {
+  quiver::ir::lower_partial_subgroup_reductions(gpu_module, wave_size);   // blocks whose last wave is partly filled
   mlir::RewritePatternSet patterns(gpu_module.getContext());
   mlir::populateGpuLowerSubgroupReduceToShufflePattenrs(patterns, wave_size);
   if (mlir::failed(mlir::applyPatternsAndFoldGreedily(gpu_module, std::move(patterns))))

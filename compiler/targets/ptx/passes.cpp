@@ -2,6 +2,7 @@
 // the portable math lowering), of subgroup operations (on each kernel's gpu.module), the kernels'
 // move out of func.func and the steps on their LLVM-dialect module.
 #include "ir/intrinsics.h"
+#include "ir/subgroup_reduce.h"
 #include "ir/passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -60,6 +61,7 @@ void lower_subgroups(mlir::Operation* root) {
     op.replaceAllUsesWith(b.create<mlir::arith::ConstantIndexOp>(op.getLoc(), kWarp).getResult());
     op.erase();
   });
+  quiver::ir::lower_partial_subgroup_reductions(root, kWarp);   // blocks whose last warp is partly filled
   mlir::RewritePatternSet patterns(root->getContext());
   mlir::populateGpuLowerSubgroupReduceToShufflePattenrs(patterns, kWarp);
   if (mlir::failed(mlir::applyPatternsAndFoldGreedily(root, std::move(patterns))))
