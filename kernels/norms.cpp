@@ -358,36 +358,7 @@ QV_KERNEL QV_BLOCK(kRowThreads) void add_rms_norm_q8(const float* x, const float
   }
 }
 
-namespace {
-
 constexpr uint32_t kWideThreads = 1024;   // add_rms_norm_q8_wide's block: 4 elements a thread
-
-// The sum of v over the block of kWideThreads: subgroup sums in 32 slots (more subgroups fold into
-// them, as qv::block_sum), then read back as eight float4 and added as a tree. qv::block_sum's
-// serial walk over the slots is 31 dependent reads of workgroup memory at 32 subgroups.
-QV_DEVICE float wide_block_sum(float v) {
-  qv::shared<float, 32> slots;
-  uint32_t t = qv::thread_id_x(), sg = qv::subgroup_size();
-  uint32_t groups = (kWideThreads + sg - 1) / sg, group = t / sg;
-  float r = qv::subgroup_sum(v);
-  bool leader = qv::subgroup_lane() == 0;
-  for (uint32_t k = 0; k < (groups + 31) / 32; ++k) {   // uniform: every thread meets every barrier
-    if (leader && group / 32 == k) slots[group % 32] = k == 0 ? r : slots[group % 32] + r;
-    qv::barrier();
-  }
-  uint32_t used = groups < 32 ? groups : 32;
-  qv::float4 a(0.0f), b(0.0f);
-  for (uint32_t i = 0; i < 32; i += 8) {   // slots past `used` were never written: selected away
-    qv::float4 x = qv::load<4>(&slots[i]), y = qv::load<4>(&slots[i + 4]);
-    a = a + qv::float4(i < used ? x[0] : 0.0f, i + 1 < used ? x[1] : 0.0f, i + 2 < used ? x[2] : 0.0f,
-                       i + 3 < used ? x[3] : 0.0f);
-    b = b + qv::float4(i + 4 < used ? y[0] : 0.0f, i + 5 < used ? y[1] : 0.0f, i + 6 < used ? y[2] : 0.0f,
-                       i + 7 < used ? y[3] : 0.0f);
-  }
-  return qvops::sum4(a + b);
-}
-
-}  // namespace
 
 // add_rms_norm_q8 for rows of at most 4 kWideThreads elements (a Llama-3-8B embedding of 4096),
 // a block of kWideThreads, one float4 a thread: a decode step's norm is one row, one block,
@@ -409,7 +380,7 @@ QV_KERNEL QV_BLOCK(kWideThreads) QV_TARGETS(ptx, hsaco, spirv, msl) void add_rms
   qv::float4 s = in ? qv::load<4>(x + base + c) + qv::load<4>(residual + base + c) : zero;
   qv::float4 wv = in ? qv::load<4>(w + c) : zero;
   if (in) qv::store(sum + base + c, s);
-  float inv_rms = qv::rsqrt(wide_block_sum(qvops::sum4(s * s)) / static_cast<float>(cols) + eps);
+  float inv_rms = qv::rsqrt(qv::block_sum(qvops::sum4(s * s)) / static_cast<float>(cols) + eps);
   qv::float4 o = s * inv_rms * wv;
   if (in) qv::store(out + base + c, o);
   float d = qvops::q8_quantize(part, t, o, in, xq, words + c / 4);
