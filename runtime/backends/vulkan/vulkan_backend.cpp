@@ -674,6 +674,9 @@ class VulkanDevice final : public Device {
     g->scalars = ctx.allocate(std::max<VkDeviceSize>(stride * scalar_slots, 256), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
                               Context::Memory::Upload, "a graph's scalar arguments");
     g->commands = ctx.begin_secondary();
+    // QUIVER_VULKAN_GRAPH_FULL_BARRIERS (docs/runtime.md): a graph's launches separated as single
+    // launches are, for comparing the two.
+    const bool full_barriers = std::getenv("QUIVER_VULKAN_GRAPH_FULL_BARRIERS") != nullptr;
     VkDeviceSize base = 0;
     for (size_t i = 0; i < launches.size(); ++i) {
       auto* module = static_cast<VulkanModule*>(launches[i].module);
@@ -681,7 +684,7 @@ class VulkanDevice final : public Device {
       base += stride * launches[i].args.size();
       // Between the graph's own launches, kernel to kernel; submit_secondary's full barriers order
       // the graph against copies and host access before and after it.
-      if (i > 0 && !std::getenv("QUIVER_VULKAN_GRAPH_FULL_BARRIERS")) record_kernel_barrier(ctx.vk, g->commands);
+      if (i > 0 && !full_barriers) record_kernel_barrier(ctx.vk, g->commands);
       else if (i > 0) record_full_barrier(ctx.vk, g->commands);
       module->record_dispatch(dispatches[i], g->commands, set, launches[i].grid);
     }
