@@ -184,7 +184,9 @@ QV_BUILTIN_ float atomic_exchange(float* p, float v);
 QV_BUILTIN_ uint32_t atomic_cas(uint32_t* p, uint32_t expected, uint32_t desired);
 
 // ---- Subgroups (warp / wavefront / simdgroup / subgroup) ------------------------------------
-// Kernels must be correct for any subgroup size from 1 to 128 (the CPU target uses 1).
+// Kernels must be correct for any subgroup size from 1 to 128 (the CPU target uses 1). Where a
+// block is not a whole number of subgroups, its last subgroup has only the lanes the block has:
+// sum, max and min cover those; a shuffle or broadcast from a lane it lacks is undefined.
 QV_BUILTIN_ uint32_t subgroup_size();
 QV_BUILTIN_ uint32_t subgroup_lane();
 #define QV_SUBGROUP_OPS_(T)                                        \
