@@ -11,8 +11,6 @@ namespace quiver::ir {
 
 namespace {
 
-// Whether every subgroup of `op`'s block has all `width` lanes: its function's `qv.block` is a
-// whole number of them. Unknown blocks are not.
 // The kernel's block: qv.block, or a gpu.func's known_block_size once outlined (HSACO).
 mlir::DenseI32ArrayAttr block_of(mlir::Operation* op) {
   auto fn = op->getParentOfType<mlir::FunctionOpInterface>();
@@ -21,6 +19,8 @@ mlir::DenseI32ArrayAttr block_of(mlir::Operation* op) {
   if (!block) block = fn->getAttrOfType<mlir::DenseI32ArrayAttr>("known_block_size");
   return block && block.size() == 3 ? block : nullptr;
 }
+// Whether every subgroup of `op`'s block has all `width` lanes: the block is a whole number of
+// them. Unknown blocks are not.
 bool whole_subgroups(mlir::Operation* op, unsigned width) {
   auto block = block_of(op);
   if (!block) return false;

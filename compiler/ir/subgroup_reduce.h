@@ -1,4 +1,5 @@
-// Subgroup reductions in a block whose last subgroup is partly filled (docs/ir.md "Subgroups of a partly filled block").
+// Subgroup reductions in a block whose last subgroup is partly filled (docs/ir.md, "Subgroups of
+// a partly filled block").
 #pragma once
 
 #include "mlir/IR/Operation.h"

@@ -242,8 +242,8 @@ std::vector<std::string> compare_kernel_metadata(const format::Kernel& kernel, c
   // may be smaller where the backend drops workgroup memory no thread reads (a block of one wave:
   // qv::block_sum's slots past the first), never larger.
   if (meta.group_segment_fixed_size > kernel.shared_bytes)
-    problem(".group_segment_fixed_size " + std::to_string(meta.group_segment_fixed_size) + ", more than manifest shared_bytes " +
-            std::to_string(kernel.shared_bytes));
+    problem(".group_segment_fixed_size " + std::to_string(meta.group_segment_fixed_size) +
+            ", more than manifest shared_bytes " + std::to_string(kernel.shared_bytes));
   if (meta.wavefront_size != wave_size)
     problem(".wavefront_size " + std::to_string(meta.wavefront_size) + ", expected " + std::to_string(wave_size));
   return problems;

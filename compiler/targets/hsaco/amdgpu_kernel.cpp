@@ -3,10 +3,10 @@
 #include <cctype>
 
 #include "ir/intrinsics.h"
-#include "ir/subgroup_reduce.h"
 #include "ir/layout.h"
-#include "ir/passes.h"
 #include "ir/math.h"
+#include "ir/passes.h"
+#include "ir/subgroup_reduce.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"

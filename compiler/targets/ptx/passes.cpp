@@ -2,8 +2,8 @@
 // the portable math lowering), of subgroup operations (on each kernel's gpu.module), the kernels'
 // move out of func.func and the steps on their LLVM-dialect module.
 #include "ir/intrinsics.h"
-#include "ir/subgroup_reduce.h"
 #include "ir/passes.h"
+#include "ir/subgroup_reduce.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"

@@ -25,7 +25,8 @@ gpu.module @kernels {
   }
 
   // 48 threads: the second warp has 16 lanes. A shuffle from a lane past them takes the sum's
-  // identity (0), and the maximum's own value: the warp reads as 0 there.
+  // identity (0), for the maximum the lane's own value (upstream's butterflies read those lanes,
+  // which are 0 on NVIDIA).
   // CHECK-LABEL: gpu.func @partial
   gpu.func @partial(%x: f32, %y: i32, %out: memref<1xf32>, %iout: memref<1xi32>) kernel
       attributes {qv.block = array<i32: 48, 1, 1>} {
