@@ -217,52 +217,39 @@ TEST(Kernels, SubgroupOperations) {
   }
 }
 
-TEST(Kernels, BlockSumAndMax) {
-  const uint32_t blocks = 300, n = blocks * 256;
-  auto x = random_floats(n, -1, 1);
+// Launches `kernel` (x, v, sums, maxes, isums: a block's float sum and maximum and int sum of its
+// `threads` elements) over `blocks` blocks of fresh values, x in [lo, hi), against the host's.
+void check_block_reductions(const char* kernel, uint32_t blocks, uint32_t threads, float lo, float hi) {
+  const uint32_t n = blocks * threads;
+  auto x = random_floats(n, lo, hi);
   auto v = random_ints<int32_t>(n, -100000, 100000);
   auto bx = upload(x);
   auto bv = upload(v);
   auto sums = poisoned<float>(blocks), maxes = poisoned<float>(blocks);
   auto isums = poisoned<int32_t>(blocks);
-  env().mod.kernel("block_reductions").launch(quiver::Grid{blocks}, bx, bv, sums, maxes, isums);
+  env().mod.kernel(kernel).launch(quiver::Grid{blocks}, bx, bv, sums, maxes, isums);
   auto s = download(sums), m = download(maxes);
   auto is = download(isums);
   for (uint32_t b = 0; b < blocks; ++b) {
     double ref = 0, mag = 0;
     float mx = -INFINITY;
     int64_t iref = 0;
-    for (uint32_t i = b * 256; i < b * 256 + 256; ++i) ref += x[i], mag += std::fabs(x[i]), mx = std::max(mx, x[i]), iref += v[i];
-    ASSERT_NEAR(s[b], ref, 1e-6 * mag + 1e-6) << "block " << b;
-    ASSERT_EQ(m[b], mx) << "block " << b;
-    ASSERT_EQ(is[b], iref) << "block " << b;
+    for (uint32_t i = b * threads; i < (b + 1) * threads; ++i)
+      ref += x[i], mag += std::fabs(x[i]), mx = std::max(mx, x[i]), iref += v[i];
+    ASSERT_NEAR(s[b], ref, 1e-6 * mag + 1e-6) << kernel << " block " << b;
+    ASSERT_EQ(m[b], mx) << kernel << " block " << b;
+    ASSERT_EQ(is[b], iref) << kernel << " block " << b;
   }
 }
+
+TEST(Kernels, BlockSumAndMax) { check_block_reductions("block_reductions", 300, 256, -1, 1); }
 
 // Blocks of 48 and 1000 threads, every value negative (a maximum seeded with 0 would show).
 TEST(Kernels, BlockSumAndMaxOverAPartlyFilledSubgroup) {
   for (auto [name, threads] : {std::pair{"block_reductions_48", 48u}, std::pair{"block_reductions_1000", 1000u}}) {
     if (!env().mod.has_kernel(name)) continue;   // 1000 invocations exceed WGSL's workgroup limit
-    const uint32_t blocks = 37, n = blocks * threads;
-    auto x = random_floats(n, -2, -1);
-    auto v = random_ints<int32_t>(n, -100000, 100000);
-    auto bx = upload(x);
-    auto bv = upload(v);
-    auto sums = poisoned<float>(blocks), maxes = poisoned<float>(blocks);
-    auto isums = poisoned<int32_t>(blocks);
-    env().mod.kernel(name).launch(quiver::Grid{blocks}, bx, bv, sums, maxes, isums);
-    auto s = download(sums), m = download(maxes);
-    auto is = download(isums);
-    for (uint32_t b = 0; b < blocks; ++b) {
-      double ref = 0, mag = 0;
-      float mx = -INFINITY;
-      int64_t iref = 0;
-      for (uint32_t i = b * threads; i < (b + 1) * threads; ++i)
-        ref += x[i], mag += std::fabs(x[i]), mx = std::max(mx, x[i]), iref += v[i];
-      ASSERT_NEAR(s[b], ref, 1e-6 * mag + 1e-6) << name << " block " << b;
-      ASSERT_EQ(m[b], mx) << name << " block " << b;
-      ASSERT_EQ(is[b], iref) << name << " block " << b;
-    }
+    check_block_reductions(name, 37, threads, -2, -1);
+    if (HasFatalFailure()) return;
   }
 }
 
