@@ -389,6 +389,35 @@ QV_DEVICE void store_pair(float* y, uint32_t row0, bool valid0, bool valid1, flo
   if (valid1 && qv::subgroup_lane() == 0) y[row0 + 1] = sum1;
 }
 
+// The `_rows4` walk of the int8-activation products of many rows: a subgroup takes four rows,
+// a block kQuadRows. A q4 row pair reads as many activation bytes (from L1) as weight bytes (from
+// DRAM); four rows a subgroup share one load of the activations among four rows' weight loads.
+// Rows past the end re-read the quad's first row (r1..r3 = r0) and are not stored; a quad past
+// the end adds zeros. Uniformity as pair_row.
+QV_DEVICE uint32_t quad_steps(uint32_t sg) {
+  uint32_t subgroups = (kQuantThreads + sg - 1) / sg;
+  return (kQuadRows + 4 * subgroups - 1) / (4 * subgroups);
+}
+QV_DEVICE uint32_t quad_row(uint32_t step, uint32_t sg, uint32_t rows, bool& valid, uint32_t& r1, uint32_t& r2,
+                            uint32_t& r3) {
+  uint32_t quad = qv::thread_id_x() / sg + step * ((kQuantThreads + sg - 1) / sg);
+  uint32_t r0 = block_row() * kQuadRows + 4 * quad;
+  valid = 4 * quad < kQuadRows && r0 < rows;
+  r1 = r0 + 1 < rows ? r0 + 1 : r0;
+  r2 = r0 + 2 < rows ? r0 + 2 : r0;
+  r3 = r0 + 3 < rows ? r0 + 3 : r0;
+  return r0;
+}
+QV_DEVICE void store_quad(float* y, uint32_t r0, bool valid, uint32_t rows, float a0, float a1, float a2, float a3) {
+  float s0 = qv::subgroup_sum(a0), s1 = qv::subgroup_sum(a1), s2 = qv::subgroup_sum(a2), s3 = qv::subgroup_sum(a3);
+  if (valid && qv::subgroup_lane() == 0) {
+    y[r0] = s0;
+    if (r0 + 1 < rows) y[r0 + 1] = s1;
+    if (r0 + 2 < rows) y[r0 + 2] = s2;
+    if (r0 + 3 < rows) y[r0 + 3] = s3;
+  }
+}
+
 // The int8-activation products' walk (kernels/matvec.cpp's *_a8, matvec_k_a8.cpp): a block of
 // kQuantThreads threads takes P row pairs, the grid rows / (2 P) blocks. P = kQuantRows / 2 is
 // the plain walk above (pair_row: subgroups beyond the pairs idle). P < kQuantRows / 2 is the

@@ -10,6 +10,8 @@ namespace qvops {
 // kQuantThreads threads compute kQuantRows outputs, a subgroup two rows at a time.
 constexpr unsigned kQuantThreads = 128;
 constexpr unsigned kQuantRows = 8;
+// The int8-activation products' `_rows4` kernels (many rows): a subgroup four rows at a time.
+constexpr unsigned kQuadRows = 16;
 // The float matvec (kernels/matvec.cpp): output rows per block.
 constexpr unsigned kMatvecRows = 4;
 // quantize_activations_q8 (kernels/matvec.cpp): a thread per 4 elements, blocks of these.

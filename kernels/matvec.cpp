@@ -595,6 +595,12 @@ QV_REPACKED_A8(matvec_q4_0r_a8_k4_split, QV_TARGETS(spirv, msl), false, 4, 2)
 QV_REPACKED_A8(matvec_q8_0r_a8, , true, 1, 4)
 QV_REPACKED_A8(matvec_q8_0r_a8_split, , true, 1, 2)
 #undef QV_REPACKED_A8
+// Four rows a subgroup (qvops::quad_row): the q4_0r products of at least 8192 rows (runtime/ops).
+QV_KERNEL QV_BLOCK(kQuantThreads) QV_TARGETS(ptx, hsaco, spirv, msl) void matvec_q4_0r_a8_rows4(
+    const uint32_t* q, const qv::half* scales, const uint32_t* xq, const float* xd, float* y, uint32_t rows,
+    uint32_t cols) {
+  qvops::matvec_q4_0r_a8_quads(q, scales, xq, xd, y, rows, cols);
+}
 
 template void matvec<float>(const float*, const float*, float*, uint32_t, uint32_t);
 template void matvec<qv::bf16>(const qv::bf16*, const qv::bf16*, qv::bf16*, uint32_t, uint32_t);

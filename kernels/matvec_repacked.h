@@ -142,4 +142,69 @@ QV_DEVICE void matvec_repacked_a8(const uint32_t* q, const qv::half* scales, con
   }
 }
 
+// ---- Four rows a subgroup (q4_0r: the `_rows4` kernel, qvops::quad_row) -----------------------
+// Block I of chunk c for four rows: the activations' side (two quant words and the scale, as in
+// repacked_block_a8) loaded once for the four rows.
+QV_DEVICE int32_t q4_word_dot_a8(uint32_t u, uint32_t xlo, uint32_t xhi) {
+  return qv::dot4_i8(u & 0xF0F0F0F0u, xhi, qv::dot4_i8((u << 4) & 0xF0F0F0F0u, xlo, 0));
+}
+template <uint32_t I>
+QV_DEVICE void q4_block_a8_rows4(qv::vec<uint32_t, 4> v0, qv::vec<qv::half, 4> s0, qv::vec<uint32_t, 4> v1,
+                                 qv::vec<qv::half, 4> s1, qv::vec<uint32_t, 4> v2, qv::vec<qv::half, 4> s2,
+                                 qv::vec<uint32_t, 4> v3, qv::vec<qv::half, 4> s3, const uint32_t* xq,
+                                 const float* xd, uint32_t b, uint32_t p, float& a0, float& a1, float& a2, float& a3) {
+  uint32_t bi = b + 8 * I;
+  float dx = xd[bi];
+  uint32_t xlo = xq[8 * bi + p], xhi = xq[8 * bi + 4 + p];
+  a0 = qv::fma(static_cast<float>(s0[I]) * dx, static_cast<float>(q4_word_dot_a8(v0[I], xlo, xhi)), a0);
+  a1 = qv::fma(static_cast<float>(s1[I]) * dx, static_cast<float>(q4_word_dot_a8(v1[I], xlo, xhi)), a1);
+  a2 = qv::fma(static_cast<float>(s2[I]) * dx, static_cast<float>(q4_word_dot_a8(v2[I], xlo, xhi)), a2);
+  a3 = qv::fma(static_cast<float>(s3[I]) * dx, static_cast<float>(q4_word_dot_a8(v3[I], xlo, xhi)), a3);
+}
+// Chunk c of four rows (their lane's words from o0 .. o3, scales from so0 .. so3): the four rows'
+// loads (as many bytes as the pair walk's two chunks of two rows) before their arithmetic.
+QV_DEVICE void q4_chunk_a8_rows4(const uint32_t* q, uint32_t o0, uint32_t o1, uint32_t o2, uint32_t o3,
+                                 const qv::half* s, uint32_t so0, uint32_t so1, uint32_t so2, uint32_t so3,
+                                 const uint32_t* xq, const float* xd, uint32_t b, uint32_t c, uint32_t p, float& a0,
+                                 float& a1, float& a2, float& a3) {
+  qv::vec<uint32_t, 4> v0, v1, v2, v3, unused;
+  qv::vec<qv::half, 4> t0, t1, t2, t3;
+  load_chunk<false>(q, o0, s, so0, c, v0, unused, t0);
+  load_chunk<false>(q, o1, s, so1, c, v1, unused, t1);
+  load_chunk<false>(q, o2, s, so2, c, v2, unused, t2);
+  load_chunk<false>(q, o3, s, so3, c, v3, unused, t3);
+  uint32_t bc = b + c * kChunkBlocks;
+  q4_block_a8_rows4<0>(v0, t0, v1, t1, v2, t2, v3, t3, xq, xd, bc, p, a0, a1, a2, a3);
+  q4_block_a8_rows4<1>(v0, t0, v1, t1, v2, t2, v3, t3, xq, xd, bc, p, a0, a1, a2, a3);
+  q4_block_a8_rows4<2>(v0, t0, v1, t1, v2, t2, v3, t3, xq, xd, bc, p, a0, a1, a2, a3);
+  q4_block_a8_rows4<3>(v0, t0, v1, t1, v2, t2, v3, t3, xq, xd, bc, p, a0, a1, a2, a3);
+}
+// matvec_q4_0r_a8_rows4's walk: blocks of kQuadRows rows, a subgroup's four rows one chunk a step.
+QV_DEVICE void matvec_q4_0r_a8_quads(const uint32_t* q, const qv::half* scales, const uint32_t* xq, const float* xd,
+                                     float* y, uint32_t rows, uint32_t cols) {
+  constexpr uint32_t WB = 4;
+  uint32_t sg = qv::subgroup_size(), lane = qv::subgroup_lane();
+  uint32_t blocks = cols / kQBlock, chunks = blocks / kChunkBlocks;
+  const qv::half* row_scales = scales + 2 * rows * blocks * WB;
+  const float* xs = xd + cols / 4;   // the activations' scales follow their quants
+  for (uint32_t step = 0; step < quad_steps(sg); ++step) {
+    bool valid;
+    uint32_t r1, r2, r3, r0 = quad_row(step, sg, rows, valid, r1, r2, r3);
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+    if (valid) {
+      for (uint32_t l = lane; l < kChunkLanes; l += sg) {
+        uint32_t o0 = r0 * blocks * WB + WB * l, o1 = r1 * blocks * WB + WB * l;
+        uint32_t o2 = r2 * blocks * WB + WB * l, o3 = r3 * blocks * WB + WB * l;
+        uint32_t sb = 4 * (l / 4);
+        uint32_t so0 = r0 * blocks + sb, so1 = r1 * blocks + sb, so2 = r2 * blocks + sb, so3 = r3 * blocks + sb;
+        for (uint32_t c = 0; c < chunks; ++c)
+          q4_chunk_a8_rows4(q, o0, o1, o2, o3, row_scales, so0, so1, so2, so3, xq, xs, l / 4, c, l % 4, a0, a1, a2,
+                            a3);
+      }
+    }
+    // As matvec_repacked_a8: the sums are 16 times the rows' (exact).
+    store_quad(y, r0, valid, rows, a0 * 0.0625f, a1 * 0.0625f, a2 * 0.0625f, a3 * 0.0625f);
+  }
+}
+
 }  // namespace qvops

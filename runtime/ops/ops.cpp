@@ -309,6 +309,7 @@ using qvops::kCpuNtDepth;
 using qvops::kCpuNtRows;
 using qvops::kMatvecRows;
 using qvops::kQuantizeThreads;
+using qvops::kQuadRows;
 using qvops::kQuantRows;
 constexpr size_t kCpuNnBlockRows = qvops::kCpuNnRows * qvops::kCpuNnTiles;   // a matmul_cpu_nn block's rows
 
@@ -379,18 +380,38 @@ size_t require_blocks(const OpCall& call, const QuantLayout& q, Operand w, size_
   return bytes;
 }
 
-// The int8-activation products of few rows take their `_split` kernel (kernels/common.h,
-// split_row: 2 row pairs a block, each pair's row split between two subgroups, twice the blocks).
-size_t a8_split_rows(const OpCall& call) {
-  const char* e = std::getenv("QUIVER_QUANT_SPLIT_ROWS");
-  if (e == nullptr) return 4096;
+// A row count from the environment variable `name` (read at each call, so that a test may set it).
+size_t env_rows(const OpCall& call, const char* name, size_t fallback) {
+  const char* value = std::getenv(name);
+  if (value == nullptr) return fallback;
   size_t rows = 0;
-  const char* end = e + std::strlen(e);
-  auto [p, ec] = std::from_chars(e, end, rows);
-  if (ec != std::errc() || p != end || p == e)
-    call.fail(std::string("QUIVER_QUANT_SPLIT_ROWS=") + e + " is not a row count (digits only)");
+  const char* end = value + std::strlen(value);
+  auto [p, ec] = std::from_chars(value, end, rows);
+  if (ec != std::errc() || p != end || p == value)
+    call.fail(std::string(name) + "=" + value + " is not a row count (digits only)");
   return rows;
 }
+
+// Which kernel of an int8-activation format serves a product of `rows` rows, and the rows a
+// block of it takes (kernels/common.h): few rows (at most QUIVER_QUANT_SPLIT_ROWS, 4096) the
+// `_split` kernels (2 row pairs a block, each pair's row split between two subgroups); many (at
+// least QUIVER_QUANT_QUAD_ROWS, 8192) a `_rows4` kernel (four rows a subgroup, the activations
+// loaded once for four rows: q4_0r's; q8_0r, q4_k and q6_kr ran slower so on an H200,
+// docs/perf/NOTES.md); the rest 4 row pairs a block. q4_0's SPIR-V image has its own pair walk
+// (`_k4`: more loads in flight a lane). Each variant is taken only where the loaded image has it.
+struct A8Kernel {
+  std::string name;
+  size_t rows_per_block;
+};
+A8Kernel a8_kernel(const OpCall& call, const std::string& op, size_t rows) {
+  const std::string pairs = call.has_kernel(op + "_k4") ? op + "_k4" : op;
+  if (rows <= env_rows(call, "QUIVER_QUANT_SPLIT_ROWS", 4096) && call.has_kernel(pairs + "_split"))
+    return {pairs + "_split", kQuantRows / 2};
+  if (rows >= env_rows(call, "QUIVER_QUANT_QUAD_ROWS", 8192) && call.has_kernel(op + "_rows4"))
+    return {op + "_rows4", kQuadRows};
+  return {pairs, kQuantRows};
+}
+
 }  // namespace
 
 void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t rows, size_t cols,
@@ -415,13 +436,10 @@ void matvec_quantized(const Device& dev, Operand w, Operand x, Operand y, size_t
   Operand words{Elem::U32, w.size / 4, w.buffer}, halves{Elem::F16, w.size / 2, w.buffer};
   Operand xq{Elem::U32, x.size / 4, x.buffer}, xd{Elem::F32, x.size / 4, x.buffer};
   auto grid = call.row_grid((rows + kQuantRows - 1) / kQuantRows);
-  // The int8-activation kernels (kernels/matvec.cpp, matvec_k_a8.cpp): q4_0's SPIR-V image has
-  // its own (more loads in flight a lane); 4 row pairs a block, or 2 in the `_split` kernels.
-  std::string a8_op = a8 && call.has_kernel(op + "_k4") ? op + "_k4" : op;
-  const bool split = a8 && rows <= a8_split_rows(call) && call.has_kernel(a8_op + "_split");
-  if (split) a8_op += "_split";
-  const size_t a8_rows = split ? kQuantRows / 2 : kQuantRows;
-  auto a8_grid = call.row_grid((rows + a8_rows - 1) / a8_rows);
+  // The int8-activation kernels (kernels/matvec.cpp, matvec_k_a8.cpp).
+  const A8Kernel a8k = a8 ? a8_kernel(call, op, rows) : A8Kernel{op, kQuantRows};
+  const std::string& a8_op = a8k.name;
+  auto a8_grid = call.row_grid((rows + a8k.rows_per_block - 1) / a8k.rows_per_block);
   if (a8 && !q.repacked) {
     // kernels/matvec_k_a8.cpp: q4_k needs no f16 view (its scales come with the header words).
     if (format == QuantFormat::Q6_KR)
